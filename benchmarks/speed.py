@@ -1,0 +1,147 @@
+"""Encoding speed of a trained similarity pipeline, as a ratio to spaCy's tokenizer.
+
+Absolute timings on a shared machine are noisy, so the benchmark alternates, for
+`--runs` rounds, `list(nlp.pipe(texts))` with (a) `spacy.blank("en")` (tokenizer
+only) and (b) the trained pipeline on the same texts, and reports docs/sec per run,
+the median per method and median(trained) / median(tokenizer). It also times
+`doc_a.similarity(doc_b)` on docs already processed by the trained pipeline
+(pairs/sec), which should be cheap: a function of two stored vectors, no model call.
+
+Usage:
+    python benchmarks/speed.py training/model-best --data /work/shared/data/quora/dev.tsv \
+        --n 5000 --runs 5 --output benchmarks/speed.json
+"""
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import typer
+
+try:  # the package is normally installed; fall back to the repository checkout
+    import spacy_siamese.readers  # noqa: F401
+except ImportError:  # pragma: no cover
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import spacy  # noqa: E402
+from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc  # noqa: E402
+
+PIPE_NAME = "siamese_similarity"
+DEFAULT_DATA = Path("/work/shared/data/quora/dev.tsv")
+
+
+def first_distinct_texts(path: Path, n: int, *, format: str = "auto") -> List[str]:
+    """The first `n` distinct texts (both sides, in file order) of a pair file."""
+    from spacy_siamese.readers import read_pairs
+
+    seen: Dict[str, None] = {}
+    for rec in read_pairs(path, format=format):
+        for text in (rec.text1, rec.text2):
+            if len(seen) < n:
+                seen.setdefault(text)
+        if len(seen) >= n:
+            break
+    return list(seen)
+
+
+def time_pipe(nlp: Language, texts: List[str], batch_size: int) -> float:
+    start = time.perf_counter()
+    docs = list(nlp.pipe(texts, batch_size=batch_size))
+    elapsed = time.perf_counter() - start
+    assert len(docs) == len(texts)
+    return elapsed
+
+
+def time_similarity(docs: List[Doc]) -> float:
+    pairs = list(zip(docs[0::2], docs[1::2]))
+    start = time.perf_counter()
+    for a, b in pairs:
+        a.similarity(b)
+    return time.perf_counter() - start
+
+
+def main(
+    model: Path = typer.Argument(..., help="Trained pipeline directory", exists=True, file_okay=False),
+    data: Path = typer.Option(DEFAULT_DATA, "--data", help="Pair file supplying the texts", exists=True, dir_okay=False),
+    n: int = typer.Option(5000, "--n", help="Number of distinct texts"),
+    runs: int = typer.Option(5, "--runs", help="Timed rounds per method"),
+    batch_size: int = typer.Option(1000, "--batch-size", help="nlp.pipe batch size (same for both)"),
+    format: str = typer.Option("auto", "--format", help="Pair file format, passed to read_pairs"),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the results as JSON"),
+) -> None:
+    texts = first_distinct_texts(data, n, format=format)
+    if not texts:
+        typer.echo(f"No texts read from {data}", err=True)
+        raise typer.Exit(1)
+    n_tokens = sum(len(d) for d in spacy.blank("en").pipe(texts))
+
+    t = time.perf_counter()
+    trained = spacy.load(model)
+    load_s = time.perf_counter() - t
+    if PIPE_NAME not in trained.component_names:
+        typer.echo(f"{model} has no '{PIPE_NAME}' component ({trained.component_names})", err=True)
+        raise typer.Exit(1)
+    methods: Dict[str, Language] = {"tokenizer (spacy.blank('en'))": spacy.blank("en"), "trained pipeline": trained}
+
+    # Warm-up: one pass of each (allocations, caches, lazy init).
+    warm = texts[: min(len(texts), batch_size)]
+    for nlp in methods.values():
+        list(nlp.pipe(warm, batch_size=batch_size))
+
+    per_run: Dict[str, List[float]] = {name: [] for name in methods}
+    for run in range(runs):
+        for name, nlp in methods.items():  # alternate within each round
+            elapsed = time_pipe(nlp, texts, batch_size)
+            per_run[name].append(len(texts) / elapsed)
+        typer.echo(
+            f"run {run + 1}/{runs}: "
+            + ", ".join(f"{name} {rates[-1]:,.0f} docs/s" for name, rates in per_run.items()),
+            err=True,
+        )
+    medians = {name: statistics.median(rates) for name, rates in per_run.items()}
+    tok_name, trained_name = list(methods)
+    ratio = medians[trained_name] / medians[tok_name]
+
+    docs = list(trained.pipe(texts, batch_size=batch_size))
+    n_pairs = len(docs) // 2
+    time_similarity(docs[: min(len(docs), 200)])  # warm-up
+    sim_rates = [n_pairs / time_similarity(docs) for _ in range(runs)]
+    sim_median = statistics.median(sim_rates)
+
+    result: Dict[str, Any] = {
+        "model": str(model),
+        "pipeline": trained.pipe_names,
+        "data": str(data),
+        "n_texts": len(texts),
+        "n_tokens": n_tokens,
+        "runs": runs,
+        "batch_size": batch_size,
+        "model_load_s": round(load_s, 3),
+        "docs_per_sec": {name: [round(r, 1) for r in rates] for name, rates in per_run.items()},
+        "median_docs_per_sec": {name: round(v, 1) for name, v in medians.items()},
+        "ratio_trained_to_tokenizer": round(ratio, 5),
+        "similarity": {
+            "n_pairs": n_pairs,
+            "pairs_per_sec": [round(r, 1) for r in sim_rates],
+            "median_pairs_per_sec": round(sim_median, 1),
+        },
+        "machine": {"python": platform.python_version(), "spacy": spacy.__version__, "platform": platform.platform()},
+    }
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+
+    print(f"{len(texts):,} texts ({n_tokens:,} tokens) from {data}, {runs} runs, batch size {batch_size}")
+    for name in methods:
+        print(f"  {name:32s} median {medians[name]:>10,.0f} docs/s   runs: "
+              + ", ".join(f"{r:,.0f}" for r in per_run[name]))
+    print(f"  ratio trained / tokenizer: {ratio:.4f}  (the trained pipeline runs at {ratio:.1%} of tokenizer speed)")
+    print(f"  doc.similarity on processed docs: median {sim_median:,.0f} pairs/s over {n_pairs:,} pairs")
+
+
+if __name__ == "__main__":
+    typer.run(main)

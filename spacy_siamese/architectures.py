@@ -1,0 +1,65 @@
+"""Registered model builders: encoders, comparisons and the siamese wrapper."""
+from typing import List, Optional, Sequence, Tuple, Union
+
+from spacy.ml.models.tok2vec import MaxoutWindowEncoder, MultiHashEmbed, build_Tok2Vec_model
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Maxout, Model, Sigmoid, chain, list2ragged
+from thinc.types import Floats2d
+
+from .layers import cauchy_similarity, mean_max_pool, pair_features, siamese
+
+Comparison = Model[Tuple[Floats2d, Floats2d], Floats2d]
+
+
+@registry.architectures("spacy-siamese.MWEEncoder.v1")
+def build_mwe_encoder(
+    *,
+    width: int = 128,
+    depth: int = 2,
+    window_size: int = 1,
+    maxout_pieces: int = 3,
+    attrs: Sequence[str] = ("NORM", "PREFIX", "SUFFIX", "SHAPE"),
+    rows: Union[int, Sequence[int]] = (10000, 2500, 2500, 2500),
+    include_static_vectors: bool = False,
+) -> Model[List[Doc], Floats2d]:
+    """Hash embeddings (+ static vectors) -> Maxout Window Encoding x depth -> mean+max pooling.
+
+    Output: one vector of width 2 * `width` per doc. Only lexical attributes are
+    used, so the partner docs built during training need no other pipe.
+    """
+    attrs = list(attrs)
+    rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
+    if len(rows) != len(attrs):
+        raise ValueError(f"MWEEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
+    embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
+    encode = MaxoutWindowEncoder(width=width, window_size=window_size, maxout_pieces=maxout_pieces, depth=depth)
+    model = chain(build_Tok2Vec_model(embed, encode), list2ragged(), mean_max_pool())
+    model.set_dim("nO", 2 * width)
+    return model
+
+
+@registry.architectures("spacy-siamese.CauchySimilarity.v1")
+def build_cauchy_similarity(*, nI: Optional[int] = None) -> Comparison:
+    """1 / (1 + sum_i w_i (a_i - b_i)^2) with learned positive weights."""
+    return cauchy_similarity(nI=nI)
+
+
+@registry.architectures("spacy-siamese.FeatureHead.v1")
+def build_feature_head(
+    *, hidden_width: int = 128, maxout_pieces: int = 2, dropout: float = 0.0, nI: Optional[int] = None
+) -> Comparison:
+    """|a - b| and a * b -> Maxout -> sigmoid: a symmetric learned comparison."""
+    return chain(
+        pair_features(nI=nI),
+        Maxout(nO=hidden_width, nP=maxout_pieces, dropout=dropout, normalize=True),
+        Sigmoid(nO=1),
+    )
+
+
+@registry.architectures("spacy-siamese.Siamese.v1")
+def build_siamese(
+    *, encoder: Model[List[Doc], Floats2d], comparison: Comparison
+) -> Model[Tuple[List[Doc], List[Doc]], Floats2d]:
+    """One encoder with shared weights on both sides of a pair, then `comparison`."""
+    return siamese(encoder, comparison)

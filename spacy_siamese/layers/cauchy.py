@@ -1,0 +1,48 @@
+from typing import Callable, Optional, Tuple
+
+import numpy
+from thinc.api import Model, registry
+from thinc.types import Floats2d
+
+InT = Tuple[Floats2d, Floats2d]
+
+
+@registry.layers("spacy-siamese.cauchy_similarity.v1")
+def cauchy_similarity(nI: Optional[int] = None) -> Model[InT, Floats2d]:
+    """Cauchy similarity of paired vectors: 1 / (1 + sum_i w_i (a_i - b_i)^2).
+
+    The weights are kept positive as w = softplus(v) of a free parameter v, so
+    the score stays in (0, 1]. Output shape: (n_pairs, 1).
+    """
+    return Model("cauchy_similarity", forward, init=init, dims={"nI": nI, "nO": 1}, params={"v": None})
+
+
+def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
+    if X is not None and not model.has_dim("nI"):
+        model.set_dim("nI", X[0].shape[1])
+    nI = model.get_dim("nI")
+    # Start at w_i = 1 / nI, so the distance term is a mean squared difference
+    # and the initial scores are not all near zero.
+    w0 = 1.0 / nI
+    v = model.ops.alloc1f(nI)
+    v += float(numpy.log(numpy.expm1(w0)))  # softplus^-1(w0)
+    model.set_param("v", v)
+
+
+def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
+    xp = model.ops.xp
+    A, B = X
+    v = model.get_param("v")
+    w = xp.logaddexp(0, v)  # softplus
+    d = A - B
+    s = (d * d) @ w
+    y = 1.0 / (1.0 + s)
+
+    def backprop(dY: Floats2d) -> InT:
+        ds = -dY[:, 0] * y * y
+        dw = (d * d).T @ ds
+        model.inc_grad("v", (dw / (1.0 + xp.exp(-v))).astype(v.dtype))  # d softplus = sigmoid
+        dA = ((2.0 * ds)[:, None] * w[None, :] * d).astype(A.dtype)
+        return dA, -dA
+
+    return y[:, None].astype(A.dtype), backprop

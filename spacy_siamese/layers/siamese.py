@@ -1,0 +1,54 @@
+from typing import Callable, List, Optional, Tuple
+
+from spacy.tokens import Doc
+from thinc.api import Model, registry
+from thinc.types import Floats2d
+
+InT = Tuple[List[Doc], List[Doc]]
+
+
+@registry.layers("spacy-siamese.siamese.v1")
+def siamese(encoder: Model[List[Doc], Floats2d], comparison: Model[Tuple[Floats2d, Floats2d], Floats2d]) -> Model[InT, Floats2d]:
+    """Encode both sides of each pair with one shared encoder, in one batch, then compare."""
+    model = Model(
+        "siamese",
+        forward,
+        init=init,
+        layers=[encoder, comparison],
+        refs={"encoder": encoder, "comparison": comparison},
+        dims={"nO": 1},
+    )
+    return model
+
+
+def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
+    encoder = model.get_ref("encoder")
+    comparison = model.get_ref("comparison")
+    if X is None:
+        encoder.initialize()
+        if comparison.has_dim("nI") is None:
+            comparison.set_dim("nI", encoder.get_dim("nO"))
+        comparison.initialize()
+        return
+    docs_a, docs_b = X
+    encoder.initialize(X=docs_a + docs_b)
+    V = encoder.predict(docs_a + docs_b)
+    comparison.initialize(X=(V[: len(docs_a)], V[len(docs_a) :]), Y=Y)
+
+
+def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
+    encoder = model.get_ref("encoder")
+    comparison = model.get_ref("comparison")
+    docs_a, docs_b = X
+    n = len(docs_a)
+    if len(docs_b) != n:
+        raise ValueError(f"siamese: got {n} docs on side A but {len(docs_b)} on side B")
+    V, backprop_encoder = encoder(docs_a + docs_b, is_train)
+    Y, backprop_comparison = comparison((V[:n], V[n:]), is_train)
+
+    def backprop(dY: Floats2d) -> InT:
+        dA, dB = backprop_comparison(dY)
+        backprop_encoder(model.ops.xp.vstack([dA, dB]))
+        return docs_a, docs_b
+
+    return Y, backprop

@@ -1,0 +1,67 @@
+"""How a labelled pair travels through spaCy's training loop.
+
+One `Example` per pair: its predicted doc is side A; the reference doc is a copy
+of side A whose `user_data[PAIR_KEY]` holds side B's words and spaces and the
+label. `user_data` survives `DocBin`, so converted `.spacy` files work too.
+"""
+from typing import Iterable, List, Optional, Tuple
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.vocab import Vocab
+
+PAIR_KEY = "spacy_siamese.pair"
+
+
+def make_pair_example(nlp: Language, text1: str, text2: str, label: float) -> Example:
+    """Tokenize both sides with `nlp` and pack them into one Example."""
+    doc_a = nlp.make_doc(text1)
+    doc_b = nlp.make_doc(text2)
+    reference = doc_a.copy()
+    reference.user_data[PAIR_KEY] = {
+        "words": [t.text for t in doc_b],
+        "spaces": [bool(t.whitespace_) for t in doc_b],
+        "label": float(label),
+    }
+    return Example(doc_a, reference)
+
+
+def is_pair_example(eg: Example) -> bool:
+    return PAIR_KEY in eg.reference.user_data
+
+
+def get_partner(eg: Example, vocab: Optional[Vocab] = None) -> Doc:
+    """Rebuild side B of a pair example as a Doc in `vocab` (default: A's vocab)."""
+    data = _pair_data(eg)
+    return Doc(vocab or eg.predicted.vocab, words=list(data["words"]), spaces=list(data["spaces"]))
+
+
+def get_label(eg: Example) -> float:
+    return float(_pair_data(eg)["label"])
+
+
+def split_pairs(
+    examples: Iterable[Example], vocab: Optional[Vocab] = None
+) -> Tuple[List[Doc], List[Doc], List[float]]:
+    """Return (side A docs, side B docs, labels) for a batch of pair examples."""
+    docs_a: List[Doc] = []
+    docs_b: List[Doc] = []
+    labels: List[float] = []
+    for eg in examples:
+        docs_a.append(eg.predicted)
+        docs_b.append(get_partner(eg, vocab))
+        labels.append(get_label(eg))
+    return docs_a, docs_b, labels
+
+
+def _pair_data(eg: Example) -> dict:
+    data = eg.reference.user_data.get(PAIR_KEY)
+    if data is None:
+        raise ValueError(
+            "This Example is not a labelled pair: its reference doc has no "
+            f"user_data['{PAIR_KEY}']. Read pair files with the "
+            "'spacy-siamese.PairCorpus.v1' reader (or build examples with "
+            f"spacy_siamese.make_pair_example). Doc text: {eg.predicted.text[:80]!r}"
+        )
+    return data

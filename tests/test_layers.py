@@ -1,0 +1,122 @@
+import numpy
+import pytest
+from thinc.api import NumpyOps, Ragged
+
+from spacy_siamese.architectures import build_feature_head
+from spacy_siamese.layers import cauchy_similarity, mean_max_pool, pair_features
+from spacy_siamese.losses import PairLogLoss, PairSquaredError
+
+from .gradcheck import assert_grad_close, numeric_grad
+
+rng = numpy.random.default_rng(0)
+
+
+def _pair(n=4, width=5, dtype="f8"):
+    return rng.normal(size=(n, width)).astype(dtype), rng.normal(size=(n, width)).astype(dtype)
+
+
+def test_cauchy_values_and_positive_weights():
+    model = cauchy_similarity()
+    A, B = _pair(dtype="f")
+    model.initialize(X=(A, B))
+    model.set_param("v", numpy.full((5,), -30.0, dtype="f"))  # softplus(v) ~ 0 but > 0
+    Y = model.predict((A, B))
+    assert Y.shape == (4, 1)
+    assert numpy.all(Y > 0) and numpy.all(Y <= 1)
+    model.set_param("v", numpy.zeros((5,), dtype="f"))
+    w = numpy.log(2.0)
+    expected = 1.0 / (1.0 + w * ((A - B) ** 2).sum(axis=1))
+    numpy.testing.assert_allclose(model.predict((A, B))[:, 0], expected, rtol=1e-5)
+    numpy.testing.assert_allclose(model.predict((A, A))[:, 0], 1.0)
+
+
+def test_cauchy_gradients():
+    model = cauchy_similarity()
+    A, B = _pair()
+    model.initialize(X=(A, B))
+    model.set_param("v", rng.normal(size=(5,)))  # float64 for a precise check
+    R = rng.normal(size=(4, 1))
+    loss = lambda: float((model.predict((A, B)) * R).sum())
+    Y, backprop = model((A, B), is_train=True)
+    dA, dB = backprop(R)
+    assert_grad_close(dA, numeric_grad(loss, A, 1e-6))
+    assert_grad_close(dB, numeric_grad(loss, B, 1e-6))
+    v = model.get_param("v")
+    numeric_v = numeric_grad(lambda: (model.set_param("v", v), loss())[1], v, 1e-6)
+    assert_grad_close(model.get_grad("v"), numeric_v)
+
+
+def test_cauchy_is_symmetric():
+    model = cauchy_similarity()
+    A, B = _pair(dtype="f")
+    model.initialize(X=(A, B))
+    assert numpy.array_equal(model.predict((A, B)), model.predict((B, A)))
+
+
+def test_pair_features_gradients_and_symmetry():
+    model = pair_features()
+    A, B = _pair()
+    model.initialize(X=(A, B))
+    Y = model.predict((A, B))
+    assert Y.shape == (4, 10)
+    numpy.testing.assert_array_equal(Y, model.predict((B, A)))
+    R = rng.normal(size=Y.shape)
+    loss = lambda: float((model.predict((A, B)) * R).sum())
+    _, backprop = model((A, B), is_train=True)
+    dA, dB = backprop(R)
+    assert_grad_close(dA, numeric_grad(loss, A, 1e-6))
+    assert_grad_close(dB, numeric_grad(loss, B, 1e-6))
+
+
+def test_feature_head_is_symmetric_and_trains():
+    head = build_feature_head(hidden_width=8)
+    A, B = _pair(n=6, dtype="f")
+    head.initialize(X=(A, B))
+    numpy.testing.assert_array_equal(head.predict((A, B)), head.predict((B, A)))
+    Y, backprop = head((A, B), is_train=True)
+    dA, dB = backprop(numpy.ones_like(Y))
+    assert dA.shape == A.shape and dB.shape == B.shape
+
+
+def test_mean_max_pool_values_with_empty_sequences():
+    ops = NumpyOps()
+    X = rng.normal(size=(5, 3)).astype("f")
+    lengths = ops.asarray1i([2, 0, 3, 0])
+    model = mean_max_pool()
+    model.initialize(X=Ragged(X, lengths))
+    Y = model.predict(Ragged(X, lengths))
+    assert Y.shape == (4, 6)
+    numpy.testing.assert_allclose(Y[0], numpy.concatenate([X[:2].mean(0), X[:2].max(0)]), rtol=1e-6)
+    numpy.testing.assert_allclose(Y[2], numpy.concatenate([X[2:].mean(0), X[2:].max(0)]), rtol=1e-6)
+    assert not Y[1].any() and not Y[3].any()
+    all_empty = model.predict(Ragged(ops.alloc2f(0, 3), ops.asarray1i([0, 0])))
+    assert all_empty.shape == (2, 6) and not all_empty.any()
+
+
+def test_mean_max_pool_gradients():
+    ops = NumpyOps()
+    X = rng.normal(size=(6, 3)).astype("f")  # distinct values: no ties for max
+    lengths = ops.asarray1i([1, 0, 3, 2])
+    model = mean_max_pool()
+    model.initialize(X=Ragged(X, lengths))
+    R = rng.normal(size=(4, 6)).astype("f")
+    loss = lambda: float((model.predict(Ragged(X, lengths)).astype("f8") * R).sum())
+    _, backprop = model(Ragged(X, lengths), is_train=True)
+    dX = backprop(R).dataXd
+    # pooling is piecewise linear, so float32 central differences are accurate
+    assert_grad_close(dX, numeric_grad(loss, X, 1e-2), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("loss_fn", [PairLogLoss(), PairSquaredError()])
+def test_loss_gradients(loss_fn):
+    scores = rng.uniform(0.05, 0.95, size=(6, 1))
+    truths = numpy.array([0, 1, 1, 0, 1, 0], dtype="f8")
+    d, _ = loss_fn(scores, truths)
+    numeric = numeric_grad(lambda: loss_fn(scores, truths)[1], scores, 1e-7)
+    assert_grad_close(d, numeric, rtol=1e-4)
+
+
+def test_log_loss_is_finite_at_the_edges():
+    scores = numpy.array([[1.0], [0.0]], dtype="f")
+    d, loss = PairLogLoss()(scores, numpy.array([0.0, 1.0], dtype="f"))
+    assert numpy.isfinite(loss) and numpy.all(numpy.isfinite(d))
