@@ -4,7 +4,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 from spacy.ml.models.tok2vec import MaxoutWindowEncoder, MultiHashEmbed, build_Tok2Vec_model
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Maxout, Model, Sigmoid, chain, list2ragged
+from thinc.api import Logistic, Maxout, Model, Sigmoid, chain, list2ragged, residual
 from thinc.types import Floats2d
 
 from .layers import cauchy_similarity, mean_max_pool, pair_features, siamese
@@ -22,8 +22,11 @@ def build_mwe_encoder(
     attrs: Sequence[str] = ("NORM", "PREFIX", "SUFFIX", "SHAPE"),
     rows: Union[int, Sequence[int]] = (10000, 2500, 2500, 2500),
     include_static_vectors: bool = False,
+    post_depth: int = 0,
+    squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """Hash embeddings (+ static vectors) -> Maxout Window Encoding x depth -> mean+max pooling.
+    """Hash embeddings (+ static vectors) -> Maxout Window Encoding x depth -> mean+max pooling
+    -> `post_depth` residual Maxout layers -> optional sigmoid squash (as in Thinc's Quora example).
 
     Output: one vector of width 2 * `width` per doc. Only lexical attributes are
     used, so the partner docs built during training need no other pipe.
@@ -34,7 +37,12 @@ def build_mwe_encoder(
         raise ValueError(f"MWEEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
     embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     encode = MaxoutWindowEncoder(width=width, window_size=window_size, maxout_pieces=maxout_pieces, depth=depth)
-    model = chain(build_Tok2Vec_model(embed, encode), list2ragged(), mean_max_pool())
+    layers = [build_Tok2Vec_model(embed, encode), list2ragged(), mean_max_pool()]
+    for _ in range(post_depth):
+        layers.append(residual(Maxout(nO=2 * width, nI=2 * width, nP=maxout_pieces, normalize=True)))
+    if squash:
+        layers.append(Logistic())
+    model = chain(*layers)
     model.set_dim("nO", 2 * width)
     return model
 

@@ -231,6 +231,10 @@ class SiameseSimilarity(TrainablePipe):
         if not examples:
             return losses
         self._require_initialized()
+        if not self._updated:
+            # New weights from here on (e.g. fine-tuning a sourced pipe): a new identity,
+            # so vectors made before this update cannot be mixed with later ones.
+            self._new_model_id()
         docs_a, docs_b, labels = split_pairs(examples, self.vocab)
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update((docs_a, docs_b))
@@ -266,8 +270,8 @@ class SiameseSimilarity(TrainablePipe):
         else:
             docs = [eg.predicted for eg in sample] or [Doc(self.vocab, words=["x", "y"])]
             self.model.initialize(X=(docs, docs))
-        self.cfg["model_id"] = uuid.uuid4().hex
-        hooks.register_pipe(self.cfg["model_id"], self)
+        self._new_model_id()
+        self._updated = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         examples = list(examples)
@@ -302,6 +306,10 @@ class SiameseSimilarity(TrainablePipe):
         hooks.register_pipe(self.model_id, self)
 
     # -- helpers --------------------------------------------------------------
+
+    def _new_model_id(self) -> None:
+        self.cfg["model_id"] = uuid.uuid4().hex
+        hooks.register_pipe(self.cfg["model_id"], self)
 
     def _require_initialized(self) -> str:
         if self.model_id is None:

@@ -252,3 +252,15 @@ def test_invalid_settings():
         make_nlp(on_unknown="ignore")
     with pytest.raises(ValueError, match="threshold"):
         make_nlp(threshold=1.5)
+
+
+def test_fine_tuning_a_loaded_pipe_gives_it_a_new_identity(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "m")
+    tuned = spacy.load(tmp_path / "m")
+    pipe = tuned.get_pipe("siamese_similarity")
+    before = tuned(TEXTS[0])
+    assert pipe.model_id == nlp.get_pipe("siamese_similarity").model_id
+    tuned.update(pair_examples(tuned), sgd=tuned.resume_training())
+    assert pipe.model_id != nlp.get_pipe("siamese_similarity").model_id
+    with pytest.raises(ValueError, match="two different siamese_similarity models"):
+        before.similarity(tuned(TEXTS[1]))

@@ -21,9 +21,14 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
     if X is not None and not model.has_dim("nI"):
         model.set_dim("nI", X[0].shape[1])
     nI = model.get_dim("nI")
-    # Start at w_i = 1 / nI, so the distance term is a mean squared difference
-    # and the initial scores are not all near zero.
+    # Start with equal weights scaled so the distance term is about 1 on the
+    # sample pairs (a score near 0.5, where the gradient is largest). Adam moves
+    # the weights only ~learn_rate per step, so a badly scaled start would last.
     w0 = 1.0 / nI
+    if X is not None and len(X[0]):
+        mean_sq = float(model.ops.to_numpy(((X[0] - X[1]) ** 2).sum(axis=1)).mean())
+        if mean_sq > 1e-8:
+            w0 = 1.0 / mean_sq
     v = model.ops.alloc1f(nI)
     v += float(numpy.log(numpy.expm1(w0)))  # softplus^-1(w0)
     model.set_param("v", v)
