@@ -32,6 +32,8 @@ maxout_pieces = 3
 attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
 rows = [10000,2500,2500,2500]
 include_static_vectors = false
+post_depth = 2
+squash = false
 
 [model.comparison]
 @architectures = "spacy-siamese.CauchySimilarity.v1"

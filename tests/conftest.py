@@ -18,7 +18,13 @@ PAIRS = [
 
 SMALL_MODEL = {
     "model": {
-        "encoder": {"width": 32, "depth": 1, "rows": [500, 200, 200, 200], "include_static_vectors": False},
+        "encoder": {
+            "width": 32,
+            "depth": 1,
+            "rows": [500, 200, 200, 200],
+            "include_static_vectors": False,
+            "post_depth": 1,
+        },
     }
 }
 
