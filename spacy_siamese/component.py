@@ -257,7 +257,9 @@ class SiameseSimilarity(TrainablePipe):
         self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None
     ) -> None:
         """Initialize the weights from a sample of pairs. Without pairs (a bare
-        `nlp.initialize()`), the model is initialized from the sample docs alone."""
+        `nlp.initialize()`), the model is initialized from the sample docs alone.
+        An encoder with `attrs["fit_on_corpus"] = True` (e.g. a TF-IDF featuriser that
+        fits document frequencies) is initialized on every training pair instead."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if _uses_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -265,7 +267,8 @@ class SiameseSimilarity(TrainablePipe):
                 "but the pipeline has no word vectors. Set [initialize] vectors in the config "
                 "(e.g. --paths.vectors /path/to/en_core_web_md) or turn static vectors off."
             )
-        sample = list(islice(get_examples(), 10))
+        sample_size = None if self.encoder.attrs.get("fit_on_corpus", False) else 10
+        sample = list(islice(get_examples(), sample_size))
         if sample and all(is_pair_example(eg) for eg in sample):
             docs_a, docs_b, labels = split_pairs(sample, self.vocab)
             self.model.initialize(X=(docs_a, docs_b), Y=self.model.ops.asarray1f(labels))
