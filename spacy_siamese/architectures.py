@@ -7,7 +7,7 @@ from spacy.util import registry
 from thinc.api import Logistic, Maxout, Model, Sigmoid, chain, list2ragged, residual
 from thinc.types import Floats2d
 
-from .layers import cauchy_similarity, mean_max_pool, pair_features, siamese
+from .layers import cauchy_similarity, cosine_similarity, mean_max_pool, pair_features, projection, siamese, tfidf
 
 Comparison = Model[Tuple[Floats2d, Floats2d], Floats2d]
 
@@ -71,3 +71,46 @@ def build_siamese(
 ) -> Model[Tuple[List[Doc], List[Doc]], Floats2d]:
     """One encoder with shared weights on both sides of a pair, then `comparison`."""
     return siamese(encoder, comparison)
+
+
+@registry.architectures("spacy-siamese.S2NetEncoder.v1")
+def build_s2net_encoder(
+    *,
+    width: int = 300,
+    attr: str = "lower",
+    drop_stop: bool = False,
+    drop_punct: bool = True,
+    min_df: int = 2,
+    max_vocab: int = 0,
+    sublinear_tf: bool = True,
+    normalize: bool = True,
+    init: str = "lsa",
+    seed: int = 0,
+) -> Model[List[Doc], Floats2d]:
+    """S2Net (Yih et al. 2011): TF-IDF term vector f -> concept vector A^T f of `width` dims.
+
+    The TF-IDF vocabulary and idf are fitted on every training doc when the pipe is
+    initialized (`attrs["fit_on_corpus"]`), and A starts as the LSA projection of those
+    docs (`init="lsa"`) or at random (`init="random"`).
+    """
+    model = chain(
+        tfidf(
+            attr=attr,
+            drop_stop=drop_stop,
+            drop_punct=drop_punct,
+            min_df=min_df,
+            max_vocab=max_vocab,
+            sublinear_tf=sublinear_tf,
+            normalize=normalize,
+        ),
+        projection(nO=width, init=init, seed=seed),
+    )
+    model.set_dim("nO", width)
+    model.attrs["fit_on_corpus"] = True
+    return model
+
+
+@registry.architectures("spacy-siamese.CosineSimilarity.v1")
+def build_cosine_similarity(*, rescale: bool = False, nI: Optional[int] = None) -> Comparison:
+    """Cosine of the two vectors, in [-1, 1], or (1 + cos) / 2 in [0, 1] with `rescale`."""
+    return cosine_similarity(rescale=rescale, nI=nI)

@@ -39,3 +39,32 @@ def make_log_loss(eps: float = 1e-5) -> PairLogLoss:
 @registry.losses("spacy-siamese.SquaredError.v1")
 def make_squared_error() -> PairSquaredError:
     return PairSquaredError()
+
+
+class PairwiseLogisticLoss:
+    """Pairwise logistic (RankNet-style) loss of S2Net: for every two pairs i, j in the
+    batch with label_i > label_j, delta = score_i - score_j and the loss is
+    log(1 + exp(-gamma * delta)), averaged over those (i, j). 0 when no such (i, j)."""
+
+    def __init__(self, gamma: float = 10.0):
+        self.gamma = gamma
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        s = scores[:, 0].astype("f8")
+        y = xp.asarray(truths, dtype="f8")
+        ordered = y[:, None] > y[None, :]  # (i, j): pair i should score above pair j
+        m = int(ordered.sum())
+        if m == 0:
+            return xp.zeros_like(scores), 0.0
+        z = -self.gamma * (s[:, None] - s[None, :])
+        loss = float(xp.logaddexp(0.0, z)[ordered].sum() / m)
+        # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z)
+        g = xp.where(ordered, -self.gamma / (1.0 + xp.exp(-z)), 0.0) / m
+        d = g.sum(axis=1) - g.sum(axis=0)
+        return d[:, None].astype(scores.dtype), loss
+
+
+@registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
+def make_pairwise_logistic_loss(gamma: float = 10.0) -> PairwiseLogisticLoss:
+    return PairwiseLogisticLoss(gamma=gamma)

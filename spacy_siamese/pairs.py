@@ -22,6 +22,8 @@ def make_pair_example(nlp: Language, text1: str, text2: str, label: float) -> Ex
     reference.user_data[PAIR_KEY] = {
         "words": [t.text for t in doc_b],
         "spaces": [bool(t.whitespace_) for t in doc_b],
+        # token-level norms set by tokenizer exceptions ("n't" -> "not")
+        "norms": [[t.i, t.norm_] for t in doc_b if t.norm != t.lex.norm],
         "label": float(label),
     }
     return Example(doc_a, reference)
@@ -34,7 +36,10 @@ def is_pair_example(eg: Example) -> bool:
 def get_partner(eg: Example, vocab: Optional[Vocab] = None) -> Doc:
     """Rebuild side B of a pair example as a Doc in `vocab` (default: A's vocab)."""
     data = _pair_data(eg)
-    return Doc(vocab or eg.predicted.vocab, words=list(data["words"]), spaces=list(data["spaces"]))
+    doc = Doc(vocab or eg.predicted.vocab, words=list(data["words"]), spaces=list(data["spaces"]))
+    for i, norm in data.get("norms", ()):
+        doc[i].norm_ = norm
+    return doc
 
 
 def get_label(eg: Example) -> float:

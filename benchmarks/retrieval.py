@@ -1,0 +1,283 @@
+"""Document retrieval with TF-IDF cosine, LSA and S2Net side by side, for several k.
+
+For each collection: read its training part (Reuters: ModApte train), hold out a seeded part
+(`--dev-fraction`, the same split as `spacy-siamese.DocumentPairs.v1` with split="dev"), and
+keep a validation part of the rest for early stopping. S2Net is the `siamese_similarity` pipe
+with `spacy-siamese.S2NetEncoder.v1` + cosine + pairwise logistic loss, trained with
+`nlp.update` on seeded pairs of training documents. The three methods share the pipe's fitted
+TF-IDF featuriser; LSA at k is the pipe's projection right after initialization (a truncated
+SVD of the training TF-IDF matrix), so S2Net at k starts from LSA at k.
+
+Evaluation on the held-out documents: each one is a query against all the others (relevant =
+same label; Reuters: a shared TOPICS category): MRR of the first relevant document, P@1, P@10,
+MAP; and ROC AUC on sampled held-out pairs. Outputs JSON, a Markdown table and a PNG plot of
+MRR against k.
+
+    python benchmarks/retrieval.py --output-json benchmarks/retrieval.json \\
+        --output-md benchmarks/retrieval.md --plot benchmarks/retrieval.png
+"""
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy
+import spacy
+from sklearn.metrics import roc_auc_score
+from spacy.util import fix_random_seed, minibatch
+
+try:
+    import spacy_siamese  # noqa: F401
+except ImportError:  # running from a checkout without the package installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from spacy_siamese.documents import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
+
+DATA = Path("/work/shared/data/documents")
+PATHS = {
+    "20news": DATA / "20news-bydate-train.tar.gz",
+    "reuters": DATA / "reuters21578",
+    "news": DATA / "uci-news-aggregator.partial.csv",
+}
+METRICS = ("mrr", "p@1", "p@10", "map", "auc")
+
+
+def retrieval_metrics(vectors: numpy.ndarray, relevant: numpy.ndarray) -> Dict[str, float]:
+    """Each row as a query against all other rows, ranked by cosine. `relevant[i, j]` says
+    whether j is relevant to i. Queries without a relevant document are skipped."""
+    V = numpy.asarray(vectors, dtype="f8")
+    norms = numpy.linalg.norm(V, axis=1, keepdims=True)
+    V = V / numpy.where(norms > 0, norms, 1.0)  # a zero vector has cosine 0 with everything
+    S = V @ V.T
+    numpy.fill_diagonal(S, -numpy.inf)
+    order = numpy.argsort(-S, axis=1, kind="stable")[:, :-1]  # the query itself sorts last
+    rel = numpy.take_along_axis(relevant, order, axis=1)
+    has_rel = rel.any(axis=1)
+    rel = rel[has_rel].astype("f8")
+    ranks = numpy.arange(1, rel.shape[1] + 1)
+    first = rel.argmax(axis=1)
+    precision_at = numpy.cumsum(rel, axis=1) / ranks
+    ap = (precision_at * rel).sum(axis=1) / rel.sum(axis=1)
+    return {
+        "mrr": float(numpy.mean(1.0 / (first + 1))),
+        "p@1": float(rel[:, 0].mean()),
+        "p@10": float(rel[:, :10].mean()),
+        "map": float(ap.mean()),
+        "n_queries": int(has_rel.sum()),
+    }
+
+
+def pair_auc(vectors: numpy.ndarray, pairs) -> float:
+    V = numpy.asarray(vectors, dtype="f8")
+    norms = numpy.linalg.norm(V, axis=1)
+    norms = numpy.where(norms > 0, norms, 1.0)
+    i = numpy.asarray([p.i for p in pairs])
+    j = numpy.asarray([p.j for p in pairs])
+    scores = (V[i] * V[j]).sum(axis=1) / (norms[i] * norms[j])
+    return float(roc_auc_score([p.label for p in pairs], scores))
+
+
+def relevance(docs: Sequence[DocRecord]) -> numpy.ndarray:
+    labels = sorted({label for doc in docs for label in doc.labels})
+    index = {label: i for i, label in enumerate(labels)}
+    L = numpy.zeros((len(docs), len(labels)), dtype="f4")
+    for i, doc in enumerate(docs):
+        for label in doc.labels:
+            L[i, index[label]] = 1.0
+    return (L @ L.T) > 0
+
+
+def make_nlp(k: int, args: argparse.Namespace):
+    nlp = spacy.blank("en")
+    encoder = {
+        "@architectures": "spacy-siamese.S2NetEncoder.v1",
+        "width": k,
+        "attr": "lower",
+        "drop_stop": True,
+        "drop_punct": True,
+        "min_df": args.min_df,
+        "max_vocab": args.max_vocab,
+        "sublinear_tf": True,
+        "normalize": True,
+        "init": "lsa",
+        "seed": args.seed,
+    }
+    config = {
+        "model": {"encoder": encoder, "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1"}},
+        "loss": {"@losses": "spacy-siamese.PairwiseLogisticLoss.v1", "gamma": args.gamma},
+    }
+    nlp.add_pipe("siamese_similarity", config=config)
+    return nlp
+
+
+def encode(pipe, docs) -> numpy.ndarray:
+    return numpy.vstack([pipe.model.ops.to_numpy(pipe.predict(batch)) for batch in minibatch(docs, 512)])
+
+
+def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
+    start = time.time()
+    docs = read_documents(name, PATHS[name], split="train")
+    train_docs, heldout = split_documents(docs, dev_fraction=args.dev_fraction, seed=args.seed)
+    rng = random.Random(args.seed)
+    if args.max_train_docs and len(train_docs) > args.max_train_docs:
+        train_docs = sorted(rng.sample(train_docs, args.max_train_docs), key=lambda d: d.id)
+    if args.max_eval_docs and len(heldout) > args.max_eval_docs:
+        heldout = sorted(rng.sample(heldout, args.max_eval_docs), key=lambda d: d.id)
+    train_docs, valid_docs = split_documents(train_docs, dev_fraction=0.1, seed=args.seed)
+    hard = 0.5 if name == "news" else 0.0
+    train_pairs = sample_pairs(train_docs, n_pairs=args.n_pairs, hard_negative_ratio=hard, seed=args.seed)
+    valid_pairs = sample_pairs(valid_docs, n_pairs=2000, hard_negative_ratio=hard, seed=args.seed + 1)
+    eval_pairs = sample_pairs(heldout, n_pairs=args.eval_pairs, hard_negative_ratio=hard, seed=args.seed + 2)
+    tokenizer = spacy.blank("en").tokenizer
+    tok_train = list(tokenizer.pipe(d.text for d in train_docs))
+    held = list(tokenizer.pipe(d.text for d in heldout))
+    valid = list(tokenizer.pipe(d.text for d in valid_docs))
+    log(f"[{name}] {len(train_docs)} train / {len(valid_docs)} valid / {len(heldout)} held-out docs, "
+        f"{len(train_pairs)} train pairs ({time.time() - start:.0f}s)")
+    relevant = relevance(heldout)
+    out: Dict = {
+        "collection": name,
+        "n_train_docs": len(train_docs),
+        "n_valid_docs": len(valid_docs),
+        "n_heldout_docs": len(heldout),
+        "n_train_pairs": len(train_pairs),
+        "n_eval_pairs": len(eval_pairs),
+        "results": {},
+    }
+    for k in args.ks:
+        t0 = time.time()
+        fix_random_seed(args.seed)
+        nlp = make_nlp(k, args)
+        pipe = nlp.get_pipe("siamese_similarity")
+        train_examples = list(doc_pair_examples(tok_train, train_pairs))
+        optimizer = nlp.initialize(lambda: train_examples)
+        optimizer.learn_rate = args.learn_rate
+        featuriser = pipe.encoder.layers[0]
+        if "tfidf" not in out["results"]:
+            X = featuriser.predict(held).toarray()
+            out["results"]["tfidf"] = {**retrieval_metrics(X, relevant), "auc": pair_auc(X, eval_pairs)}
+            out["vocab_size"] = featuriser.get_dim("nO")
+        lsa = encode(pipe, held)
+        out["results"][f"lsa@{k}"] = {**retrieval_metrics(lsa, relevant), "auc": pair_auc(lsa, eval_pairs)}
+        best, best_bytes, bad, epochs = -1.0, None, 0, 0
+        for epoch in range(args.max_epochs):
+            random.Random(args.seed + epoch).shuffle(train_examples)
+            for batch in minibatch(train_examples, args.batch_size):
+                nlp.update(batch, sgd=optimizer)
+            epochs += 1
+            score = pair_auc(encode(pipe, valid), valid_pairs)
+            log(f"[{name}] k={k} epoch {epoch + 1}: valid pair AUC {score:.4f}")
+            if score > best:
+                best, best_bytes, bad = score, pipe.model.to_bytes(), 0
+            else:
+                bad += 1
+                if bad >= args.patience:
+                    break
+        pipe.model.from_bytes(best_bytes)
+        s2 = encode(pipe, held)
+        out["results"][f"s2net@{k}"] = {
+            **retrieval_metrics(s2, relevant),
+            "auc": pair_auc(s2, eval_pairs),
+            "epochs": epochs,
+            "valid_auc": best,
+            "seconds": round(time.time() - t0, 1),
+        }
+        r = out["results"]
+        log(f"[{name}] k={k}: MRR tfidf {r['tfidf']['mrr']:.4f} lsa {r[f'lsa@{k}']['mrr']:.4f} "
+            f"s2net {r[f's2net@{k}']['mrr']:.4f}; P@10 {r['tfidf']['p@10']:.4f} "
+            f"{r[f'lsa@{k}']['p@10']:.4f} {r[f's2net@{k}']['p@10']:.4f} ({time.time() - t0:.0f}s)")
+    out["seconds"] = round(time.time() - start, 1)
+    return out
+
+
+def markdown(report: Dict) -> str:
+    lines = []
+    for coll in report["collections"]:
+        r = coll["results"]
+        lines.append(
+            f"**{coll['collection']}**: {coll['n_heldout_docs']} held-out query documents, "
+            f"{coll['n_train_docs']} training documents, {coll['n_train_pairs']} training pairs, "
+            f"vocabulary {coll['vocab_size']}, pair AUC on {coll['n_eval_pairs']} held-out pairs\n"
+        )
+        lines.append("| method | k | MRR | P@1 | P@10 | MAP | pair AUC |")
+        lines.append("|---|---|---|---|---|---|---|")
+        rows = [("TF-IDF cosine", "-", r["tfidf"])]
+        for k in report["ks"]:
+            rows.append(("LSA", str(k), r[f"lsa@{k}"]))
+            rows.append(("S2Net", str(k), r[f"s2net@{k}"]))
+        for method, k, m in rows:
+            cells = " | ".join(f"{m[x]:.4f}" for x in METRICS)
+            lines.append(f"| {method} | {k} | {cells} |")
+        wins = [k for k in report["ks"] if k >= 100 and all(
+            r[f"s2net@{k}"][x] > max(r["tfidf"][x], r[f"lsa@{k}"][x]) for x in ("mrr", "p@10"))]
+        lines.append(f"\nS2Net beats TF-IDF and LSA in MRR and P@10 at k = {wins or 'none'} (of k >= 100).\n")
+    return "\n".join(lines)
+
+
+def plot(report: Dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colls = report["collections"]
+    fig, axes = plt.subplots(1, len(colls), figsize=(4.5 * len(colls), 3.6), squeeze=False)
+    ks = report["ks"]
+    for ax, coll in zip(axes[0], colls):
+        r = coll["results"]
+        ax.plot(ks, [r["tfidf"]["mrr"]] * len(ks), "k--", label="TF-IDF cosine")
+        ax.plot(ks, [r[f"lsa@{k}"]["mrr"] for k in ks], "o-", label="LSA")
+        ax.plot(ks, [r[f"s2net@{k}"]["mrr"] for k in ks], "s-", label="S2Net")
+        ax.set_title(coll["collection"])
+        ax.set_xlabel("k (dimensions)")
+        ax.set_ylabel("MRR (held-out retrieval)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: Optional[List[str]] = None) -> Dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--collections", nargs="+", default=["20news", "reuters", "news"])
+    parser.add_argument("--ks", nargs="+", type=int, default=[50, 100, 300, 500])
+    parser.add_argument("--dev-fraction", type=float, default=0.2, help="held-out part of the training documents")
+    parser.add_argument("--max-train-docs", type=int, default=0, help="subsample the training documents (0: all)")
+    parser.add_argument("--max-eval-docs", type=int, default=0, help="subsample the held-out documents (0: all)")
+    parser.add_argument("--n-pairs", type=int, default=20000)
+    parser.add_argument("--eval-pairs", type=int, default=4000)
+    parser.add_argument("--min-df", type=int, default=2)
+    parser.add_argument("--max-vocab", type=int, default=20000)
+    parser.add_argument("--gamma", type=float, default=10.0)
+    parser.add_argument("--learn-rate", type=float, default=0.001)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--max-epochs", type=int, default=5)
+    parser.add_argument("--patience", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output-json")
+    parser.add_argument("--output-md")
+    parser.add_argument("--plot")
+    args = parser.parse_args(argv)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    start = time.time()
+    report = {
+        "ks": args.ks,
+        "args": vars(args),
+        "collections": [run_collection(name, args, log) for name in args.collections],
+    }
+    report["seconds"] = round(time.time() - start, 1)
+    table = markdown(report)
+    print(table)
+    if args.output_json:
+        Path(args.output_json).write_text(json.dumps(report, indent=2))
+    if args.output_md:
+        Path(args.output_md).write_text(table)
+    if args.plot:
+        plot(report, args.plot)
+    return report
+
+
+if __name__ == "__main__":
+    main()

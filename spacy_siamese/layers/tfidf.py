@@ -1,0 +1,169 @@
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+from scipy.sparse import csr_matrix
+from spacy.attrs import IS_PUNCT, IS_SPACE, IS_STOP, LEMMA, LOWER, NORM, ORTH
+from spacy.strings import get_string_id
+from spacy.tokens import Doc
+from thinc.api import Model, registry
+from thinc.model import deserialize_attr, serialize_attr
+
+TERM_ATTRS = {"lower": LOWER, "lemma": LEMMA, "norm": NORM, "orth": ORTH}
+
+
+class TermTable:
+    """The fitted vocabulary (term -> column) and inverse document frequencies."""
+
+    def __init__(self, terms: Sequence[str] = (), idf: Sequence[float] = ()) -> None:
+        if len(terms) != len(idf):
+            raise ValueError(f"TermTable: {len(terms)} terms but {len(idf)} idf values")
+        self.terms = list(terms)
+        self.idf = numpy.asarray(idf, dtype="float32")
+        self.index: Dict[int, int] = {get_string_id(term): i for i, term in enumerate(self.terms)}
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def to_bytes(self) -> bytes:
+        return srsly.msgpack_dumps({"terms": self.terms, "idf": self.idf.tolist()})
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "TermTable":
+        msg = srsly.msgpack_loads(data)
+        return cls(msg["terms"], msg["idf"])
+
+
+@serialize_attr.register(TermTable)
+def _serialize_table(_: TermTable, value: TermTable, name: str, model: Model) -> bytes:
+    return value.to_bytes()
+
+
+@deserialize_attr.register(TermTable)
+def _deserialize_table(_: TermTable, value: bytes, name: str, model: Model) -> TermTable:
+    return TermTable.from_bytes(value)
+
+
+@registry.layers("spacy-siamese.tfidf.v1")
+def tfidf(
+    *,
+    attr: str = "lower",
+    drop_stop: bool = False,
+    drop_punct: bool = True,
+    min_df: int = 1,
+    max_vocab: int = 0,
+    sublinear_tf: bool = False,
+    normalize: bool = True,
+) -> Model[List[Doc], csr_matrix]:
+    """TF-IDF vectors of docs as a scipy CSR matrix (n_docs, n_terms).
+
+    Terms are the tokens' `attr` ("lower", "lemma" (lower-case where a token has no
+    lemma), "norm" or "orth"), optionally without stop words and punctuation. The
+    vocabulary (terms in at least `min_df` distinct training docs, the `max_vocab` most
+    frequent if > 0) and the smoothed idf, ln((1 + n) / (1 + df)) + 1, are fitted in
+    `initialize` and saved with the model. tf is the count, or 1 + ln(count) with
+    `sublinear_tf`; rows are l2-normalised with `normalize`. Unknown terms are ignored;
+    a doc without a known term is a zero row.
+    """
+    if attr not in TERM_ATTRS:
+        raise ValueError(f"tfidf: attr must be one of {', '.join(TERM_ATTRS)}, got {attr!r}")
+    if min_df < 1 or max_vocab < 0:
+        raise ValueError(f"tfidf: need min_df >= 1 and max_vocab >= 0, got {min_df} and {max_vocab}")
+    return Model(
+        "tfidf",
+        forward,
+        init=init,
+        dims={"nO": None},
+        attrs={
+            "table": TermTable(),
+            "attr": attr,
+            "drop_stop": drop_stop,
+            "drop_punct": drop_punct,
+            "min_df": min_df,
+            "max_vocab": max_vocab,
+            "sublinear_tf": sublinear_tf,
+            "normalize": normalize,
+        },
+    )
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    if X is None:
+        if not len(model.attrs["table"]):
+            raise ValueError("tfidf: initialize with training docs to fit the vocabulary and idf")
+        return
+    seen = set()
+    unique: List[numpy.ndarray] = []
+    stores = {}
+    for doc in X:
+        if doc.text in seen:  # count each distinct text once, however many pairs hold it
+            continue
+        seen.add(doc.text)
+        stores[id(doc.vocab)] = doc.vocab.strings
+        unique.append(numpy.unique(_term_keys(model, doc)))
+    keys, df = numpy.unique(numpy.concatenate(unique or [numpy.zeros((0,), "uint64")]), return_counts=True)
+    keep = df >= model.attrs["min_df"]
+    keys, df = keys[keep], df[keep]
+    terms = [_string(stores.values(), int(key)) for key in keys]
+    order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
+    if model.attrs["max_vocab"]:
+        order = order[: model.attrs["max_vocab"]]
+    if not order:
+        raise ValueError(f"tfidf: no term occurs in at least min_df={model.attrs['min_df']} of the {len(seen)} docs")
+    n = len(seen)
+    idf = numpy.log((1.0 + n) / (1.0 + df[order])) + 1.0
+    model.attrs["table"] = TermTable([terms[i] for i in order], idf)
+    model.set_dim("nO", len(order), force=True)
+
+
+def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
+    table = model.attrs["table"]
+    if not len(table):
+        raise ValueError("tfidf: the vocabulary is empty; initialize the model on training docs first")
+    indptr = [0]
+    indices: List[numpy.ndarray] = []
+    counts: List[numpy.ndarray] = []
+    for doc in X:
+        keys, n = numpy.unique(_term_keys(model, doc), return_counts=True)
+        cols = numpy.fromiter((table.index.get(int(k), -1) for k in keys), dtype="int32", count=len(keys))
+        known = cols >= 0
+        indices.append(cols[known])
+        counts.append(n[known])
+        indptr.append(indptr[-1] + int(known.sum()))
+    cols = numpy.concatenate(indices) if indices else numpy.zeros((0,), "int32")
+    tf = numpy.concatenate(counts).astype("float32") if counts else numpy.zeros((0,), "float32")
+    if model.attrs["sublinear_tf"]:
+        tf = 1.0 + numpy.log(tf)
+    values = tf * table.idf[cols]
+    Y = csr_matrix((values, cols, numpy.asarray(indptr, dtype="int32")), shape=(len(X), len(table)))
+    if model.attrs["normalize"]:
+        norms = numpy.sqrt(numpy.asarray(Y.multiply(Y).sum(axis=1)).ravel())
+        Y.data /= numpy.repeat(numpy.where(norms > 0, norms, 1.0), numpy.diff(Y.indptr)).astype("float32")
+
+    def backprop(dY) -> List[Doc]:
+        return X  # no parameters
+
+    return Y, backprop
+
+
+def _term_keys(model: Model, doc: Doc) -> numpy.ndarray:
+    """Hashes of the doc's kept terms, one per token."""
+    if not len(doc):
+        return numpy.zeros((0,), dtype="uint64")
+    arr = doc.to_array([TERM_ATTRS[model.attrs["attr"]], LOWER, IS_STOP, IS_PUNCT, IS_SPACE])
+    keys = arr[:, 0]
+    if model.attrs["attr"] == "lemma":
+        keys = numpy.where(keys == 0, arr[:, 1], keys)  # no lemmatizer: fall back to lower-case
+    keep = arr[:, 4] == 0
+    if model.attrs["drop_stop"]:
+        keep &= arr[:, 2] == 0
+    if model.attrs["drop_punct"]:
+        keep &= arr[:, 3] == 0
+    return keys[keep]
+
+
+def _string(stores, key: int) -> str:
+    for strings in stores:
+        if key in strings:
+            return strings[key]
+    raise KeyError(f"tfidf: term hash {key} is in no doc's StringStore")
