@@ -8,7 +8,7 @@ the median per method and median(trained) / median(tokenizer). It also times
 (pairs/sec), which should be cheap: a function of two stored vectors, no model call.
 
 Usage:
-    python benchmarks/speed.py training/model-best --data /work/shared/data/quora/dev.tsv \
+    python benchmarks/speed.py training/model-best --data ../shared/data/quora/dev.tsv \
         --n 5000 --runs 5 --output benchmarks/speed.json
 """
 import gc
@@ -32,7 +32,7 @@ from spacy.language import Language  # noqa: E402
 from spacy.tokens import Doc  # noqa: E402
 
 PIPE_NAME = "siamese_similarity"
-DEFAULT_DATA = Path("/work/shared/data/quora/dev.tsv")
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quora" / "dev.tsv"
 
 
 def first_distinct_texts(path: Path, n: int, *, format: str = "auto") -> List[str]:
