@@ -13,8 +13,11 @@ same label; Reuters: a shared TOPICS category): MRR of the first relevant docume
 MAP; and ROC AUC on sampled held-out pairs. Outputs JSON, a Markdown table and a PNG plot of
 MRR against k.
 
-    python benchmarks/retrieval.py --output-json benchmarks/retrieval.json \\
+    python benchmarks/retrieval.py --collections 20news reuters --output-json benchmarks/retrieval.json \\
         --output-md benchmarks/retrieval.md --plot benchmarks/retrieval.png
+
+By default the training documents are subsampled to 4,000 and the held-out queries to 1,500 per
+collection (`--max-train-docs`, `--max-eval-docs`; 0 = all) to keep a run on one core short.
 """
 import argparse
 import json
@@ -35,7 +38,7 @@ except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from spacy_siamese.documents import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
 
-DATA = Path("/work/shared/data/documents")
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "documents"
 PATHS = {
     "20news": DATA / "20news-bydate-train.tar.gz",
     "reuters": DATA / "reuters21578",
@@ -244,29 +247,35 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     parser.add_argument("--collections", nargs="+", default=["20news", "reuters", "news"])
     parser.add_argument("--ks", nargs="+", type=int, default=[50, 100, 300, 500])
     parser.add_argument("--dev-fraction", type=float, default=0.2, help="held-out part of the training documents")
-    parser.add_argument("--max-train-docs", type=int, default=0, help="subsample the training documents (0: all)")
-    parser.add_argument("--max-eval-docs", type=int, default=0, help="subsample the held-out documents (0: all)")
-    parser.add_argument("--n-pairs", type=int, default=20000)
+    parser.add_argument("--max-train-docs", type=int, default=4000, help="subsample the training documents (0: all)")
+    parser.add_argument("--max-eval-docs", type=int, default=1500, help="subsample the held-out documents (0: all)")
+    parser.add_argument("--n-pairs", type=int, default=12000)
     parser.add_argument("--eval-pairs", type=int, default=4000)
     parser.add_argument("--min-df", type=int, default=2)
     parser.add_argument("--max-vocab", type=int, default=20000)
     parser.add_argument("--gamma", type=float, default=10.0)
     parser.add_argument("--learn-rate", type=float, default=0.001)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--max-epochs", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--max-epochs", type=int, default=4)
     parser.add_argument("--patience", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-json")
     parser.add_argument("--output-md")
     parser.add_argument("--plot")
+    parser.add_argument("--from-json", nargs="+", help="only render the table and plot of saved runs")
     args = parser.parse_args(argv)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     start = time.time()
-    report = {
-        "ks": args.ks,
-        "args": vars(args),
-        "collections": [run_collection(name, args, log) for name in args.collections],
-    }
+    if args.from_json:
+        runs = [json.loads(Path(path).read_text()) for path in args.from_json]
+        report = {"ks": runs[0]["ks"], "runs": [r["args"] for r in runs],
+                  "collections": [c for r in runs for c in r["collections"]]}
+    else:
+        report = {
+            "ks": args.ks,
+            "args": vars(args),
+            "collections": [run_collection(name, args, log) for name in args.collections],
+        }
     report["seconds"] = round(time.time() - start, 1)
     table = markdown(report)
     print(table)

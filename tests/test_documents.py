@@ -1,6 +1,5 @@
 import io
 import tarfile
-import warnings
 
 import pytest
 import spacy

@@ -22,19 +22,31 @@ def _f(x: Optional[float]) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def model_kind(rep: Dict[str, Any]) -> str:
+    """The trained pipe's encoder and comparison, from the evaluated model's config."""
+    model = (rep.get("files") or {}).get("model")
+    if not model or not (Path(model) / "config.cfg").exists():
+        return "n/a"
+    from spacy.util import load_config
+
+    cfg = load_config(Path(model) / "config.cfg")["components"]["siamese_similarity"].get("model", {})
+    names = [cfg.get(part, {}).get("@architectures", "?") for part in ("encoder", "comparison")]
+    return " + ".join(n.replace("spacy-siamese.", "").rsplit(".v", 1)[0] for n in names)
+
+
 def summary(reports: Dict[str, Dict[str, Any]]) -> List[str]:
     lines = [
         "## Evaluation on the dev splits",
         "",
-        "| pipeline | dev pairs | acc | F1 | AUC | AP | TF-IDF AUC | vectors AUC | AUC vs TF-IDF |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| pipeline | model | dev pairs | acc | F1 | AUC | AP | TF-IDF AUC | vectors AUC | AUC vs TF-IDF |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, rep in reports.items():
         res = rep["results"]
         ours, tfidf, vec = res.get(MODEL, {}), res.get(TFIDF, {}), res.get(VECTORS, {})
         delta = ours.get("auc", 0.0) - tfidf.get("auc", 0.0) if ours and tfidf else None
         lines.append(
-            f"| {name} | {rep['n_pairs']:,} | {_f(ours.get('acc'))} | {_f(ours.get('f'))} | "
+            f"| {name} | {model_kind(rep)} | {rep['n_pairs']:,} | {_f(ours.get('acc'))} | {_f(ours.get('f'))} | "
             f"{_f(ours.get('auc'))} | {_f(ours.get('ap'))} | {_f(tfidf.get('auc'))} | {_f(vec.get('auc'))} | "
             + ("n/a" if delta is None else f"{delta:+.3f}")
             + " |"
@@ -47,12 +59,13 @@ def summary(reports: Dict[str, Dict[str, Any]]) -> List[str]:
     scratch, tuned = reports.get("stackexchange"), reports.get("stackexchange_finetune")
     if scratch and tuned:
         a, b = scratch["results"][MODEL], tuned["results"][MODEL]
-        verdict = "helps" if b["auc"] > a["auc"] else "does not help"
+        better = "better" if b["auc"] > a["auc"] else "worse"
         lines += [
             "",
-            f"Fine-tuning from the Quora pipeline {verdict} on StackExchange: AUC {_f(b['auc'])} vs "
-            f"{_f(a['auc'])} from scratch (accuracy {_f(b['acc'])} vs {_f(a['acc'])}), on the same "
-            f"{scratch['n_pairs']:,} dev pairs.",
+            f"Fine-tuning the Quora pipeline on StackExchange (stackexchange_finetune, {model_kind(tuned)}) "
+            f"does {better} than the stackexchange pipeline trained on StackExchange alone "
+            f"({model_kind(scratch)}): AUC {_f(b['auc'])} vs {_f(a['auc'])}, accuracy {_f(b['acc'])} vs "
+            f"{_f(a['acc'])}, on the same {scratch['n_pairs']:,} dev pairs.",
         ]
     return lines
 

@@ -1,8 +1,8 @@
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
-from scipy.sparse import csr_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 from spacy.attrs import IS_PUNCT, IS_SPACE, IS_STOP, LEMMA, LOWER, NORM, ORTH
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
@@ -20,10 +20,19 @@ class TermTable:
             raise ValueError(f"TermTable: {len(terms)} terms but {len(idf)} idf values")
         self.terms = list(terms)
         self.idf = numpy.asarray(idf, dtype="float32")
-        self.index: Dict[int, int] = {get_string_id(term): i for i, term in enumerate(self.terms)}
+        hashes = numpy.asarray([get_string_id(term) for term in self.terms], dtype="uint64")
+        self._order = numpy.argsort(hashes)
+        self._sorted = hashes[self._order]
 
     def __len__(self) -> int:
         return len(self.terms)
+
+    def lookup(self, keys: numpy.ndarray) -> numpy.ndarray:
+        """Columns of term hashes, -1 for unknown terms."""
+        if not len(self.terms):
+            return numpy.full(len(keys), -1, dtype="int64")
+        pos = numpy.minimum(numpy.searchsorted(self._sorted, keys), len(self._sorted) - 1)
+        return numpy.where(self._sorted[pos] == keys, self._order[pos], -1)
 
     def to_bytes(self) -> bytes:
         return srsly.msgpack_dumps({"terms": self.terms, "idf": self.idf.tolist()})
@@ -120,30 +129,26 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Cal
     table = model.attrs["table"]
     if not len(table):
         raise ValueError("tfidf: the vocabulary is empty; initialize the model on training docs first")
-    indptr = [0]
-    indices: List[numpy.ndarray] = []
-    counts: List[numpy.ndarray] = []
-    for doc in X:
-        keys, n = numpy.unique(_term_keys(model, doc), return_counts=True)
-        cols = numpy.fromiter((table.index.get(int(k), -1) for k in keys), dtype="int32", count=len(keys))
-        known = cols >= 0
-        indices.append(cols[known])
-        counts.append(n[known])
-        indptr.append(indptr[-1] + int(known.sum()))
-    cols = numpy.concatenate(indices) if indices else numpy.zeros((0,), "int32")
-    tf = numpy.concatenate(counts).astype("float32") if counts else numpy.zeros((0,), "float32")
+    keys = [_term_keys(model, doc) for doc in X]
+    rows = numpy.repeat(numpy.arange(len(X)), [len(k) for k in keys])
+    cols = table.lookup(numpy.concatenate(keys) if keys else numpy.zeros((0,), "uint64"))
+    known = cols >= 0  # unknown terms are ignored
+    # Summing the duplicate (row, col) entries of ones gives the term counts.
+    tf = coo_matrix(
+        (numpy.ones(int(known.sum()), dtype="float32"), (rows[known], cols[known])), shape=(len(X), len(table))
+    ).tocsr()
+    tf.sum_duplicates()
     if model.attrs["sublinear_tf"]:
-        tf = 1.0 + numpy.log(tf)
-    values = tf * table.idf[cols]
-    Y = csr_matrix((values, cols, numpy.asarray(indptr, dtype="int32")), shape=(len(X), len(table)))
+        tf.data = 1.0 + numpy.log(tf.data)
+    tf.data *= table.idf[tf.indices]
     if model.attrs["normalize"]:
-        norms = numpy.sqrt(numpy.asarray(Y.multiply(Y).sum(axis=1)).ravel())
-        Y.data /= numpy.repeat(numpy.where(norms > 0, norms, 1.0), numpy.diff(Y.indptr)).astype("float32")
+        norms = numpy.sqrt(numpy.asarray(tf.multiply(tf).sum(axis=1)).ravel())
+        tf.data /= numpy.repeat(numpy.where(norms > 0, norms, 1.0), numpy.diff(tf.indptr)).astype("float32")
 
     def backprop(dY) -> List[Doc]:
         return X  # no parameters
 
-    return Y, backprop
+    return tf, backprop
 
 
 def _term_keys(model: Model, doc: Doc) -> numpy.ndarray:
