@@ -52,9 +52,14 @@ def download_official(dataset: str, data_dir: Path) -> None:
     config = load_project_config(PROJECT_DIR, overrides={"vars.data_dir": str(data_dir)})
     wanted = {(data_dir / rel).as_posix() for rel in FILES[dataset]["official"]}
     for asset in config.get("assets", []):
-        if Path(asset["dest"]).as_posix() in wanted and asset.get("url"):
-            typer.echo(f"Fetching {asset['dest']} from {asset['url']}")
-            fetch_asset(Path.cwd(), asset["url"], Path(asset["dest"]), asset.get("checksum"))
+        dest = Path(asset["dest"])
+        if dest.as_posix() not in wanted or not asset.get("url"):
+            continue
+        if dest.exists():  # weasel would not download it again either; the check verifies it
+            typer.echo(f"Present: {dest} (delete it to download it again)")
+            continue
+        typer.echo(f"Fetching {dest} from {asset['url']}")
+        fetch_asset(Path.cwd(), asset["url"], dest, asset.get("checksum"))
 
 
 def main(
