@@ -25,7 +25,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import spacy
@@ -119,9 +119,26 @@ def encode(pipe, docs) -> numpy.ndarray:
     return numpy.vstack([pipe.model.ops.to_numpy(pipe.predict(batch)) for batch in minibatch(docs, 512)])
 
 
+def collection_path(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
+    """(format, path): `<documents-dir>/<name>/documents.jsonl` (as the project's
+    convert step writes it) when --documents-dir is given, else the raw collection."""
+    if args.documents_dir:
+        return "jsonl", Path(args.documents_dir) / name / "documents.jsonl"
+    return name, PATHS[name]
+
+
+def evaluate_model(path: str, heldout: Sequence[DocRecord], relevant: numpy.ndarray, eval_pairs) -> Dict:
+    """A pipeline trained with `spacy train` (e.g. configs/s2net_20news.cfg) on the same held-out docs."""
+    nlp = spacy.load(path)
+    pipe = nlp.get_pipe("siamese_similarity")
+    vectors = encode(pipe, list(nlp.tokenizer.pipe(d.text for d in heldout)))
+    return {**retrieval_metrics(vectors, relevant), "auc": pair_auc(vectors, eval_pairs),
+            "k": int(vectors.shape[1]), "model": path}
+
+
 def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
     start = time.time()
-    docs = read_documents(name, PATHS[name], split="train")
+    docs = read_documents(*collection_path(name, args), split="train")
     train_docs, heldout = split_documents(docs, dev_fraction=args.dev_fraction, seed=args.seed)
     rng = random.Random(args.seed)
     if args.max_train_docs and len(train_docs) > args.max_train_docs:
@@ -191,6 +208,9 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
         log(f"[{name}] k={k}: MRR tfidf {r['tfidf']['mrr']:.4f} lsa {r[f'lsa@{k}']['mrr']:.4f} "
             f"s2net {r[f's2net@{k}']['mrr']:.4f}; P@10 {r['tfidf']['p@10']:.4f} "
             f"{r[f'lsa@{k}']['p@10']:.4f} {r[f's2net@{k}']['p@10']:.4f} ({time.time() - t0:.0f}s)")
+    if name in args.models:
+        out["results"]["model"] = evaluate_model(args.models[name], heldout, relevant, eval_pairs)
+        log(f"[{name}] {args.models[name]}: MRR {out['results']['model']['mrr']:.4f}")
     out["seconds"] = round(time.time() - start, 1)
     return out
 
@@ -210,6 +230,8 @@ def markdown(report: Dict) -> str:
         for k in report["ks"]:
             rows.append(("LSA", str(k), r[f"lsa@{k}"]))
             rows.append(("S2Net", str(k), r[f"s2net@{k}"]))
+        if "model" in r:
+            rows.append(("S2Net (`spacy train` pipeline)", str(r["model"]["k"]), r["model"]))
         for method, k, m in rows:
             cells = " | ".join(f"{m[x]:.4f}" for x in METRICS)
             lines.append(f"| {method} | {k} | {cells} |")
@@ -259,11 +281,18 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     parser.add_argument("--max-epochs", type=int, default=4)
     parser.add_argument("--patience", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--documents-dir", help="read <dir>/<collection>/documents.jsonl (the project's corpus)")
+    parser.add_argument("--models", nargs="+", default=[], metavar="COLLECTION=PATH",
+                        help="also evaluate pipelines trained with `spacy train` on the same held-out docs")
     parser.add_argument("--output-json")
     parser.add_argument("--output-md")
     parser.add_argument("--plot")
     parser.add_argument("--from-json", nargs="+", help="only render the table and plot of saved runs")
     args = parser.parse_args(argv)
+    try:
+        args.models = dict(item.split("=", 1) for item in args.models)
+    except ValueError:
+        parser.error(f"--models takes COLLECTION=PATH items, got {args.models}")
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     start = time.time()
     if args.from_json:

@@ -1,16 +1,20 @@
 """Labelled document collections and seeded document-pair sampling.
 
-Three collections are read into `DocRecord`s (text, similarity labels, group):
+Four formats are read into `DocRecord`s (text, similarity labels, group):
 
-- "20news": the 20 Newsgroups bydate archive (`20news-bydate-train.tar.gz`), members
-  `<root>/<newsgroup>/<id>`. Label: the newsgroup. Headers, quoted replies and
+- "20news": a 20 Newsgroups bydate archive, members `<root>/<newsgroup>/<id>`: the
+  official `20news-bydate.tar.gz` (roots `20news-bydate-train` and `-test`; `split`
+  picks one) or its train half alone. Label: the newsgroup. Headers, quoted replies and
   signatures can be stripped (as scikit-learn's `fetch_20newsgroups(remove=...)` does).
-- "reuters": Reuters-21578 `.sgm` files (latin-1) in a directory. Labels: the TOPICS
-  categories (two documents are similar when they share one). ModApte (Lewis) split:
-  "train" = LEWISSPLIT TRAIN, "test" = LEWISSPLIT TEST, both with TOPICS="YES" and at
-  least one topic.
+- "reuters": Reuters-21578 `.sgm` files (latin-1) in a directory, or the official
+  `reuters21578.tar.gz`. Labels: the TOPICS categories (two documents are similar when
+  they share one). ModApte (Lewis) split: "train" = LEWISSPLIT TRAIN, "test" = LEWISSPLIT
+  TEST, both with TOPICS="YES" and at least one topic.
 - "news": the UCI News Aggregator CSV. Label: STORY; group: CATEGORY, so a document of
   the same category but another story is a hard negative.
+- "jsonl": any labelled collection, one JSON object per line: `{"text": str, "labels":
+  [str, ...], "group": str, "id": str}` ("label": str instead of "labels"; group and id
+  optional). `write_documents` writes this format.
 
 `split_documents` holds out a seeded part of a collection, `sample_pairs` draws seeded
 positive / negative pairs, and the reader "spacy-siamese.DocumentPairs.v1" turns them into
@@ -19,6 +23,7 @@ the file and the record, or with `lenient=True` is skipped and reported in one w
 """
 import csv
 import html
+import json
 import re
 import tarfile
 import warnings
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
+import srsly
 from sklearn.datasets._twenty_newsgroups import (  # the reference implementation of the stripping
     strip_newsgroup_footer,
     strip_newsgroup_header,
@@ -40,7 +46,7 @@ from spacy.util import ensure_path, registry
 from .pairs import PAIR_KEY
 from .readers import MAX_REPORTED, PairFormatError
 
-COLLECTIONS = ("20news", "reuters", "news")
+COLLECTIONS = ("20news", "reuters", "news", "jsonl")
 SPLITS = ("train", "dev", "all", "test")
 NEWS_COLUMNS = ("ID", "TITLE", "URL", "PUBLISHER", "CATEGORY", "STORY", "HOSTNAME", "TIMESTAMP")
 
@@ -82,21 +88,25 @@ def read_documents(
     strip_signatures: bool = True,
     lenient: bool = False,
 ) -> List[DocRecord]:
-    """Read a labelled collection. `split` applies to Reuters only ("train"/"test" = ModApte,
-    "all" = every document with a topic); 20news and news are read whole."""
+    """Read a labelled collection. `split`: Reuters "train"/"test" = ModApte, "all" = every
+    document with a topic; 20news "train"/"test" = the archive's `*-train`/`*-test` root
+    (an archive of the train half alone has no test part), "all" = both. news and jsonl
+    are read whole."""
     if collection not in COLLECTIONS:
         raise ValueError(f"Unknown document collection {collection!r}. Choose one of: {', '.join(COLLECTIONS)}.")
     loc = ensure_path(path)
     if not loc.exists():
         raise FileNotFoundError(f"Document collection not found: {loc}")
+    if collection in ("20news", "reuters") and split not in ("train", "test", "all"):
+        raise ValueError(f"{collection} split must be 'train', 'test' or 'all', got {split!r}")
     if collection == "20news":
-        items = _iter_20news(loc, strip_headers, strip_quotes, strip_signatures)
+        items = _iter_20news(loc, split, strip_headers, strip_quotes, strip_signatures)
     elif collection == "reuters":
-        if split not in ("train", "test", "all"):
-            raise ValueError(f"Reuters split must be 'train', 'test' or 'all' (ModApte), got {split!r}")
         items = _iter_reuters(loc, split)
-    else:
+    elif collection == "news":
         items = _iter_news(loc)
+    else:
+        items = _iter_jsonl(loc)
     return _collect(items, loc, lenient)
 
 
@@ -134,7 +144,10 @@ def _collect(items: Iterator[Item], path: Path, lenient: bool) -> List[DocRecord
     return docs
 
 
-def _iter_20news(path: Path, strip_headers: bool, strip_quotes: bool, strip_signatures: bool) -> Iterator[Item]:
+def _iter_20news(
+    path: Path, split: str, strip_headers: bool, strip_quotes: bool, strip_signatures: bool
+) -> Iterator[Item]:
+    other_half = {"train": "-test", "test": "-train"}.get(split)
     try:
         archive = tarfile.open(path, "r:*")
     except tarfile.TarError as err:
@@ -146,6 +159,8 @@ def _iter_20news(path: Path, strip_headers: bool, strip_quotes: bool, strip_sign
             parts = member.name.strip("/").split("/")
             if len(parts) != 3 or not all(parts):
                 yield DocumentFormatError(path, member.name, "expected a member <root>/<newsgroup>/<message id>")
+                continue
+            if other_half and parts[0].endswith(other_half):
                 continue
             raw = archive.extractfile(member).read()  # type: ignore[union-attr]
             try:
@@ -176,12 +191,31 @@ _TAG = re.compile(r"<[^>]+>")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
 
+def _reuters_files(path: Path) -> Iterator[Tuple[str, str]]:
+    """(name, text) of each reut2-*.sgm file in a directory or a tar archive, or of `path`."""
+    if path.is_dir():
+        files = sorted(path.glob("reut2-*.sgm"))
+        if not files:
+            raise DocumentFormatError(path, None, "no reut2-*.sgm files in this directory")
+        for file_ in files:
+            yield str(file_), file_.read_text(encoding="latin-1")
+    elif tarfile.is_tarfile(path):
+        with tarfile.open(path, "r:*") as archive:
+            members = sorted(
+                (m for m in archive if m.isfile() and re.fullmatch(r"reut2-\d+\.sgm", m.name.rsplit("/", 1)[-1])),
+                key=lambda m: m.name,
+            )
+            if not members:
+                raise DocumentFormatError(path, None, "no reut2-*.sgm files in this archive")
+            for member in members:
+                raw = archive.extractfile(member).read()  # type: ignore[union-attr]
+                yield f"{path}:{member.name}", raw.decode("latin-1")
+    else:
+        yield str(path), path.read_text(encoding="latin-1")
+
+
 def _iter_reuters(path: Path, split: str) -> Iterator[Item]:
-    files = sorted(path.glob("reut2-*.sgm")) if path.is_dir() else [path]
-    if not files:
-        raise DocumentFormatError(path, None, "no reut2-*.sgm files in this directory")
-    for file_ in files:
-        text = file_.read_text(encoding="latin-1")
+    for file_, text in _reuters_files(path):
         n_open = len(re.findall(r"<REUTERS\b", text))
         blocks = list(_REUTERS_BLOCK.finditer(text))
         line, pos = 1, 0
@@ -217,6 +251,36 @@ def _iter_reuters(path: Path, split: str) -> Iterator[Item]:
             yield DocRecord(doc_text, topics, topics[0], f"NEWID={attrs['NEWID']}")
         if n_open != len(blocks):
             yield DocumentFormatError(file_, None, f"{n_open - len(blocks)} <REUTERS> element(s) not closed")
+
+
+def _iter_jsonl(path: Path) -> Iterator[Item]:
+    with path.open(encoding="utf8") as file_:
+        for line_no, line in enumerate(file_, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                yield DocumentFormatError(path, line_no, f"invalid JSON ({err.msg} at column {err.colno})")
+                continue
+            if not isinstance(obj, dict):
+                yield DocumentFormatError(path, line_no, f"expected a JSON object, found {type(obj).__name__}")
+                continue
+            labels = obj.get("labels", [obj["label"]] if "label" in obj else None)
+            if isinstance(labels, str):
+                labels = [labels]
+            text = obj.get("text")
+            if not isinstance(text, str):  # may be empty: 20news messages can be, once stripped
+                yield DocumentFormatError(path, line_no, 'field "text" is missing or not a string')
+            elif not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
+                yield DocumentFormatError(path, line_no, 'field "labels" must be a non-empty list of strings')
+            else:
+                yield DocRecord(text, tuple(labels), str(obj.get("group", "")), str(obj.get("id", line_no)))
+
+
+def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:
+    """Write a collection in the "jsonl" format (read it back with `read_documents("jsonl", path)`)."""
+    srsly.write_jsonl(path, ({"text": d.text, "labels": list(d.labels), "group": d.group, "id": d.id} for d in docs))
 
 
 def _iter_news(path: Path) -> Iterator[Item]:
@@ -396,11 +460,10 @@ class DocumentPairs:
         self._pairs: Optional[List[Tuple[str, str, float]]] = None
 
     def documents(self) -> List[DocRecord]:
-        reuters_split = "test" if self.split == "test" else "train"
         docs = read_documents(
             self.collection,
             self.path,
-            split=reuters_split,
+            split="test" if self.split == "test" else "train",
             strip_headers=self.strip[0],
             strip_quotes=self.strip[1],
             strip_signatures=self.strip[2],

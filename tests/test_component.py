@@ -8,7 +8,7 @@ from spacy.tokens import Doc, DocBin
 from spacy_siamese import restore_hooks
 from spacy_siamese.hooks import VECTOR_KEY, pipe_for
 
-from .conftest import PAIRS, make_nlp, pair_examples, train
+from .conftest import PAIRS, SMALL_MODEL, make_nlp, pair_examples, train
 
 TEXTS = [p[0] for p in PAIRS] + [p[1] for p in PAIRS]
 
@@ -235,6 +235,17 @@ def test_feature_head_comparison_trains_and_is_symmetric():
         make_nlp(comparison={"@architectures": "spacy-siamese.FeatureHead.v1", "hidden_width": 32}), n_iter=100
     )
     assert losses["siamese_similarity"] < 0.1
+    matrix = sims(nlp)
+    assert numpy.array_equal(matrix, matrix.T)
+
+
+def test_projection_before_cauchy_widens_the_vector_and_trains():
+    nlp = spacy.blank("en")
+    encoder = {**SMALL_MODEL["model"]["encoder"], "proj_width": 48}
+    nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder}})
+    nlp, losses = train(nlp, n_iter=100)
+    assert losses["siamese_similarity"] < 0.1
+    assert nlp("How do I learn Python fast?").vector.shape == (48,)
     matrix = sims(nlp)
     assert numpy.array_equal(matrix, matrix.T)
 

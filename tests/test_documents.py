@@ -134,6 +134,63 @@ def test_reuters_malformed_block(tmp_path):
         read_documents("reuters", tmp_path)
 
 
+def test_20news_official_archive_split(tmp_path):
+    """The official 20news-bydate.tar.gz holds both halves: `split` picks one."""
+    members = [
+        (f"20news-bydate-{half}/{group}/{i}", MESSAGE.format(subject=group, body=f"{half} body {i}"))
+        for half in ("train", "test")
+        for i, group in enumerate(GROUPS)
+    ]
+    path = _tar(tmp_path / "20news-bydate.tar.gz", members)
+    train = read_documents("20news", path)  # split="train" by default
+    assert {d.id.split("/")[0] for d in train} == {"20news-bydate-train"} and len(train) == 2
+    test = read_documents("20news", path, split="test")
+    assert {d.id.split("/")[0] for d in test} == {"20news-bydate-test"} and len(test) == 2
+    assert len(read_documents("20news", path, split="all")) == 4
+    with pytest.raises(DocumentFormatError, match="no documents found"):
+        read_documents("20news", _newsgroups(tmp_path), split="test")  # the train half alone
+    with pytest.raises(ValueError, match="split must be"):
+        read_documents("20news", path, split="dev")
+
+
+def test_reuters_reader_tar_archive(tmp_path):
+    """The official reuters21578.tar.gz is read like the directory of .sgm files."""
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "reut2-000.sgm").write_bytes(SGM.encode("latin-1"))
+    archive = _tar(tmp_path / "reuters21578.tar.gz", [("README.txt", "readme"), ("reut2-000.sgm", SGM.encode("latin-1"))])
+    assert read_documents("reuters", archive) == read_documents("reuters", tmp_path / "dir")
+    bad = _tar(tmp_path / "bad.tar.gz", [("reut2-000.sgm", (SGM + BAD_BLOCK).encode("latin-1"))])
+    with pytest.raises(DocumentFormatError, match=r"bad.tar.gz:reut2-000.sgm:25: <REUTERS> tag lacks"):
+        read_documents("reuters", bad)
+    empty = _tar(tmp_path / "empty.tar.gz", [("README.txt", "readme")])
+    with pytest.raises(DocumentFormatError, match="no reut2-\\*.sgm files in this archive"):
+        read_documents("reuters", empty)
+
+
+def test_jsonl_collection_round_trip_and_errors(tmp_path):
+    from spacy_siamese.documents import write_documents
+
+    docs = [DocRecord("a text", ("x",), "g", "1"), DocRecord("", ("x", "y"), "", "2")]
+    path = tmp_path / "docs.jsonl"
+    write_documents(docs, path)
+    assert read_documents("jsonl", path) == docs
+    path.write_text('{"text": "t", "label": "x"}\n\n{"text": "u", "labels": "y", "id": 7}\n', encoding="utf8")
+    assert read_documents("jsonl", path) == [DocRecord("t", ("x",), "", "1"), DocRecord("u", ("y",), "", "7")]
+    for line, message in [
+        ("{not json", "invalid JSON"),
+        ('["a list"]', "expected a JSON object"),
+        ('{"text": 5, "labels": ["x"]}', 'field "text"'),
+        ('{"labels": ["x"]}', 'field "text"'),
+        ('{"text": "t"}', 'field "labels"'),
+        ('{"text": "t", "labels": []}', 'field "labels"'),
+    ]:
+        path.write_text('{"text": "ok", "labels": ["x"]}\n' + line + "\n", encoding="utf8")
+        with pytest.raises(DocumentFormatError, match=f"docs.jsonl:2: {message}"):
+            read_documents("jsonl", path)
+        with pytest.warns(UserWarning, match="Skipped 1 malformed record"):
+            assert len(read_documents("jsonl", path, lenient=True)) == 1
+
+
 def test_news_reader(tmp_path):
     path = tmp_path / "news.csv"
     path.write_text(NEWS, encoding="utf8")

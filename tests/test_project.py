@@ -57,17 +57,59 @@ def make_small_vectors(mirror: Path, dest: Path, width: int = 32) -> Path:
 
 def write_checksums(mirror: Path, dest: Path) -> None:
     lines = []
-    for rel in SAMPLE_FILES:
-        path = mirror / rel
-        if path.exists():
+    for path in sorted(mirror.rglob("*")):
+        if path.is_file() and path.name != "README.md":
             data = path.read_bytes()
-            lines.append(f"{hashlib.sha256(data).hexdigest()}  {len(data)}  {rel}")
+            lines.append(f"{hashlib.sha256(data).hexdigest()}  {len(data)}  {path.relative_to(mirror).as_posix()}")
     dest.write_text("\n".join(lines) + "\n", encoding="utf8")
+
+
+TOPIC_WORDS = {
+    "sci.space": "orbit shuttle launch rocket moon satellite nasa astronaut mission fuel",
+    "rec.autos": "engine car sedan tires oil brakes dealer gearbox mileage clutch",
+    "talk.politics": "vote senate election policy president congress tax law campaign debate",
+}
+SGM_DOC = """<REUTERS TOPICS="YES" LEWISSPLIT="{split}" CGISPLIT="TRAINING-SET" OLDID="{i}" NEWID="{i}">
+<TOPICS>{topics}</TOPICS>
+<TEXT><TITLE>{title}</TITLE><BODY>{body}</BODY></TEXT>
+</REUTERS>
+"""
+
+
+def write_document_sample(mirror: Path) -> None:
+    """Tiny 20 Newsgroups (3 groups x 16 messages) and Reuters-21578 (22 .sgm files, 60
+    ModApte training documents on three topics, plus test documents that must be left out)."""
+    import io
+    import random
+    import tarfile
+
+    rng = random.Random(0)
+    docs = mirror / "documents"
+    (docs / "reuters21578").mkdir(parents=True)
+    with tarfile.open(docs / "20news-bydate-train.tar.gz", "w:gz") as archive:
+        for group, words in TOPIC_WORDS.items():
+            for i in range(16):
+                body = " ".join(rng.choice(words.split()) for _ in range(12)) + " and the other thing."
+                data = f"From: x@example.com\nSubject: {group} {i}\n\n{body}\n".encode("utf8")
+                info = tarfile.TarInfo(f"20news-bydate-train/{group}/{1000 + i}")
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    words = dict(zip(("grain", "crude", "money"), TOPIC_WORDS.values()))
+    for f in range(22):
+        blocks = ['<!DOCTYPE lewis SYSTEM "lewis.dtd">\n']
+        for j in range(6 if f < 12 else 0):
+            i = f * 6 + j
+            topic = list(words)[i % 3]
+            split = "TEST" if i % 6 == 5 else "TRAIN"
+            body = " ".join(rng.choice(words[topic].split()) for _ in range(12))
+            blocks.append(SGM_DOC.format(split=split, i=i + 1, topics=f"<D>{topic}</D>", title=f"{topic} {i}", body=body))
+        (docs / "reuters21578" / f"reut2-{f:03d}.sgm").write_text("".join(blocks), encoding="latin-1")
 
 
 @pytest.fixture
 def project(tmp_path):
-    """A copy of the project (and the repo's configs/, which it uses as ../configs) plus a
+    """A copy of the project (and the repo's configs/ and benchmarks/retrieval.py, which it
+    uses as ../configs and ../benchmarks) plus a
     tiny data mirror with its checksum file. Returns a runner for `spacy project run`."""
     root = tmp_path / "repo"
     shutil.copytree(
@@ -78,8 +120,11 @@ def project(tmp_path):
         ),
     )
     shutil.copytree(ROOT / "configs", root / "configs")
+    (root / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "retrieval.py", root / "benchmarks")
     mirror = tmp_path / "mirror"
     shutil.copytree(SAMPLE, mirror)
+    write_document_sample(mirror)
     for path in mirror.rglob("*"):
         path.chmod(0o644 if path.is_file() else 0o755)
     checksums = tmp_path / "checksums.sha256"
@@ -141,6 +186,47 @@ def test_workflow_all_end_to_end(project, tmp_path):
     again = project("all", **TINY)
     assert again.returncode == 0, again.output[-3000:]
     assert "Skipping 'train-quora': nothing changed" in again.output
+
+
+def test_workflow_retrieval_end_to_end(project):
+    """assets-documents -> convert -> S2Net with `spacy train` -> retrieval benchmark -> report."""
+    tiny = {
+        "s2net_width": 8, "s2net_max_epochs": 1, "s2net_n_pairs": 200, "retrieval_ks": "2 4",
+        "retrieval_n_pairs": 200, "retrieval_max_epochs": 1, "retrieval_max_train_docs": 0,
+        "retrieval_max_eval_docs": 0,
+    }
+    result = project("retrieval", **tiny)
+    assert result.returncode == 0, result.output[-6000:]
+    out = project.dir
+    assert json.loads((out / "corpus/20news/stats.json").read_text())["documents"] == 48
+    reuters = json.loads((out / "corpus/reuters/stats.json").read_text())
+    assert reuters["documents"] == 60 and reuters["labels"] == 3  # ModApte train only
+    for name in ("20news", "reuters"):
+        assert (out / f"training/s2net_{name}/model-best/meta.json").exists()
+    assert "SIM_AUC" in result.output
+    report = json.loads((out / "metrics/retrieval.json").read_text())
+    for coll in report["collections"]:
+        assert {"tfidf", "lsa@2", "s2net@2", "lsa@4", "s2net@4", "model"} <= set(coll["results"])
+        assert coll["results"]["model"]["k"] == 8
+        for metrics in coll["results"].values():
+            assert 0.0 <= metrics["mrr"] <= 1.0 and 0.0 <= metrics["p@10"] <= 1.0
+    assert (out / "metrics/retrieval.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "S2Net (`spacy train` pipeline)" in (out / "metrics/retrieval.md").read_text()
+    assert "## Document retrieval: TF-IDF cosine, LSA and S2Net" in result.output
+
+
+def test_document_assets_wrong_checksum_and_malformed_collection(project):
+    sgm = project.mirror / "documents/reuters21578/reut2-003.sgm"
+    sgm.write_text(sgm.read_text(encoding="latin-1")[:200], encoding="latin-1")
+    result = project("assets-documents")
+    assert result.returncode != 0
+    assert "Wrong checksum for" in result.output and "reut2-003.sgm" in result.output
+    # a malformed document that passes the checksum (listed as is) stops convert with file:record
+    write_checksums(project.mirror, project.checksums)
+    assert project("assets-documents").returncode == 0
+    result = project("convert-reuters")
+    assert result.returncode != 0
+    assert "reut2-003.sgm" in result.output and "not closed" in result.output
 
 
 def check_fresh_install(wheel: Path, venv: Path) -> None:

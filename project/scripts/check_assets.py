@@ -1,4 +1,4 @@
-"""Verify the raw pair files of a dataset before anything is converted or trained.
+"""Verify the raw files of a dataset (pair files or a document collection) before anything is converted or trained.
 
 `spacy project assets` only prints a checksum mismatch and exits 0, so a wrong or
 truncated download would flow silently into training. This script fails instead
@@ -13,7 +13,7 @@ Two sources, decided by the `mirror` argument (see project.yml):
 * official: the files `spacy project assets` downloads from the datasets' own
   sources. Their MD5 checksums are read from the `assets` section of project.yml;
   a file without a published checksum is still checked for being a readable,
-  non-empty pair file.
+  non-empty file (the convert step then parses every record).
 
 On success the script writes `corpus/<dataset>/sources.json` (the verified files
 with their sha256 and size). The convert step reads it, and weasel re-runs the
@@ -30,7 +30,9 @@ from typing import Dict, List, Optional, Tuple
 
 import typer
 
-DATASETS = ("quora", "stackexchange")
+DATASETS = ("quora", "stackexchange", "20news", "reuters")
+# What `fetch_assets.py all` / `documents` fetch: the pair datasets / the document collections.
+GROUPS = {"all": ("quora", "stackexchange"), "documents": ("20news", "reuters")}
 # The raw files each dataset needs, relative to the data directory, per source.
 FILES: Dict[str, Dict[str, List[str]]] = {
     "quora": {
@@ -40,6 +42,16 @@ FILES: Dict[str, Dict[str, List[str]]] = {
     "stackexchange": {
         "mirror": ["stackexchange/askubuntu.tsv", "stackexchange/meta.tsv"],
         "official": ["stackexchange/askubuntu.tsv", "stackexchange/meta.tsv"],
+    },
+    # The mirror holds the train half of 20 Newsgroups; the official archive holds both
+    # halves, and scripts/convert_documents.py reads only the train half of it.
+    "20news": {
+        "mirror": ["documents/20news-bydate-train.tar.gz"],
+        "official": ["documents/20news-bydate.tar.gz"],
+    },
+    "reuters": {
+        "mirror": [f"documents/reuters21578/reut2-{i:03d}.sgm" for i in range(22)],
+        "official": ["documents/reuters21578.tar.gz"],
     },
 }
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -187,7 +199,7 @@ def write_sources(output: Path, dataset: str, source: str, records: List[Dict[st
 
 
 def main(
-    dataset: str = typer.Argument(..., help="quora or stackexchange"),
+    dataset: str = typer.Argument(..., help="quora, stackexchange, 20news or reuters"),
     data_dir: Path = typer.Option(Path("assets"), "--data-dir", help="Where the raw files are"),
     mirror: str = typer.Option("", "--mirror", help="Local data mirror; if it exists its checksums apply"),
     checksums: Path = typer.Option(Path("checksums.sha256"), "--checksums", help="sha256 list for mirror files"),

@@ -1,4 +1,4 @@
-"""Put the raw pair files of the chosen dataset(s) into the data directory, then
+"""Put the raw files of the chosen dataset(s) into the data directory, then
 verify them (see check_assets.py); any problem fails the workflow.
 
 * If the `mirror` var names an existing directory (a local copy of the data, here
@@ -21,6 +21,7 @@ import typer
 from check_assets import (
     DATASETS,
     FILES,
+    GROUPS,
     PROJECT_DIR,
     AssetError,
     check_dataset,
@@ -63,16 +64,18 @@ def download_official(dataset: str, data_dir: Path) -> None:
 
 
 def main(
-    dataset: str = typer.Argument("all", help="all, quora or stackexchange"),
+    dataset: str = typer.Argument(
+        "all", help="all (quora + stackexchange), documents (20news + reuters), or one of them"
+    ),
     data_dir: Path = typer.Option(Path("assets"), "--data-dir", help="Where the raw files go"),
     mirror: str = typer.Option("", "--mirror", help="Local data mirror to copy from, if it exists"),
     checksums: Path = typer.Option(Path("checksums.sha256"), "--checksums", help="sha256 list for mirror files"),
     corpus_dir: Path = typer.Option(Path("corpus"), "--corpus-dir", help="Writes <corpus-dir>/<dataset>/sources.json"),
 ) -> None:
-    if dataset not in ("all",) + DATASETS:
-        typer.echo(f"Error: unknown dataset {dataset!r}; choose all, {', '.join(DATASETS)}.", err=True)
+    if dataset not in tuple(GROUPS) + DATASETS:
+        typer.echo(f"Error: unknown dataset {dataset!r}; choose {', '.join(tuple(GROUPS) + DATASETS)}.", err=True)
         raise typer.Exit(1)
-    chosen: List[str] = list(DATASETS) if dataset == "all" else [dataset]
+    chosen: List[str] = list(GROUPS.get(dataset, [dataset]))
     source = source_of(mirror)
     typer.echo(
         f"Source: local mirror {mirror}" if source == "mirror"

@@ -1,6 +1,7 @@
 """Print the evaluation results of every evaluated pipeline (metrics/*.json written
 by scripts/evaluate.py): a summary across datasets, the per-dataset tables with
-example pairs, and whether fine-tuning from Quora helped on StackExchange.
+example pairs, and whether fine-tuning from Quora helped on StackExchange; then the
+document-retrieval table (metrics/retrieval.md), if evaluate-retrieval has run.
 Also writes the same Markdown to --output.
 
 Usage:
@@ -81,10 +82,11 @@ def main(
         data = json.loads(found[name].read_text(encoding="utf8"))
         if isinstance(data, dict) and "results" in data:
             reports[name] = data
-    if not reports:
+    retrieval = metrics_dir / "retrieval.md"  # from evaluate-retrieval (benchmarks/retrieval.py)
+    if not reports and not retrieval.exists():
         typer.echo(f"Error: no evaluation results in {metrics_dir}/. Run an evaluate-* command first.", err=True)
         raise typer.Exit(1)
-    lines = summary(reports)
+    lines = summary(reports) if reports else []
     for name in reports:
         md = metrics_dir / f"{name}.md"
         if md.exists():
@@ -92,6 +94,10 @@ def main(
         png = metrics_dir / f"{name}.png"
         if png.exists():
             lines += ["", f"![ROC and precision-recall curves: {name}]({png.name})"]
+    if retrieval.exists():
+        lines += ["", "## Document retrieval: TF-IDF cosine, LSA and S2Net", "", retrieval.read_text(encoding="utf8").rstrip()]
+        if (metrics_dir / "retrieval.png").exists():
+            lines += ["", "![MRR against k](retrieval.png)"]
     text = "\n".join(lines) + "\n"
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
