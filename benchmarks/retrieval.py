@@ -166,12 +166,13 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
         "n_eval_pairs": len(eval_pairs),
         "results": {},
     }
+    examples = list(doc_pair_examples(tok_train, train_pairs))  # training does not change them
     for k in args.ks:
         t0 = time.time()
         fix_random_seed(args.seed)
         nlp = make_nlp(k, args)
         pipe = nlp.get_pipe("siamese_similarity")
-        train_examples = list(doc_pair_examples(tok_train, train_pairs))
+        train_examples = list(examples)  # each k starts from the same order
         optimizer = nlp.initialize(lambda: train_examples)
         optimizer.learn_rate = args.learn_rate
         featuriser = pipe.encoder.layers[0]

@@ -32,8 +32,8 @@ def build_mwe_encoder(
 
     Output: one vector of width `proj_width` (if > 0) or 2 * `width` per doc. Only lexical
     attributes are used, so the partner docs built during training need no other pipe.
-    (On Quora dev, `proj_width = 768` before Cauchy was ahead by 0.3-0.8 accuracy points
-    early in training but level with no projection after 6,000 steps; see the README.)
+    (On Quora dev, `proj_width = 768` before Cauchy was ahead by 0.2-0.8 accuracy points
+    up to step 5,000 but level with no projection at step 6,000; see the README.)
     """
     attrs = list(attrs)
     rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)

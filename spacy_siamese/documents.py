@@ -43,7 +43,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from .pairs import PAIR_KEY
+from .pairs import pair_example
 from .readers import MAX_REPORTED, PairFormatError
 
 COLLECTIONS = ("20news", "reuters", "news", "jsonl")
@@ -457,7 +457,7 @@ class DocumentPairs:
         self.strip = strip
         self.max_chars = max_chars
         self.lenient = lenient
-        self._pairs: Optional[List[Tuple[str, str, float]]] = None
+        self._pairs: Optional[Tuple[List[str], List[PairIndex]]] = None
 
     def documents(self) -> List[DocRecord]:
         docs = read_documents(
@@ -497,14 +497,7 @@ class DocumentPairs:
 
 
 def doc_pair_examples(docs: Union[Sequence[Doc], Dict[int, Doc]], pairs: Sequence[PairIndex]) -> Iterator[Example]:
-    """Pair Examples (as `spacy_siamese.pairs.make_pair_example` makes them) from
-    already tokenized docs, so a document in many pairs is tokenized once."""
+    """Pair Examples from already tokenized docs, so a document in many pairs is
+    tokenized once."""
     for i, j, label in pairs:
-        doc_a, doc_b = docs[i], docs[j]
-        reference = doc_a.copy()
-        reference.user_data[PAIR_KEY] = {
-            "words": [t.text for t in doc_b],
-            "spaces": [bool(t.whitespace_) for t in doc_b],
-            "label": float(label),
-        }
-        yield Example(doc_a.copy(), reference)
+        yield pair_example(docs[i].copy(), docs[j], label)

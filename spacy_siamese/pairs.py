@@ -16,8 +16,11 @@ PAIR_KEY = "spacy_siamese.pair"
 
 def make_pair_example(nlp: Language, text1: str, text2: str, label: float) -> Example:
     """Tokenize both sides with `nlp` and pack them into one Example."""
-    doc_a = nlp.make_doc(text1)
-    doc_b = nlp.make_doc(text2)
+    return pair_example(nlp.make_doc(text1), nlp.make_doc(text2), label)
+
+
+def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
+    """Pack two tokenized docs into one Example; `doc_a` becomes its predicted doc."""
     reference = doc_a.copy()
     reference.user_data[PAIR_KEY] = {
         "words": [t.text for t in doc_b],

@@ -15,7 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "project"
 SAMPLE = Path(__file__).parent / "data" / "project_mirror"
-SAMPLE_FILES = ("quora/train.tsv", "quora/dev.tsv", "stackexchange/askubuntu.tsv", "stackexchange/meta.tsv")
 # Tiny training: a few steps each, evaluated twice.
 TINY = {
     "quora_max_steps": 4,

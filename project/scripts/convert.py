@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
+import srsly
 import typer
 
 try:
@@ -118,14 +119,9 @@ def grouped_split(
     return train, dev
 
 
-def write_jsonl(path: Path, pairs: Iterable[Pair]) -> int:
+def write_jsonl(path: Path, pairs: Iterable[Pair]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with path.open("w", encoding="utf8") as file_:
-        for p in pairs:
-            file_.write(json.dumps({"text1": p.text1, "text2": p.text2, "label": p.label}, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+    srsly.write_jsonl(path, ({"text1": p.text1, "text2": p.text2, "label": p.label} for p in pairs))
 
 
 def describe(pairs: Sequence[Pair], key: Callable[[str], str]) -> Dict[str, object]:
