@@ -30,7 +30,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy
 import spacy
 from sklearn.metrics import roc_auc_score
-from spacy.util import fix_random_seed, minibatch
+from spacy.util import fix_random_seed, load_config, minibatch
 
 try:
     import spacy_siamese  # noqa: F401
@@ -38,7 +38,9 @@ except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from spacy_siamese.documents import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "documents"
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "s2net_20news.cfg"  # the S2Net settings of the project's pipelines
+DATA = ROOT.parent / "shared" / "data" / "documents"
 PATHS = {
     "20news": DATA / "20news-bydate-train.tar.gz",
     "reuters": DATA / "reuters21578",
@@ -93,25 +95,18 @@ def relevance(docs: Sequence[DocRecord]) -> numpy.ndarray:
 
 
 def make_nlp(k: int, args: argparse.Namespace):
+    """The S2Net pipe of configs/s2net_20news.cfg, with width k and this run's settings."""
+    prefix = "components.siamese_similarity"
+    config = load_config(CONFIG, overrides={
+        "vars.width": k,
+        "system.seed": args.seed,
+        f"{prefix}.model.encoder.min_df": args.min_df,
+        f"{prefix}.model.encoder.max_vocab": args.max_vocab,
+        f"{prefix}.loss.gamma": args.gamma,
+    }, interpolate=True)
     nlp = spacy.blank("en")
-    encoder = {
-        "@architectures": "spacy-siamese.S2NetEncoder.v1",
-        "width": k,
-        "attr": "lower",
-        "drop_stop": True,
-        "drop_punct": True,
-        "min_df": args.min_df,
-        "max_vocab": args.max_vocab,
-        "sublinear_tf": True,
-        "normalize": True,
-        "init": "lsa",
-        "seed": args.seed,
-    }
-    config = {
-        "model": {"encoder": encoder, "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1"}},
-        "loss": {"@losses": "spacy-siamese.PairwiseLogisticLoss.v1", "gamma": args.gamma},
-    }
-    nlp.add_pipe("siamese_similarity", config=config)
+    pipe_config = {key: value for key, value in config["components"]["siamese_similarity"].items() if key != "factory"}
+    nlp.add_pipe("siamese_similarity", config=pipe_config)
     return nlp
 
 

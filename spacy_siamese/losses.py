@@ -6,34 +6,47 @@ from thinc.types import Floats1d, Floats2d
 
 
 class PairLogLoss:
-    """Binary cross-entropy on similarity scores in [0, 1] (0/1 labels)."""
+    """Binary cross-entropy on similarity scores in [0, 1] (0/1 labels), summed over the score
+    columns (one per head, see WithAuxiliary.v1). `label_smoothing` moves the targets from
+    0 and 1 to ls / 2 and 1 - ls / 2. With `distill` > 0 and two heads, the first (main) head's
+    target mixes in the second head's score, held constant: (1 - distill) * label + distill * p_aux
+    (online distillation)."""
 
-    def __init__(self, eps: float = 1e-5):
+    def __init__(self, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0):
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"LogLoss: label_smoothing must be in [0, 1), got {label_smoothing}")
+        if not 0.0 <= distill <= 1.0:
+            raise ValueError(f"LogLoss: distill must be in [0, 1], got {distill}")
         self.eps = eps
+        self.label_smoothing = label_smoothing
+        self.distill = distill
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
-        p = xp.clip(scores[:, 0], self.eps, 1.0 - self.eps)
-        y = xp.asarray(truths, dtype=p.dtype)
+        p = xp.clip(scores, self.eps, 1.0 - self.eps)
+        y = xp.asarray(truths, dtype=p.dtype)[:, None] * xp.ones_like(p)
+        y = y * (1.0 - self.label_smoothing) + self.label_smoothing / 2
+        if self.distill > 0 and p.shape[1] > 1:
+            y[:, 0] = (1.0 - self.distill) * y[:, 0] + self.distill * p[:, 1]
         n = max(len(y), 1)
         loss = -(y * xp.log(p) + (1 - y) * xp.log(1 - p)).sum() / n
         d = (p - y) / (p * (1 - p)) / n
-        return d[:, None].astype(scores.dtype), float(loss)
+        return d.astype(scores.dtype), float(loss)
 
 
 class PairSquaredError:
-    """Mean squared error against graded labels in [0, 1]."""
+    """Mean squared error against graded labels in [0, 1], summed over the score columns."""
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-        y = get_array_module(scores).asarray(truths, dtype=scores.dtype)
-        diff = scores[:, 0] - y
+        y = get_array_module(scores).asarray(truths, dtype=scores.dtype)[:, None]
+        diff = scores - y
         n = max(len(y), 1)
-        return (2 * diff / n)[:, None].astype(scores.dtype), float((diff * diff).sum() / n)
+        return (2 * diff / n).astype(scores.dtype), float((diff * diff).sum() / n)
 
 
 @registry.losses("spacy-siamese.LogLoss.v1")
-def make_log_loss(eps: float = 1e-5) -> PairLogLoss:
-    return PairLogLoss(eps=eps)
+def make_log_loss(eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> PairLogLoss:
+    return PairLogLoss(eps=eps, label_smoothing=label_smoothing, distill=distill)
 
 
 @registry.losses("spacy-siamese.SquaredError.v1")
@@ -50,6 +63,11 @@ class PairwiseLogisticLoss:
         self.gamma = gamma
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        if scores.shape[1] != 1:
+            raise ValueError(
+                f"PairwiseLogisticLoss takes one score column, got {scores.shape[1]} "
+                "(an auxiliary head needs LogLoss.v1 or SquaredError.v1)"
+            )
         xp = get_array_module(scores)
         s = scores[:, 0].astype("f8")
         y = xp.asarray(truths, dtype="f8")

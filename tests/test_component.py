@@ -250,6 +250,35 @@ def test_projection_before_cauchy_widens_the_vector_and_trains():
     assert numpy.array_equal(matrix, matrix.T)
 
 
+AUXILIARY = {
+    "@architectures": "spacy-siamese.WithAuxiliary.v1",
+    "main": {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
+    "auxiliary": {"@architectures": "spacy-siamese.FeatureHead.v1", "hidden_width": 32},
+    "weight": 0.5,
+}
+
+
+def test_auxiliary_head_with_bare_initialize():
+    nlp = make_nlp(comparison=AUXILIARY)
+    nlp.initialize()
+    assert 0 < nlp("a b").similarity(nlp("a c")) <= 1
+
+
+def test_auxiliary_head_trains_the_encoder_and_cauchy_scores_alone(tmp_path):
+    nlp, losses = train(make_nlp(comparison=AUXILIARY), n_iter=100)
+    assert losses["siamese_similarity"] < 0.1  # both heads fit
+    scores = nlp.evaluate(pair_examples(nlp))
+    assert scores["sim_acc"] == 1.0
+    pipe = nlp.get_pipe("siamese_similarity")
+    a, b = nlp(TEXTS[0]), nlp(TEXTS[1])
+    cauchy = pipe.comparison.get_ref("main").predict((a.vector[None, :], b.vector[None, :]))
+    assert a.similarity(b) == pytest.approx(float(cauchy[0, 0]))
+    matrix = sims(nlp)
+    assert numpy.array_equal(matrix, matrix.T)
+    nlp.to_disk(tmp_path / "m")
+    numpy.testing.assert_array_equal(sims(spacy.load(tmp_path / "m")), matrix)
+
+
 def test_graded_labels_with_squared_error():
     pairs = [(a, b, 0.8 if y else 0.1) for a, b, y in PAIRS]
     nlp, losses = train(make_nlp(loss={"@losses": "spacy-siamese.SquaredError.v1"}), n_iter=60, pairs=pairs)

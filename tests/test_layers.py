@@ -107,9 +107,10 @@ def test_mean_max_pool_gradients():
     assert_grad_close(dX, numeric_grad(loss, X, 1e-2), rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("loss_fn", [PairLogLoss(), PairSquaredError()])
-def test_loss_gradients(loss_fn):
-    scores = rng.uniform(0.05, 0.95, size=(6, 1))
+@pytest.mark.parametrize("loss_fn", [PairLogLoss(), PairLogLoss(label_smoothing=0.1), PairSquaredError()])
+@pytest.mark.parametrize("n_heads", [1, 2])
+def test_loss_gradients(loss_fn, n_heads):
+    scores = rng.uniform(0.05, 0.95, size=(6, n_heads))
     truths = numpy.array([0, 1, 1, 0, 1, 0], dtype="f8")
     d, _ = loss_fn(scores, truths)
     numeric = numeric_grad(lambda: loss_fn(scores, truths)[1], scores, 1e-7)
@@ -120,6 +121,64 @@ def test_log_loss_is_finite_at_the_edges():
     scores = numpy.array([[1.0], [0.0]], dtype="f")
     d, loss = PairLogLoss()(scores, numpy.array([0.0, 1.0], dtype="f"))
     assert numpy.isfinite(loss) and numpy.all(numpy.isfinite(d))
+
+
+def test_label_smoothing_moves_the_optimum_off_0_and_1():
+    loss_fn = PairLogLoss(label_smoothing=0.1)
+    d, _ = loss_fn(numpy.array([[0.05], [0.95]]), numpy.array([0.0, 1.0]))
+    numpy.testing.assert_allclose(d, 0.0, atol=1e-12)
+    d, _ = PairLogLoss()(numpy.array([[0.05], [0.95]]), numpy.array([0.0, 1.0]))
+    assert d[0, 0] > 0 and d[1, 0] < 0
+    with pytest.raises(ValueError, match="label_smoothing"):
+        PairLogLoss(label_smoothing=1.0)
+
+
+def test_distill_targets_the_main_head_at_the_auxiliary_score():
+    scores = rng.uniform(0.05, 0.95, size=(6, 2))
+    truths = numpy.array([0, 1, 1, 0, 1, 0], dtype="f8")
+    d, _ = PairLogLoss(distill=0.5)(scores, truths)
+    d_plain, _ = PairLogLoss()(scores, truths)
+    numpy.testing.assert_allclose(d[:, 1], d_plain[:, 1])  # the auxiliary head learns from the labels
+    target = 0.5 * truths + 0.5 * scores[:, 1]  # held constant: no gradient into the auxiliary head
+    main_scores = scores[:, :1].copy()
+    main = lambda: PairLogLoss()(main_scores, target)[1]
+    assert_grad_close(d[:, :1], numeric_grad(main, main_scores, 1e-7), rtol=1e-4)
+    with pytest.raises(ValueError, match="distill"):
+        PairLogLoss(distill=1.5)
+
+
+def test_pairwise_loss_refuses_two_heads():
+    from spacy_siamese.losses import PairwiseLogisticLoss
+
+    with pytest.raises(ValueError, match="one score column, got 2"):
+        PairwiseLogisticLoss()(rng.uniform(size=(4, 2)), numpy.array([0.0, 1.0, 1.0, 0.0]))
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.3])
+def test_with_auxiliary_trains_both_heads_and_predicts_with_main(weight):
+    from spacy_siamese.layers import with_auxiliary
+
+    # a second Cauchy head as the auxiliary: float64 throughout, for a precise check
+    main, aux = cauchy_similarity(), cauchy_similarity()
+    model = with_auxiliary(main, aux, weight=weight)
+    A, B = _pair()
+    model.initialize(X=(A, B))
+    assert model.get_dim("nI") == 5
+    main.set_param("v", rng.normal(size=(5,)))
+    aux.set_param("v", rng.normal(size=(5,)))
+    # prediction: the main head alone; training: both heads, side by side
+    numpy.testing.assert_array_equal(model.predict((A, B)), main.predict((A, B)))
+    Y, backprop = model((A, B), is_train=True)
+    assert Y.shape == (4, 2)
+    numpy.testing.assert_allclose(Y[:, 1:], aux.predict((A, B)))
+    R = rng.normal(size=(4, 2))
+    dA, dB = backprop(R)
+    # the gradient is main's plus `weight` times the auxiliary head's
+    weights = numpy.array([1.0, weight])
+    loss = lambda: float((model((A, B), is_train=True)[0] * R * weights).sum())
+    assert_grad_close(dA, numeric_grad(loss, A, 1e-6))
+    assert_grad_close(dB, numeric_grad(loss, B, 1e-6))
+    assert numpy.array_equal(model.predict((A, B)), model.predict((B, A)))
 
 
 def _toy_encoder(width_in=3, width_out=4):
