@@ -23,7 +23,6 @@ the file and the record, or with `lenient=True` is skipped and reported in one w
 """
 import csv
 import html
-import json
 import re
 import tarfile
 import warnings
@@ -44,7 +43,7 @@ from spacy.training import Example
 from spacy.util import ensure_path, registry
 
 from .pairs import pair_example
-from .readers import MAX_REPORTED, PairFormatError
+from .readers import MAX_REPORTED, PairFormatError, json_object
 
 COLLECTIONS = ("20news", "reuters", "news", "jsonl")
 SPLITS = ("train", "dev", "all", "test")
@@ -259,12 +258,9 @@ def _iter_jsonl(path: Path) -> Iterator[Item]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                yield DocumentFormatError(path, line_no, f"invalid JSON ({err.msg} at column {err.colno})")
-                continue
-            if not isinstance(obj, dict):
-                yield DocumentFormatError(path, line_no, f"expected a JSON object, found {type(obj).__name__}")
+                obj = json_object(line)
+            except ValueError as err:
+                yield DocumentFormatError(path, line_no, str(err))
                 continue
             labels = obj.get("labels", [obj["label"]] if "label" in obj else None)
             if isinstance(labels, str):

@@ -461,13 +461,19 @@ def _stackexchange_line(line: str) -> Tuple[str, str, float]:
     return stackexchange_text(text1), stackexchange_text(text2), value
 
 
-def _jsonl_line(line: str) -> Tuple[str, str, float]:
+def json_object(line: str) -> Dict[str, Any]:
+    """One JSONL line as a dict; a ValueError says what is wrong with it."""
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as err:
         raise _Malformed(f"invalid JSON: {err.msg} (column {err.colno})") from None
     if not isinstance(obj, dict):
         raise _Malformed(f"expected a JSON object, found {_json_type(obj)}")
+    return obj
+
+
+def _jsonl_line(line: str) -> Tuple[str, str, float]:
+    obj = json_object(line)
     missing = [key for key in ("text1", "text2", "label") if key not in obj]
     if missing:
         raise _Malformed(f"missing key(s) {', '.join(map(repr, missing))}; keys found: {list(obj)}")
