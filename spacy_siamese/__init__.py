@@ -1,5 +1,5 @@
 """spacy-siamese: supervised, learned similarity for spaCy pipelines."""
-from . import architectures, layers, losses, readers, scoring  # noqa: F401  (registrations)
+from . import architectures, callbacks, layers, losses, readers, scoring  # noqa: F401  (registrations)
 from .component import SiameseSimilarity, make_siamese_similarity
 from .hooks import restore_hooks
 from .pairs import make_pair_example

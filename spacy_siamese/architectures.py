@@ -7,7 +7,17 @@ from spacy.util import registry
 from thinc.api import Logistic, Maxout, Model, Sigmoid, chain, list2ragged, residual
 from thinc.types import Floats2d
 
-from .layers import cauchy_similarity, cosine_similarity, mean_max_pool, pair_features, projection, siamese, tfidf, with_auxiliary
+from .layers import (
+    cauchy_similarity,
+    cosine_similarity,
+    mean_max_pool,
+    pair_features,
+    projection,
+    siamese,
+    tfidf,
+    train_calibrated,
+    with_auxiliary,
+)
 
 Comparison = Model[Tuple[Floats2d, Floats2d], Floats2d]
 
@@ -76,6 +86,13 @@ def build_with_auxiliary(*, main: Comparison, auxiliary: Comparison, weight: flo
     """Multi-task training: `auxiliary` (e.g. a FeatureHead) is trained beside `main` on the
     shared encoder, with its loss scaled by `weight`; only `main` scores at prediction."""
     return with_auxiliary(main, auxiliary, weight=weight)
+
+
+@registry.architectures("spacy-siamese.TrainCalibrated.v1")
+def build_train_calibrated(*, comparison: Comparison, eps: float = 1e-6) -> Comparison:
+    """Train `comparison` through a learned, increasing Platt scaling of its score; predict
+    with its raw score (same ranking). For Cauchy this frees the slope of the log distance."""
+    return train_calibrated(comparison, eps=eps)
 
 
 @registry.architectures("spacy-siamese.Siamese.v1")

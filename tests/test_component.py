@@ -304,3 +304,47 @@ def test_fine_tuning_a_loaded_pipe_gives_it_a_new_identity(nlp, tmp_path):
     assert pipe.model_id != nlp.get_pipe("siamese_similarity").model_id
     with pytest.raises(ValueError, match="two different siamese_similarity models"):
         before.similarity(tuned(TEXTS[1]))
+
+
+TRAIN_CALIBRATED = {
+    "@architectures": "spacy-siamese.TrainCalibrated.v1",
+    "comparison": {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
+}
+
+
+def test_train_calibrated_with_bare_initialize():
+    comparison = dict(AUXILIARY, main=TRAIN_CALIBRATED)
+    nlp = make_nlp(comparison=comparison)
+    nlp.initialize()
+    assert 0 < nlp("a b").similarity(nlp("a c")) <= 1
+
+
+def test_train_calibrated_cauchy_trains_and_predicts_the_raw_cauchy_score(tmp_path):
+    nlp, losses = train(make_nlp(comparison=TRAIN_CALIBRATED), n_iter=100)
+    assert nlp.evaluate(pair_examples(nlp))["sim_acc"] == 1.0
+    pipe = nlp.get_pipe("siamese_similarity")
+    a, b = nlp(TEXTS[0]), nlp(TEXTS[1])
+    cauchy = pipe.comparison.layers[0].predict((a.vector[None, :], b.vector[None, :]))
+    assert a.similarity(b) == pytest.approx(float(cauchy[0, 0]))
+    matrix = sims(nlp)
+    assert numpy.array_equal(matrix, matrix.T)
+    nlp.to_disk(tmp_path / "m")
+    numpy.testing.assert_array_equal(sims(spacy.load(tmp_path / "m")), matrix)
+
+
+def test_numpy_blas_callback(tmp_path):
+    config = make_nlp().config.copy()
+    config["nlp"]["after_pipeline_creation"] = {"@callbacks": "spacy-siamese.numpy_blas.v1"}
+    nlp, _ = train(spacy.util.load_model_from_config(config), n_iter=20)
+    nodes = list(nlp.get_pipe("siamese_similarity").model.walk())
+    assert all(node.ops.use_blis is False for node in nodes)
+    # the same weights under Thinc's default ops give the same similarities, up to rounding
+    blis = make_nlp()
+    blis.initialize(lambda: pair_examples(blis))
+    blis.get_pipe("siamese_similarity").from_bytes(nlp.get_pipe("siamese_similarity").to_bytes())
+    assert all(node.ops.use_blis for node in blis.get_pipe("siamese_similarity").model.walk())
+    numpy.testing.assert_allclose(sims(nlp), sims(blis), rtol=1e-4, atol=1e-6)
+    nlp.to_disk(tmp_path / "m")
+    loaded = spacy.load(tmp_path / "m")
+    assert all(node.ops.use_blis is False for node in loaded.get_pipe("siamese_similarity").model.walk())
+    numpy.testing.assert_array_equal(sims(loaded), sims(nlp))

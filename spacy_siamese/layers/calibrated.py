@@ -1,0 +1,66 @@
+from typing import Callable, Optional, Tuple
+
+from thinc.api import Model, registry
+from thinc.types import Floats2d
+
+InT = Tuple[Floats2d, Floats2d]
+
+
+@registry.layers("spacy-siamese.train_calibrated.v1")
+def train_calibrated(inner: Model[InT, Floats2d], *, eps: float = 1e-6) -> Model[InT, Floats2d]:
+    """Train a (0, 1) score through a learned Platt scaling; predict with the raw score.
+
+    In training the output is sigmoid(a + c * logit(s)) of the inner score s, with a and
+    c = softplus(b) > 0 learned; the loss sees this calibrated score. At prediction the output
+    is s itself. The map is strictly increasing, so the ranking of pairs (and the accuracy at a
+    tuned threshold) is the same either way. For Cauchy, logit(s) = -log d, so training fits
+    a logistic model on the log distance with a free slope instead of the fixed slope 1.
+    Scores are clipped to [eps, 1 - eps] before the logit.
+    """
+    return Model(
+        "train_calibrated",
+        forward,
+        init=init,
+        layers=[inner],
+        dims={"nI": None, "nO": 1},
+        params={"a": None, "b": None},
+        attrs={"eps": float(eps)},
+    )
+
+
+def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
+    inner = model.layers[0]
+    if X is not None and not model.has_dim("nI"):
+        model.set_dim("nI", X[0].shape[1])
+    if X is None and inner.has_dim("nI") is None and model.has_dim("nI"):
+        inner.set_dim("nI", model.get_dim("nI"))
+    inner.initialize(X=X, Y=Y)
+    model.set_param("a", model.ops.alloc1f(1))
+    b = model.ops.alloc1f(1)
+    b += 0.5413248546129181  # softplus^-1(1): start as the identity map
+    model.set_param("b", b)
+
+
+def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
+    inner = model.layers[0]
+    if not is_train:
+        return inner(X, is_train)
+    xp = model.ops.xp
+    S, backprop_inner = inner(X, is_train)
+    eps = model.attrs["eps"]
+    s = xp.clip(S, eps, 1.0 - eps)
+    z = xp.log(s) - xp.log1p(-s)
+    a, b = model.get_param("a"), model.get_param("b")
+    c = xp.logaddexp(0, b)  # softplus
+    P = 1.0 / (1.0 + xp.exp(-(a + c * z)))
+
+    def backprop(dP: Floats2d) -> InT:
+        dlogit = dP * P * (1.0 - P)
+        model.inc_grad("a", dlogit.sum(keepdims=True).reshape((1,)).astype(a.dtype))
+        dc = (dlogit * z).sum() / (1.0 + xp.exp(-b))  # d softplus = sigmoid
+        model.inc_grad("b", dc.reshape((1,)).astype(b.dtype))
+        inside = (S > eps) & (S < 1.0 - eps)
+        dS = dlogit * c * inside / (s * (1.0 - s))
+        return backprop_inner(dS.astype(S.dtype))
+
+    return P.astype(S.dtype), backprop
