@@ -8,10 +8,8 @@ import sys
 
 import numpy
 import spacy
-from sklearn.metrics import roc_auc_score
-
 from spacy_siamese.readers import read_pairs
-from spacy_siamese.scoring import best_threshold
+from spacy_siamese.scoring import best_threshold, pair_metrics
 
 
 def main(model: str, pairs: str) -> None:
@@ -23,8 +21,8 @@ def main(model: str, pairs: str) -> None:
     B = pipe.predict(list(nlp.tokenizer.pipe(r.text2 for r in records)))
     for head in ("main", "auxiliary"):
         scores = pipe.model.ops.to_numpy(pipe.comparison.get_ref(head).predict((A, B)))[:, 0]
-        acc = float(((scores >= best_threshold(scores, labels)) == labels).mean())
-        print(f"{head}: accuracy {acc:.4f} (best threshold), ROC AUC {roc_auc_score(labels, scores):.4f}")
+        metrics = pair_metrics(scores, labels, threshold=best_threshold(scores, labels))
+        print(f"{head}: accuracy {metrics['acc']:.4f} (best threshold), ROC AUC {metrics['auc']:.4f}")
 
 
 if __name__ == "__main__":

@@ -264,19 +264,24 @@ def test_auxiliary_head_with_bare_initialize():
     assert 0 < nlp("a b").similarity(nlp("a c")) <= 1
 
 
-def test_auxiliary_head_trains_the_encoder_and_cauchy_scores_alone(tmp_path):
-    nlp, losses = train(make_nlp(comparison=AUXILIARY), n_iter=100)
-    assert losses["siamese_similarity"] < 0.1  # both heads fit
-    scores = nlp.evaluate(pair_examples(nlp))
-    assert scores["sim_acc"] == 1.0
+def _assert_fits_and_scores_with_cauchy_alone(nlp, get_cauchy, tmp_path):
+    """The trained pipe fits PAIRS, doc.similarity is the Cauchy layer's score alone, the
+    similarity matrix is symmetric, and it survives to_disk -> spacy.load."""
+    assert nlp.evaluate(pair_examples(nlp))["sim_acc"] == 1.0
     pipe = nlp.get_pipe("siamese_similarity")
     a, b = nlp(TEXTS[0]), nlp(TEXTS[1])
-    cauchy = pipe.comparison.get_ref("main").predict((a.vector[None, :], b.vector[None, :]))
+    cauchy = get_cauchy(pipe.comparison).predict((a.vector[None, :], b.vector[None, :]))
     assert a.similarity(b) == pytest.approx(float(cauchy[0, 0]))
     matrix = sims(nlp)
     assert numpy.array_equal(matrix, matrix.T)
     nlp.to_disk(tmp_path / "m")
     numpy.testing.assert_array_equal(sims(spacy.load(tmp_path / "m")), matrix)
+
+
+def test_auxiliary_head_trains_the_encoder_and_cauchy_scores_alone(tmp_path):
+    nlp, losses = train(make_nlp(comparison=AUXILIARY), n_iter=100)
+    assert losses["siamese_similarity"] < 0.1  # both heads fit
+    _assert_fits_and_scores_with_cauchy_alone(nlp, lambda comparison: comparison.get_ref("main"), tmp_path)
 
 
 def test_graded_labels_with_squared_error():
@@ -321,15 +326,7 @@ def test_train_calibrated_with_bare_initialize():
 
 def test_train_calibrated_cauchy_trains_and_predicts_the_raw_cauchy_score(tmp_path):
     nlp, losses = train(make_nlp(comparison=TRAIN_CALIBRATED), n_iter=100)
-    assert nlp.evaluate(pair_examples(nlp))["sim_acc"] == 1.0
-    pipe = nlp.get_pipe("siamese_similarity")
-    a, b = nlp(TEXTS[0]), nlp(TEXTS[1])
-    cauchy = pipe.comparison.layers[0].predict((a.vector[None, :], b.vector[None, :]))
-    assert a.similarity(b) == pytest.approx(float(cauchy[0, 0]))
-    matrix = sims(nlp)
-    assert numpy.array_equal(matrix, matrix.T)
-    nlp.to_disk(tmp_path / "m")
-    numpy.testing.assert_array_equal(sims(spacy.load(tmp_path / "m")), matrix)
+    _assert_fits_and_scores_with_cauchy_alone(nlp, lambda comparison: comparison.layers[0], tmp_path)
 
 
 def test_numpy_blas_callback(tmp_path):

@@ -19,7 +19,7 @@ def with_auxiliary(
     return Model(
         "with_auxiliary",
         forward,
-        init=init,
+        init=init_heads,
         layers=[main, auxiliary],
         refs={"main": main, "auxiliary": auxiliary},
         dims={"nI": None, "nO": 1},
@@ -27,7 +27,9 @@ def with_auxiliary(
     )
 
 
-def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
+def init_heads(model: Model, X: Optional[InT] = None, Y=None) -> None:
+    """Initialize a combinator of comparison heads: its nI from the sample pair vectors, or
+    passed down to heads that lack it when there is no sample (a bare `nlp.initialize()`)."""
     if X is not None and not model.has_dim("nI"):
         model.set_dim("nI", X[0].shape[1])
     for layer in model.layers:

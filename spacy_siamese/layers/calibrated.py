@@ -1,7 +1,10 @@
 from typing import Callable, Optional, Tuple
 
+import numpy
 from thinc.api import Model, registry
 from thinc.types import Floats2d
+
+from .auxiliary import init_heads
 
 InT = Tuple[Floats2d, Floats2d]
 
@@ -29,15 +32,10 @@ def train_calibrated(inner: Model[InT, Floats2d], *, eps: float = 1e-6) -> Model
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
-    inner = model.layers[0]
-    if X is not None and not model.has_dim("nI"):
-        model.set_dim("nI", X[0].shape[1])
-    if X is None and inner.has_dim("nI") is None and model.has_dim("nI"):
-        inner.set_dim("nI", model.get_dim("nI"))
-    inner.initialize(X=X, Y=Y)
+    init_heads(model, X, Y)
     model.set_param("a", model.ops.alloc1f(1))
     b = model.ops.alloc1f(1)
-    b += 0.5413248546129181  # softplus^-1(1): start as the identity map
+    b += float(numpy.log(numpy.expm1(1.0)))  # softplus^-1(1): start as the identity map
     model.set_param("b", b)
 
 
