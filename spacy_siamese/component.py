@@ -1,8 +1,9 @@
 """The `siamese_similarity` pipe: learns a doc vector and a comparison from labelled pairs."""
+
+import math
 import uuid
 from itertools import islice
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 from spacy.language import Language
@@ -15,15 +16,17 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
 from . import hooks
+from .identity import ModelIdentity, in_training_evaluation
 from .pairs import get_label, get_partner, is_pair_example, split_pairs
 from .scoring import best_threshold, is_binary, score_pairs
+from .validation import check_scores, check_settings, check_sizes, score_range
 
 DEFAULT_MODEL_CONFIG = """
 [model]
 @architectures = "spacy-siamese.Siamese.v1"
 
 [model.encoder]
-@architectures = "spacy-siamese.MWEEncoder.v1"
+@architectures = "spacy-siamese.MWEEncoder.v2"
 width = 128
 depth = 2
 window_size = 1
@@ -32,13 +35,13 @@ attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
 rows = [10000,2500,2500,2500]
 include_static_vectors = false
 post_depth = 2
+proj_width = 0
 squash = false
 
 [model.comparison]
 @architectures = "spacy-siamese.CauchySimilarity.v1"
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
-ON_UNKNOWN = ("encode", "error")
 BATCH_SIZE = 256
 
 
@@ -47,7 +50,7 @@ BATCH_SIZE = 256
     assigns=["doc.user_data", "doc.vector"],
     default_config={
         "model": DEFAULT_MODEL,
-        "loss": {"@losses": "spacy-siamese.LogLoss.v1"},
+        "loss": {"@losses": "spacy-siamese.LogLoss.v2"},
         "threshold": 0.5,
         "tune_threshold": True,
         "on_unknown": "encode",
@@ -77,15 +80,20 @@ def make_siamese_similarity(
     )
 
 
-class SiameseSimilarity(TrainablePipe):
+class SiameseSimilarity(ModelIdentity, TrainablePipe):
     """Store a learned vector on each doc and hook `doc.similarity`, `span.similarity`,
-    `doc.vector` and `doc.has_vector` so they answer with the trained model.
+    `token.similarity`, `doc.vector` and `span.vector` so they answer with the trained model.
 
-    Training examples are labelled pairs (see `spacy_siamese.pairs`). When
-    `tune_threshold` is on, scoring after an update (the evaluation step of
-    `spacy train`) picks the accuracy-maximising decision threshold on the
-    evaluation pairs and stores it in `cfg`, so it is saved with `model-best`.
-    A loaded pipeline never retunes: `spacy evaluate` uses the stored threshold.
+    Scores lie in `score_range`: [0, 1] for Cauchy, FeatureHead and rescaled cosine, [-1, 1]
+    for cosine with `rescale = false`; combinators (WithAuxiliary, TrainCalibrated) have the
+    range of the head that predicts. Rounding never leaves the range (scores are clipped), and a
+    score that is not finite raises. Each set of weights has its own `model_id`, renewed at the
+    first use after an update, and vectors of one model are never read through another.
+
+    Training examples are labelled pairs (see `spacy_siamese.pairs`). With `tune_threshold`,
+    the evaluation step of `spacy train` picks the accuracy-maximising decision threshold on the
+    dev pairs and stores it in `cfg` (saved with `model-best`). Other evaluations keep the
+    threshold unless asked: `nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})`.
     """
 
     def __init__(
@@ -100,30 +108,25 @@ class SiameseSimilarity(TrainablePipe):
         on_unknown: str = "encode",
         scorer: Callable = score_pairs,
     ) -> None:
-        if on_unknown not in ON_UNKNOWN:
-            raise ValueError(f"siamese_similarity: on_unknown must be one of {ON_UNKNOWN}, got {on_unknown!r}")
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"siamese_similarity: threshold must be in [0, 1], got {threshold}")
         self.vocab = vocab
         self.model = model
         self.name = name
         self.loss = loss
         self.scorer = scorer
+        self.score_range = score_range(model.get_ref("comparison"))
         self.cfg: Dict[str, Any] = {
-            "threshold": float(threshold),
+            "threshold": threshold,
             "tune_threshold": tune_threshold,
             "on_unknown": on_unknown,
             "model_id": None,
         }
-        self._updated = False
+        check_settings(self.cfg, where=f"The '{name}' pipe's settings", scores=self.score_range, saved=False)
+        self.cfg["threshold"] = float(threshold)
+        check_sizes(model, name)
 
     @property
     def threshold(self) -> float:
         return float(self.cfg["threshold"])
-
-    @property
-    def model_id(self) -> Optional[str]:
-        return self.cfg.get("model_id")
 
     @property
     def encoder(self) -> Model:
@@ -137,45 +140,49 @@ class SiameseSimilarity(TrainablePipe):
 
     def predict(self, docs: Iterable[Doc]) -> Floats2d:
         """Encode docs into one learned vector each: (n_docs, width)."""
-        self._require_initialized()
+        self._check_initialized()
         docs = list(docs)
         if not docs:
             return self.model.ops.alloc2f(0, self.encoder.get_dim("nO"))
-        return self.encoder.predict(docs)
+        if all(len(doc) == 0 for doc in docs):
+            # Some encoders (static vectors) cannot run a batch without a single token; an empty
+            # doc pools to zeros, whatever else is in its batch.
+            vectors = self.encoder.predict([*docs, Doc(self.vocab, words=["-"])])[:-1]
+        else:
+            vectors = self.encoder.predict(docs)
+        if not self.model.ops.xp.isfinite(vectors).all():
+            raise ValueError(
+                f"The '{self.name}' model produced vectors that are not finite: its weights are not "
+                "finite (a diverged training run or a damaged model file)."
+            )
+        return vectors
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Floats2d) -> None:
         model_id = self._require_initialized()
-        vectors = self.model.ops.to_numpy(vectors).astype("float32")
-        for doc, vector in zip(docs, vectors):
-            hooks.set_vector(doc, model_id, vector)
+        array = numpy.asarray(self.model.ops.to_numpy(vectors), dtype="float32")
+        for doc, vector in zip(docs, array):
+            hooks.store(doc, model_id, vector)
 
-    def compare(self, vectors_a: Floats2d, vectors_b: Floats2d) -> numpy.ndarray:
-        """Similarity of paired rows of two vector arrays, as a 1d numpy array."""
+    def compare(self, vectors_a: numpy.ndarray, vectors_b: numpy.ndarray) -> numpy.ndarray:
+        """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`."""
         if len(vectors_a) == 0:
             return numpy.zeros((0,), dtype="float32")
-        xp = self.model.ops
-        scores = self.comparison.predict((xp.asarray2f(vectors_a), xp.asarray2f(vectors_b)))
-        return self.model.ops.to_numpy(scores)[:, 0]
+        a, b = _canonical_order(numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f"))
+        ops = self.model.ops
+        pair = (ops.asarray2f(cast(Floats2d, a)), ops.asarray2f(cast(Floats2d, b)))
+        scores = ops.to_numpy(self.comparison.predict(pair))[:, 0]
+        return check_scores(scores, self.score_range, self.name)
 
     def vectors(self, docs: Sequence[Doc]) -> numpy.ndarray:
-        """Learned vectors for docs: the stored one where this model made it, else encoded now
-        (subject to `on_unknown`). Raises if a doc was annotated by another model."""
+        """Learned vectors for docs: the one this model stored, else encoded now (subject to
+        `on_unknown`). Vectors stored by other models are never used."""
         model_id = self._require_initialized()
         out: List[Optional[numpy.ndarray]] = []
         todo: List[Tuple[int, Doc]] = []
         for i, doc in enumerate(docs):
-            data = hooks.stored(doc)
-            if data is not None and data["model"] == model_id:
-                out.append(data["vector"])
-            elif data is not None:
-                raise ValueError(self._mixing_error(data["model"]))
-            else:
-                if self.cfg["on_unknown"] == "error":
-                    raise ValueError(
-                        f"This doc was not processed by the '{self.name}' pipe (model {model_id}), "
-                        f"and on_unknown='error'. Make it with the same nlp object. Text: {doc.text[:60]!r}"
-                    )
-                out.append(None)
+            out.append(hooks.stored_vector(doc, model_id))
+            if out[-1] is None:
+                self._check_known(doc, model_id)
                 todo.append((i, self._own_doc(doc)))
         for batch in minibatch(todo, BATCH_SIZE):
             encoded = self.model.ops.to_numpy(self.predict([d for _, d in batch]))
@@ -185,22 +192,20 @@ class SiameseSimilarity(TrainablePipe):
         return numpy.vstack(out) if out else numpy.zeros((0, width), dtype="float32")  # type: ignore[arg-type]
 
     def vector_of(self, obj: Union[Doc, Span, Token]) -> numpy.ndarray:
-        """The learned vector of a doc, span or token (spans are encoded as their own doc)."""
+        """The learned vector of a doc, span or token (spans and tokens are encoded as their own doc)."""
         if isinstance(obj, Token):
             obj = obj.doc[obj.i : obj.i + 1]
+        if isinstance(obj, Span) and obj.start == 0 and obj.end == len(obj.doc):
+            obj = obj.doc
         if isinstance(obj, Span):
-            data = hooks.stored(obj.doc)
-            if data is not None and data["model"] != self.model_id:
-                raise ValueError(self._mixing_error(data["model"]))
-            if data is not None and obj.start == 0 and obj.end == len(obj.doc):
-                return data["vector"]
-            obj = self._words_doc(obj)
+            self._check_known(obj.doc, self._require_initialized())
+            return self.model.ops.to_numpy(self.predict([self._words_doc(obj)]))[0]
         if not isinstance(obj, Doc):
             raise TypeError(f"siamese_similarity compares Doc, Span and Token objects, not {type(obj).__name__}")
         return self.vectors([obj])[0]
 
     def similarity(self, obj: Union[Doc, Span, Token], other: Union[Doc, Span, Token]) -> float:
-        """Learned similarity of two docs, spans or tokens; symmetric, in [0, 1]."""
+        """This model's similarity of two docs, spans or tokens: symmetric, in `score_range`."""
         a = self.vector_of(obj)
         b = self.vector_of(other)
         return float(self.compare(a[None, :], b[None, :])[0])
@@ -231,20 +236,23 @@ class SiameseSimilarity(TrainablePipe):
         validate_examples(examples, "SiameseSimilarity.update")
         if not examples:
             return losses
-        self._require_initialized()
-        if not self._updated:
-            # New weights from here on (e.g. fine-tuning a sourced pipe): a new identity,
-            # so vectors made before this update cannot be mixed with later ones.
-            self._new_model_id()
+        self._check_initialized()
         docs_a, docs_b, labels = split_pairs(examples, self.vocab)
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update((docs_a, docs_b))
         d_scores, loss = self.loss(scores, self.model.ops.asarray1f(labels))
+        loss = float(loss)
+        if not math.isfinite(loss) or not self.model.ops.xp.isfinite(d_scores).all():
+            raise ValueError(
+                f"The '{self.name}' pipe's loss is {loss} on a batch of {len(examples)} pairs (first: "
+                f"{examples[0].predicted.text[:60]!r}): stopped before the weights become nan. Check the "
+                "labels and the loss settings, or lower the learning rate."
+            )
         backprop(d_scores)
+        self._trained = True
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss
-        self._updated = True
         return losses
 
     def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
@@ -252,15 +260,13 @@ class SiameseSimilarity(TrainablePipe):
         d_scores, loss = self.loss(scores, labels)
         return loss, d_scores
 
-    def initialize(
-        self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None
-    ) -> None:
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None) -> None:
         """Initialize the weights from a sample of pairs. Without pairs (a bare
         `nlp.initialize()`), the model is initialized from the sample docs alone.
         An encoder with `attrs["fit_on_corpus"] = True` (e.g. a TF-IDF featuriser that
         fits document frequencies) is initialized on every training pair instead."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
-        if _uses_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
+        if any(node.name == "static_vectors" for node in self.model.walk()) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
                 f"The '{self.name}' encoder uses static vectors (include_static_vectors = true), "
                 "but the pipeline has no word vectors. Set [initialize] vectors in the config "
@@ -274,54 +280,44 @@ class SiameseSimilarity(TrainablePipe):
         else:
             docs = [eg.predicted for eg in sample] or [Doc(self.vocab, words=["x", "y"])]
             self.model.initialize(X=(docs, docs))
-        self._new_model_id()
-        self._updated = False
+        self._set_model_id(uuid.uuid4().hex)
+        self._trained = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """Pair metrics at the stored threshold. The threshold is retuned on these examples first
+        when `tune_threshold=True` is passed (`scorer_cfg`), or inside `spacy train`'s evaluation
+        of a pipe it updated when the `tune_threshold` setting is on; binary labels only."""
+        tune = kwargs.pop("tune_threshold", None)
         examples = list(examples)
         validate_examples(examples, "SiameseSimilarity.score")
         scores, labels = self.pair_scores(examples)
-        if self._updated and self.cfg["tune_threshold"] and is_binary(labels):
-            self.cfg["threshold"] = round(best_threshold(scores, labels), 6)  # exact through cfg.json
+        if tune is None:
+            tune = self.cfg["tune_threshold"] and self._trained and in_training_evaluation()
+        if tune and is_binary(labels):
+            low, high = self.score_range
+            self.cfg["threshold"] = min(max(round(best_threshold(scores, labels), 6), low), high)
         return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=self.threshold, **kwargs)
-
-    # -- serialization --------------------------------------------------------
-
-    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "SiameseSimilarity":
-        try:
-            super().from_disk(path, exclude=exclude)
-        except (ValueError, KeyError, OSError) as e:
-            raise ValueError(f"Could not load the '{self.name}' pipe from {path}: {e}") from e
-        self._loaded()
-        return self
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "SiameseSimilarity":
-        try:
-            super().from_bytes(bytes_data, exclude=exclude)
-        except (ValueError, KeyError) as e:
-            raise ValueError(f"Could not load the '{self.name}' pipe from bytes: {e}") from e
-        self._loaded()
-        return self
-
-    def _loaded(self) -> None:
-        if self.model_id is None:
-            raise ValueError(f"The saved '{self.name}' pipe has no model id in its cfg: it was never initialized.")
-        self._updated = False
-        hooks.register_pipe(self.model_id, self)
 
     # -- helpers --------------------------------------------------------------
 
-    def _new_model_id(self) -> None:
-        self.cfg["model_id"] = uuid.uuid4().hex
-        hooks.register_pipe(self.cfg["model_id"], self)
-
-    def _require_initialized(self) -> str:
-        if self.model_id is None:
+    def _check_initialized(self) -> None:
+        if self.cfg["model_id"] is None:
             raise ValueError(
                 f"The '{self.name}' pipe is not initialized: train it (spacy train) or call "
                 "nlp.initialize(get_examples) with labelled pairs before using it."
             )
-        return self.model_id
+
+    def _require_initialized(self) -> str:
+        self._check_initialized()
+        return self.model_id  # type: ignore[return-value]
+
+    def _check_known(self, doc: Doc, model_id: str) -> None:
+        """With on_unknown='error', refuse a doc this model did not process."""
+        if self.cfg["on_unknown"] == "error" and hooks.owner(doc) != model_id:
+            raise ValueError(
+                f"This doc was not processed by the '{self.name}' pipe (model {model_id}), "
+                f"and on_unknown='error'. Make it with the same nlp object. Text: {doc.text[:60]!r}"
+            )
 
     def _own_doc(self, doc: Doc) -> Doc:
         """A doc from another pipeline, rebuilt in this pipe's vocab (strings, static vectors)."""
@@ -335,13 +331,11 @@ class SiameseSimilarity(TrainablePipe):
             spaces[-1] = False
         return Doc(self.vocab, words=words, spaces=spaces)
 
-    def _mixing_error(self, other_id: str) -> str:
-        return (
-            f"Cannot compare docs made by two different siamese_similarity models "
-            f"('{self.model_id}' in pipe '{self.name}' and '{other_id}'): their vectors live in "
-            "different spaces. Process both docs with the same pipeline."
-        )
 
-
-def _uses_static_vectors(model: Model) -> bool:
-    return any(node.name == "static_vectors" for node in model.walk())
+def _canonical_order(a: numpy.ndarray, b: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Swap the rows of each pair into one order, so that sim(a, b) == sim(b, a) exactly even
+    when a comparison rounds differently with its inputs swapped."""
+    first = (a != b).argmax(axis=1)
+    rows = numpy.arange(len(a))
+    swap = (a[rows, first] > b[rows, first])[:, None]
+    return numpy.where(swap, b, a), numpy.where(swap, a, b)

@@ -1,45 +1,140 @@
-"""Light Doc/Span hooks that answer `similarity` and `vector` from stored learned vectors.
+"""Doc, Span and Token hooks that answer `similarity` (and doc/span `vector`) from learned vectors.
 
-Each processed doc carries `user_data[VECTOR_KEY] = {"model": <model id>, "vector": array}`,
-which survives `DocBin`, `Doc.to_bytes` and `nlp.pipe(n_process=...)`. The hooks are
-module-level functions (they pickle by name, not with the model) that find the pipe
-which made a vector through a process-wide table keyed by model id.
+Each processed doc carries, in `user_data[VECTOR_KEY]`, the vector of every siamese_similarity
+model that processed it, keyed by model id, and which of them answers `doc.similarity` (the
+last one that ran). `user_data` survives `DocBin`, `Doc.to_bytes`, pickle and
+`nlp.pipe(n_process=...)`; the hooks survive only pickle and `Doc.copy`. Docs deserialized
+without their hooks are re-hooked by `restore_hooks`, `hooked_docs` and `docs_from_docbin`;
+deserializing them any other way warns (`LostHooksWarning`), since spaCy's own similarity of
+such a doc is the word-vector average, not the learned score.
+
+The hooks are module-level functions bound to a model id (they pickle by name, not with the
+model) that find the pipe through a process-wide table keyed by model id.
 """
+
+import threading
+import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Union
+import zlib
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Union
 
 import numpy
+import srsly
 from spacy.tokens import Doc, Span, Token
+from spacy.vocab import Vocab
 
 if TYPE_CHECKING:  # pragma: no cover
+    from spacy.tokens import DocBin
+
     from .component import SiameseSimilarity
 
 VECTOR_KEY = "spacy_siamese.vector"
-# Several copies of one trained model may be loaded (same id, same weights): any live one will do.
+FORMAT = "spacy_siamese.vectors.v1"
+# Several copies of one model may be loaded (same id, same weights): any live one will do.
 _PIPES: Dict[str, "weakref.WeakSet[SiameseSimilarity]"] = {}
+_quiet = threading.local()
+
+
+class LostHooksWarning(UserWarning):
+    """Docs with learned vectors were deserialized without their similarity hooks."""
+
+
+# -- the pipes in this process ----------------------------------------------------
 
 
 def register_pipe(model_id: str, pipe: "SiameseSimilarity") -> None:
+    for key in [key for key, pipes in _PIPES.items() if not pipes]:
+        del _PIPES[key]
     _PIPES.setdefault(model_id, weakref.WeakSet()).add(pipe)
 
 
-def stored(doc: Doc) -> Optional[Dict[str, Any]]:
-    """The {"model", "vector"} entry the pipe stored on `doc`, if any."""
-    return doc.user_data.get(VECTOR_KEY)
+def unregister_pipe(model_id: str, pipe: "SiameseSimilarity") -> None:
+    pipes = _PIPES.get(model_id)
+    if pipes is not None:
+        pipes.discard(pipe)
+        if not pipes:
+            del _PIPES[model_id]
 
 
-def set_vector(doc: Doc, model_id: str, vector: numpy.ndarray) -> None:
-    doc.user_data[VECTOR_KEY] = {"model": model_id, "vector": vector}
-    install_hooks(doc)
+def pipe_for(model_id: str) -> "SiameseSimilarity":
+    pipe = next(iter(_PIPES.get(model_id, ())), None)
+    if pipe is None:
+        raise RuntimeError(
+            f"This doc's learned vector was made by siamese_similarity model '{model_id}', "
+            "which is not loaded in this process (or whose weights changed since). Load the "
+            "pipeline that made it (spacy.load) before comparing; doc.vector works without it."
+        )
+    return pipe
 
 
-def install_hooks(doc: Doc) -> None:
-    doc.user_hooks["similarity"] = _similarity
-    doc.user_hooks["vector"] = _doc_vector
-    doc.user_hooks["has_vector"] = _has_vector
-    doc.user_span_hooks["similarity"] = _similarity
-    doc.user_span_hooks["vector"] = _span_vector
-    doc.user_span_hooks["has_vector"] = _has_vector
+def mixing_error(model_a: str, model_b: str) -> str:
+    return (
+        f"Cannot compare docs made by two different siamese_similarity models ('{model_a}' and "
+        f"'{model_b}'): their vectors live in different spaces. Process both docs with the same pipeline."
+    )
+
+
+# -- the stored vectors ------------------------------------------------------------
+
+
+def _data(doc: Doc) -> Optional[Dict[str, Any]]:
+    data = doc.user_data.get(VECTOR_KEY)
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def _fingerprint(doc: Doc) -> int:
+    return zlib.crc32(doc.text.encode("utf8"), len(doc))
+
+
+def store(doc: Doc, model_id: str, vector: numpy.ndarray) -> None:
+    """Store `vector` as model `model_id`'s vector of `doc`, which it answers similarity for."""
+    old = _data(doc)
+    vectors = dict(old["vectors"]) if old else {}  # a new dict: copies of a doc may share the old one
+    vectors[model_id] = {"vector": vector, "fingerprint": _fingerprint(doc)}
+    doc.user_data[VECTOR_KEY] = {"format": FORMAT, "hooked": model_id, "vectors": vectors}
+    install_hooks(doc, model_id)
+
+
+def stored_vector(doc: Doc, model_id: str) -> Optional[numpy.ndarray]:
+    """Model `model_id`'s stored vector of `doc`, or None if it has none or the doc changed since."""
+    data = _data(doc)
+    entry = data["vectors"].get(model_id) if data else None
+    if entry is None or entry["fingerprint"] != _fingerprint(doc):
+        return None
+    return entry["vector"]
+
+
+def owner(doc: Doc) -> Optional[str]:
+    """The model that answers `doc.similarity`: from the stored data, or from the hooks of a
+    doc without data (a span's `as_doc()`); None for a doc no model processed."""
+    data = _data(doc)
+    if data is not None:
+        return data["hooked"]
+    hook = doc.user_hooks.get("similarity")
+    return hook.args[0] if isinstance(hook, partial) and hook.func is _similarity else None
+
+
+# -- the hooks --------------------------------------------------------------------
+
+
+def install_hooks(doc: Doc, model_id: str) -> None:
+    similarity = partial(_similarity, model_id)
+    # new dicts: a span's as_doc() shares its doc's hook dicts
+    doc.user_hooks = {
+        **doc.user_hooks,
+        "similarity": similarity,
+        "vector": partial(_doc_vector, model_id),
+        "has_vector": _has_vector,
+        "vector_norm": _vector_norm,
+    }
+    doc.user_span_hooks = {
+        **doc.user_span_hooks,
+        "similarity": similarity,
+        "vector": partial(_span_vector, model_id),
+        "has_vector": _has_vector,
+    }
+    doc.user_token_hooks = {**doc.user_token_hooks, "similarity": similarity}
 
 
 def restore_hooks(docs: Union[Doc, Iterable[Doc]]) -> int:
@@ -50,42 +145,78 @@ def restore_hooks(docs: Union[Doc, Iterable[Doc]]) -> int:
         docs = [docs]
     count = 0
     for doc in docs:
-        if stored(doc) is not None:
-            install_hooks(doc)
+        model_id = owner(doc)
+        if model_id is not None:
+            install_hooks(doc, model_id)
             count += 1
     return count
 
 
-def pipe_for(model_id: str) -> "SiameseSimilarity":
-    pipe = next(iter(_PIPES.get(model_id, ())), None)
-    if pipe is None:
-        raise RuntimeError(
-            f"This doc's learned vector was made by siamese_similarity model '{model_id}', "
-            "which is not loaded in this process. Load the pipeline that made it "
-            "(spacy.load) before comparing or encoding spans; doc.vector works without it."
-        )
-    return pipe
+def hooked_docs(docs: Iterable[Doc]) -> Iterator[Doc]:
+    """Yield `docs` with their hooks restored, without `LostHooksWarning`: wrap
+    `nlp.pipe(texts, n_process=2)` or `doc_bin.get_docs(vocab)` in it."""
+    docs = iter(docs)
+    while True:
+        _quiet.depth = getattr(_quiet, "depth", 0) + 1
+        try:
+            doc = next(docs, None)
+        finally:
+            _quiet.depth -= 1
+        if doc is None:
+            return
+        restore_hooks(doc)
+        yield doc
 
 
-def _owner(obj: Union[Doc, Span]) -> str:
-    doc = obj if isinstance(obj, Doc) else obj.doc
-    data = stored(doc)
-    if data is None:  # a hook on a doc without data: only if a user copied hooks by hand
-        raise ValueError("This doc has siamese_similarity hooks but no stored vector; run the pipeline on it.")
-    return data["model"]
+def docs_from_docbin(doc_bin: "DocBin", vocab: Vocab) -> Iterator[Doc]:
+    """`doc_bin.get_docs(vocab)` with the similarity hooks restored."""
+    return hooked_docs(doc_bin.get_docs(vocab))
 
 
-def _similarity(obj: Union[Doc, Span], other: Union[Doc, Span, Token]) -> float:
-    return pipe_for(_owner(obj)).similarity(obj, other)
+def _similarity(model_id: str, obj: Union[Doc, Span, Token], other: Any) -> float:
+    other_doc = other if isinstance(other, Doc) else getattr(other, "doc", None)
+    other_owner = owner(other_doc) if isinstance(other_doc, Doc) else None
+    if other_owner is not None and other_owner != model_id:
+        raise ValueError(mixing_error(model_id, other_owner))
+    return pipe_for(model_id).similarity(obj, other)
 
 
-def _doc_vector(doc: Doc) -> numpy.ndarray:
-    return stored(doc)["vector"]  # type: ignore[index]
+def _doc_vector(model_id: str, doc: Doc) -> numpy.ndarray:
+    vector = stored_vector(doc, model_id)
+    return vector if vector is not None else pipe_for(model_id).vector_of(doc)
 
 
-def _span_vector(span: Span) -> numpy.ndarray:
-    return pipe_for(_owner(span)).vector_of(span)
+def _span_vector(model_id: str, span: Span) -> numpy.ndarray:
+    return pipe_for(model_id).vector_of(span)
 
 
 def _has_vector(obj: Union[Doc, Span]) -> bool:
     return True
+
+
+def _vector_norm(doc: Doc) -> float:
+    # spaCy's own similarity of a doc this pipeline never processed reads `other.vector_norm`
+    # and would compare that doc's word-vector average with the learned vector.
+    raise ValueError(
+        "A doc that was not processed by this siamese_similarity pipeline cannot be compared with "
+        "one that was: spaCy's own similarity would mix word vectors with learned vectors. Compare "
+        "from the processed side (processed.similarity(other)) or run both through the pipeline. "
+        "(doc.vector_norm is disabled on processed docs for this reason: use numpy.linalg.norm(doc.vector).)"
+    )
+
+
+# -- warn when docs are deserialized without their hooks ----------------------------
+
+
+@srsly.msgpack_decoders("spacy_siamese.vectors")
+def _decode(obj: Any, chain: Optional[Callable] = None) -> Any:
+    if isinstance(obj, dict) and obj.get("format") == FORMAT and not getattr(_quiet, "depth", 0):
+        warnings.warn(
+            "Docs with learned siamese_similarity vectors were deserialized without their similarity "
+            "hooks (DocBin, Doc.from_bytes or nlp.pipe(n_process>1)): until restored, doc.similarity is "
+            "spaCy's default, not the learned similarity. Call spacy_siamese.restore_hooks(docs), or read "
+            "them with spacy_siamese.docs_from_docbin(doc_bin, vocab) or spacy_siamese.hooked_docs(docs).",
+            LostHooksWarning,
+            stacklevel=2,
+        )
+    return obj if chain is None else chain(obj)

@@ -3,13 +3,18 @@
 One `Example` per pair: its predicted doc is side A; the reference doc is a copy
 of side A whose `user_data[PAIR_KEY]` holds side B's words and spaces and the
 label. `user_data` survives `DocBin`, so converted `.spacy` files work too.
+Labels are finite numbers in [0, 1], checked when an example is made and when it is read.
 """
+
 from typing import Iterable, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
+
+from .hooks import VECTOR_KEY
+from .validation import check_label
 
 PAIR_KEY = "spacy_siamese.pair"
 
@@ -21,13 +26,22 @@ def make_pair_example(nlp: Language, text1: str, text2: str, label: float) -> Ex
 
 def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
     """Pack two tokenized docs into one Example; `doc_a` becomes its predicted doc."""
+    try:
+        label = check_label(label)
+    except ValueError as e:
+        raise ValueError(f"{e} Pair: {doc_a.text[:60]!r} / {doc_b.text[:60]!r}") from None
     reference = doc_a.copy()
+    # a processed doc_a carries a learned vector and hooks: the gold copy needs neither
+    reference.user_data.pop(VECTOR_KEY, None)
+    reference.user_hooks = {}
+    reference.user_span_hooks = {}
+    reference.user_token_hooks = {}
     reference.user_data[PAIR_KEY] = {
         "words": [t.text for t in doc_b],
         "spaces": [bool(t.whitespace_) for t in doc_b],
         # token-level norms set by tokenizer exceptions ("n't" -> "not")
         "norms": [[t.i, t.norm_] for t in doc_b if t.norm != t.lex.norm],
-        "label": float(label),
+        "label": label,
     }
     return Example(doc_a, reference)
 
@@ -46,12 +60,13 @@ def get_partner(eg: Example, vocab: Optional[Vocab] = None) -> Doc:
 
 
 def get_label(eg: Example) -> float:
-    return float(_pair_data(eg)["label"])
+    try:
+        return check_label(_pair_data(eg)["label"])
+    except ValueError as e:
+        raise ValueError(f"{e} Example: {eg.predicted.text[:80]!r}") from None
 
 
-def split_pairs(
-    examples: Iterable[Example], vocab: Optional[Vocab] = None
-) -> Tuple[List[Doc], List[Doc], List[float]]:
+def split_pairs(examples: Iterable[Example], vocab: Optional[Vocab] = None) -> Tuple[List[Doc], List[Doc], List[float]]:
     """Return (side A docs, side B docs, labels) for a batch of pair examples."""
     docs_a: List[Doc] = []
     docs_b: List[Doc] = []

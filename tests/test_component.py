@@ -1,21 +1,49 @@
-import pickle
+import subprocess
+import sys
 
 import numpy
 import pytest
 import spacy
+import srsly
 from spacy.tokens import Doc, DocBin
+from spacy.training.loop import create_evaluation_callback
+from thinc.api import Adam
 
-from spacy_siamese import restore_hooks
-from spacy_siamese.hooks import VECTOR_KEY, pipe_for
+from spacy_siamese import hooks, restore_hooks
+from spacy_siamese.hooks import pipe_for, stored_vector
+from spacy_siamese.layers import cosine_similarity
+from spacy_siamese.scoring import best_threshold
 
 from .conftest import PAIRS, SMALL_MODEL, make_nlp, pair_examples, train
 
 TEXTS = [p[0] for p in PAIRS] + [p[1] for p in PAIRS]
 
 
+MIXING = "two different siamese_similarity models"
+
+
 def sims(nlp, texts=TEXTS):
     docs = list(nlp.pipe(texts))
     return numpy.array([[a.similarity(b) for b in docs] for a in docs])
+
+
+def vectors_nlp(*, width=16, vector_width=16, proj_width=0, static=True, comparison=None):
+    """A blank pipeline with a tiny static vectors table over the words of PAIRS."""
+    nlp = spacy.blank("en")
+    rng = numpy.random.default_rng(0)
+    for word in sorted({t.text for text in TEXTS for t in nlp.make_doc(text)}):
+        nlp.vocab.set_vector(word, rng.normal(size=(vector_width,)).astype("f"))
+    encoder = {
+        **SMALL_MODEL["model"]["encoder"],
+        "width": width,
+        "include_static_vectors": static,
+        "proj_width": proj_width,
+    }
+    config = {"model": {"encoder": encoder}}
+    if comparison is not None:
+        config["model"]["comparison"] = comparison
+    nlp.add_pipe("siamese_similarity", config=config)
+    return nlp
 
 
 def test_overfits_tiny_pair_set(trained):
@@ -42,7 +70,7 @@ def test_doc_vector_and_has_vector(nlp):
     assert doc.has_vector
     assert doc.vector.shape == (64,)  # mean + max of width 32
     assert doc.vector.dtype == numpy.float32
-    assert doc.user_data[VECTOR_KEY]["model"] == nlp.get_pipe("siamese_similarity").model_id
+    numpy.testing.assert_array_equal(stored_vector(doc, nlp.get_pipe("siamese_similarity").model_id), doc.vector)
 
 
 def test_span_similarity(nlp):
@@ -112,38 +140,23 @@ def test_to_bytes_and_from_bytes(nlp):
 def test_docbin_keeps_vector(nlp):
     docs = list(nlp.pipe(TEXTS[:4]))
     data = DocBin(docs=docs, store_user_data=True).to_bytes()
-    restored = list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+    with pytest.warns(hooks.LostHooksWarning):
+        restored = list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+    model_id = nlp.get_pipe("siamese_similarity").model_id
     for old, new in zip(docs, restored):
-        numpy.testing.assert_array_equal(old.user_data[VECTOR_KEY]["vector"], new.user_data[VECTOR_KEY]["vector"])
+        numpy.testing.assert_array_equal(stored_vector(old, model_id), stored_vector(new, model_id))
     assert restore_hooks(restored) == 4
     assert restored[0].similarity(restored[1]) == docs[0].similarity(docs[1])
     numpy.testing.assert_array_equal(restored[2].vector, docs[2].vector)
 
 
+@pytest.mark.filterwarnings("ignore:.*W109")
 def test_doc_to_bytes_keeps_vector(nlp):
     doc = nlp(TEXTS[0])
-    new = Doc(nlp.vocab).from_bytes(doc.to_bytes())
+    with pytest.warns(hooks.LostHooksWarning):
+        new = Doc(nlp.vocab).from_bytes(doc.to_bytes())
     restore_hooks(new)
     assert new.similarity(nlp(TEXTS[1])) == doc.similarity(nlp(TEXTS[1]))
-
-
-def test_n_process_keeps_vector(nlp):
-    single = [d.vector.copy() for d in nlp.pipe(TEXTS)]
-    docs = list(nlp.pipe(TEXTS, n_process=2, batch_size=4))
-    restore_hooks(docs)
-    numpy.testing.assert_allclose([d.vector for d in docs], single, atol=1e-5)
-    assert docs[0].similarity(docs[1]) == pytest.approx(nlp(TEXTS[0]).similarity(nlp(TEXTS[1])), abs=1e-6)
-
-
-def test_pickled_doc_is_light_and_works(nlp):
-    doc = nlp(TEXTS[0])
-    data = pickle.dumps(doc)
-    bare = doc.copy()
-    bare.user_hooks.clear()
-    bare.user_span_hooks.clear()
-    assert len(data) < len(pickle.dumps(bare)) + 1000  # the hooks do not drag the model along
-    doc2 = pickle.loads(data)
-    assert doc2.similarity(nlp(TEXTS[1])) == doc.similarity(nlp(TEXTS[1]))
 
 
 def test_two_models_do_not_mix(nlp):
@@ -162,7 +175,7 @@ def test_doc_from_another_pipeline_is_encoded(nlp):
     doc = nlp("How do I learn Python fast?")
     expected = doc.similarity(nlp(foreign.text))
     assert doc.similarity(foreign) == pytest.approx(expected, abs=1e-6)
-    assert VECTOR_KEY not in foreign.user_data  # the foreign doc is not modified
+    assert hooks.VECTOR_KEY not in foreign.user_data and not foreign.user_hooks  # not modified
 
 
 def test_doc_from_another_pipeline_refused_when_asked():
@@ -213,21 +226,6 @@ def test_corrupt_model_directory(nlp, tmp_path):
 def test_model_not_loaded_in_process():
     with pytest.raises(RuntimeError, match="not loaded in this process"):
         pipe_for("no-such-model-id")
-
-
-def test_threshold_tuned_during_training_but_not_after_loading(nlp, tmp_path):
-    nlp2, _ = train(make_nlp(), n_iter=30)
-    pipe = nlp2.get_pipe("siamese_similarity")
-    examples = pair_examples(nlp2)
-    scores = nlp2.evaluate(examples)
-    assert scores["sim_threshold"] == pipe.threshold
-    tuned = pipe.threshold
-    nlp2.to_disk(tmp_path / "m")
-    loaded = spacy.load(tmp_path / "m")
-    lpipe = loaded.get_pipe("siamese_similarity")
-    lpipe.cfg["threshold"] = 0.123
-    assert loaded.evaluate(pair_examples(loaded))["sim_threshold"] == 0.123
-    assert tuned != 0.123
 
 
 def test_feature_head_comparison_trains_and_is_symmetric():
@@ -286,7 +284,7 @@ def test_auxiliary_head_trains_the_encoder_and_cauchy_scores_alone(tmp_path):
 
 def test_graded_labels_with_squared_error():
     pairs = [(a, b, 0.8 if y else 0.1) for a, b, y in PAIRS]
-    nlp, losses = train(make_nlp(loss={"@losses": "spacy-siamese.SquaredError.v1"}), n_iter=60, pairs=pairs)
+    nlp, _ = train(make_nlp(loss={"@losses": "spacy-siamese.SquaredError.v1"}), n_iter=60, pairs=pairs)
     scores = nlp.evaluate(pair_examples(nlp, pairs))
     assert scores["sim_pearson"] > 0.9
     assert scores["sim_auc"] is None  # ranking metrics need binary labels
@@ -325,7 +323,7 @@ def test_train_calibrated_with_bare_initialize():
 
 
 def test_train_calibrated_cauchy_trains_and_predicts_the_raw_cauchy_score(tmp_path):
-    nlp, losses = train(make_nlp(comparison=TRAIN_CALIBRATED), n_iter=100)
+    nlp, _ = train(make_nlp(comparison=TRAIN_CALIBRATED), n_iter=100)
     _assert_fits_and_scores_with_cauchy_alone(nlp, lambda comparison: comparison.layers[0], tmp_path)
 
 
@@ -345,3 +343,303 @@ def test_numpy_blas_callback(tmp_path):
     loaded = spacy.load(tmp_path / "m")
     assert all(node.ops.use_blis is False for node in loaded.get_pipe("siamese_similarity").model.walk())
     numpy.testing.assert_array_equal(sims(loaded), sims(nlp))
+
+
+# -- issue 14 -------------------------------------------------------------------------
+
+
+def _optimizer(nlp):
+    return nlp.create_optimizer()
+
+
+def test_checkpoints_of_one_run_have_their_own_ids(tmp_path):
+    """model-best and model-last of one run: different weights, different ids; docs of the
+    first keep their similarity when the second is loaded, and the two never mix."""
+    nlp, _ = train(make_nlp(), n_iter=20)
+    examples = pair_examples(nlp)
+    nlp.to_disk(tmp_path / "best")
+    optimizer = _optimizer(nlp)
+    for _ in range(5):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "last")
+    best = spacy.load(tmp_path / "best")
+    a, b = best(TEXTS[0]), best(TEXTS[10])
+    before = a.similarity(b)
+    last = spacy.load(tmp_path / "last")
+    assert best.get_pipe("siamese_similarity").model_id != last.get_pipe("siamese_similarity").model_id
+    assert a.similarity(b) == before
+    with pytest.raises(ValueError, match=MIXING):
+        a.similarity(last(TEXTS[10]))
+    with pytest.raises(ValueError, match=MIXING):
+        last(TEXTS[10]).similarity(a)
+
+
+def test_same_weights_saved_twice_keep_one_id(tmp_path):
+    nlp, _ = train(make_nlp(), n_iter=5)
+    nlp.to_disk(tmp_path / "a")
+    nlp.to_disk(tmp_path / "b")
+    ids = {spacy.load(tmp_path / name).get_pipe("siamese_similarity").model_id for name in "ab"}
+    assert len(ids) == 1
+
+
+def test_doc_made_before_an_update_is_not_read_through_the_new_weights():
+    nlp, _ = train(make_nlp(), n_iter=5)
+    doc = nlp(TEXTS[0])
+    nlp.update(pair_examples(nlp), sgd=_optimizer(nlp))
+    with pytest.raises((ValueError, RuntimeError), match=r"two different|not loaded"):
+        doc.similarity(nlp(TEXTS[10]))
+
+
+def test_model_id_is_renewed_lazily_and_the_registry_does_not_grow():
+    nlp, _ = train(make_nlp(), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = pair_examples(nlp)
+    optimizer = _optimizer(nlp)
+    nlp(TEXTS[0])
+    size = len(hooks._PIPES)
+    seen = []
+    for _ in range(10):
+        for _ in range(3):
+            nlp.update(examples, sgd=optimizer)
+        nlp(TEXTS[0])  # first use after the updates: one new id
+        seen.append(pipe.model_id)
+    assert len(set(seen)) == 10
+    assert len(hooks._PIPES) <= size
+    assert pipe_for(seen[-1]) is pipe
+    with pytest.raises(RuntimeError, match="not loaded"):
+        pipe_for(seen[0])
+
+
+def test_averaged_weights_get_their_own_id():
+    nlp, _ = train(make_nlp(), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    optimizer = Adam(0.001, use_averages=True)
+    for _ in range(3):
+        nlp.update(pair_examples(nlp), sgd=optimizer)
+    doc = nlp(TEXTS[0])
+    outside = pipe.model_id
+    with nlp.use_params(optimizer.averages):
+        inside = pipe.model_id
+        averaged = nlp(TEXTS[10])
+        assert inside != outside
+        with pytest.raises((ValueError, RuntimeError)):
+            doc.similarity(averaged)
+    assert pipe.model_id == outside
+    assert pipe_for(outside) is pipe
+    assert 0 < doc.similarity(nlp(TEXTS[10])) <= 1
+
+
+def test_non_finite_loss_stops_the_update_and_keeps_the_weights():
+    nlp, _ = train(make_nlp(), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    weights = pipe.model.to_bytes()
+    pipe.loss = lambda scores, labels: (scores * numpy.nan, float("nan"))
+    with pytest.raises(ValueError, match=r"'siamese_similarity'.*nan"):
+        nlp.update(pair_examples(nlp), sgd=_optimizer(nlp))
+    assert pipe.model.to_bytes() == weights
+
+
+def test_non_finite_weights_are_refused():
+    nlp, _ = train(make_nlp(), n_iter=2)
+    model = nlp.get_pipe("siamese_similarity").model
+    for node in model.walk():
+        for name in node.param_names:
+            if node.has_param(name):
+                node.set_param(name, node.get_param(name) * numpy.nan)
+    with pytest.raises(ValueError, match="not finite"):
+        nlp("How are you?")
+
+
+COSINE = {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": False}
+COSINE_RESCALED = {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True}
+FEATURE_HEAD = {"@architectures": "spacy-siamese.FeatureHead.v1", "hidden_width": 16}
+CAUCHY = {"@architectures": "spacy-siamese.CauchySimilarity.v1"}
+COMPARISONS = {
+    "cauchy": (CAUCHY, (0.0, 1.0)),
+    "cosine": (COSINE, (-1.0, 1.0)),
+    "cosine_rescaled": (COSINE_RESCALED, (0.0, 1.0)),
+    "feature_head": (FEATURE_HEAD, (0.0, 1.0)),
+    "auxiliary_cosine": (dict(AUXILIARY, main=COSINE), (-1.0, 1.0)),
+    "calibrated_cauchy": (dict(AUXILIARY, main=TRAIN_CALIBRATED), (0.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_score_range_per_comparison(name):
+    comparison, expected = COMPARISONS[name]
+    assert make_nlp(comparison=comparison).get_pipe("siamese_similarity").score_range == expected
+
+
+def test_cosine_never_exceeds_one_through_rounding():
+    layer = cosine_similarity(rescale=False)
+    layer.initialize()
+    rng = numpy.random.default_rng(0)
+    vectors = rng.normal(size=(200, 64)).astype("f")
+    raw = layer.predict((vectors, vectors))[:, 0]
+    assert raw.max() > 1.0  # the layer alone rounds above 1
+    nlp = make_nlp(comparison=COSINE)
+    nlp.initialize()
+    scores = nlp.get_pipe("siamese_similarity").compare(vectors, vectors)
+    assert scores.max() == 1.0 and scores.min() >= -1.0
+    matrix = sims(nlp)
+    assert matrix.max() <= 1.0 and matrix.min() >= -1.0
+    assert numpy.array_equal(matrix, matrix.T)
+
+
+def test_threshold_is_checked_against_the_comparison_range():
+    make_nlp(comparison=COSINE, threshold=-0.25)
+    with pytest.raises(ValueError, match="threshold"):
+        make_nlp(threshold=-0.25)
+    with pytest.raises(ValueError, match="threshold"):
+        make_nlp(comparison=COSINE, threshold=1.5)
+
+
+def test_two_similarity_pipes_in_one_pipeline():
+    """Each pipe keeps its own vector; doc.similarity is answered by the last one."""
+    nlp = spacy.blank("en")
+    encoder = dict(SMALL_MODEL["model"]["encoder"])
+    nlp.add_pipe("siamese_similarity", name="sim_a", config={"model": {"encoder": encoder}})
+    nlp.add_pipe(
+        "siamese_similarity", name="sim_b", config={"model": {"encoder": encoder, "comparison": COSINE_RESCALED}}
+    )
+    nlp, _ = train(nlp, n_iter=30)
+    scores = nlp.evaluate(pair_examples(nlp), per_component=True)
+    assert set(scores) >= {"sim_a", "sim_b"}
+    assert scores["sim_a"]["sim_acc"] == 1.0
+    pipe_a, pipe_b = nlp.get_pipe("sim_a"), nlp.get_pipe("sim_b")
+    a, b = nlp(TEXTS[0]), nlp(TEXTS[10])
+    fresh_a = pipe_a.predict([nlp.make_doc(TEXTS[0])])[0]
+    numpy.testing.assert_allclose(stored_vector(a, pipe_a.model_id), fresh_a, atol=1e-6)
+    assert a.similarity(b) == pipe_b.similarity(a, b) == b.similarity(a)
+    assert pipe_a.similarity(a, b) != pipe_b.similarity(a, b)
+    numpy.testing.assert_array_equal(a.vector, stored_vector(a, pipe_b.model_id))
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("threshold", 5),
+        ("threshold", "high"),
+        ("threshold", None),
+        ("threshold", True),
+        ("on_unknown", "explode"),
+        ("tune_threshold", "yes"),
+        ("model_id", 5),
+        ("model_id", ""),
+    ],
+)
+def test_load_rejects_bad_saved_settings(nlp, tmp_path, field, value):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    cfg_path = path / "siamese_similarity" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    cfg[field] = value
+    srsly.write_json(cfg_path, cfg)
+    with pytest.raises(ValueError) as error:
+        spacy.load(path)
+    assert str(cfg_path) in str(error.value) and f"'{field}'" in str(error.value)
+
+
+def test_missing_cfg_is_reported_as_missing(nlp, tmp_path):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    (path / "siamese_similarity" / "cfg").unlink()
+    with pytest.raises(ValueError, match=r"cfg.*missing"):
+        spacy.load(path)
+
+
+@pytest.mark.parametrize("keep", [0, 0.5])
+def test_half_written_model_names_the_directory_and_what_to_do(nlp, tmp_path, keep):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    model_file = path / "siamese_similarity" / "model"
+    data = model_file.read_bytes()
+    model_file.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(ValueError) as error:
+        spacy.load(path)
+    message = str(error.value)
+    assert str(path / "siamese_similarity") in message and "interrupted" in message
+
+
+@pytest.mark.parametrize("setting", [{"width": 0}, {"rows": [0, 10, 10, 10]}])
+def test_zero_sized_encoder_is_refused_clearly(setting):
+    nlp = spacy.blank("en")
+    encoder = {**SMALL_MODEL["model"]["encoder"], **setting}
+    with pytest.raises(ValueError, match=r"siamese_similarity.*= 0"):
+        nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder}})
+
+
+def test_evaluate_keeps_the_threshold():
+    nlp, _ = train(make_nlp(), n_iter=30)
+    pipe = nlp.get_pipe("siamese_similarity")
+    scores = nlp.evaluate(pair_examples(nlp))
+    assert pipe.threshold == 0.5 and scores["sim_threshold"] == 0.5
+
+
+def test_evaluate_retunes_on_an_explicit_switch():
+    nlp, _ = train(make_nlp(), n_iter=30)
+    pipe = nlp.get_pipe("siamese_similarity")
+    scores = nlp.evaluate(pair_examples(nlp), scorer_cfg={"tune_threshold": True})
+    assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
+
+
+def test_spacy_train_evaluation_retunes(tmp_path):
+    """The evaluation closure of spaCy's training loop retunes; a loaded pipe does not."""
+    nlp, _ = train(make_nlp(), n_iter=30)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = pair_examples(nlp)
+    evaluate = create_evaluation_callback(nlp, lambda _: examples, {"sim_acc": 1.0})
+    _, scores = evaluate()
+    assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
+    nlp.to_disk(tmp_path / "m")
+    loaded = spacy.load(tmp_path / "m")
+    lpipe = loaded.get_pipe("siamese_similarity")
+    lpipe.cfg["threshold"] = 0.123
+    _, scores = create_evaluation_callback(loaded, lambda _: pair_examples(loaded), {"sim_acc": 1.0})()
+    assert lpipe.threshold == 0.123 == scores["sim_threshold"]
+
+
+@pytest.mark.parametrize("proj_width", [0, 24])
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_empty_doc_alone_and_in_batches(name, static, proj_width):
+    comparison, (low, high) = COMPARISONS[name]
+    nlp = vectors_nlp(width=8, proj_width=proj_width, static=static, comparison=comparison)
+    nlp.initialize(lambda: pair_examples(nlp))
+    width = proj_width or 16
+    empty = nlp("")
+    assert empty.vector.shape == (width,) and numpy.all(numpy.isfinite(empty.vector))
+    for batch in (["", ""], ["", "How do I learn Python fast?", "", " "]):
+        docs = list(nlp.pipe(batch))
+        for doc, text in zip(docs, batch):
+            numpy.testing.assert_allclose(doc.vector, nlp(text).vector, atol=1e-5)
+    other = nlp("How do I learn Python fast?")
+    sim = empty.similarity(other)
+    assert numpy.isfinite(sim) and low <= sim <= high and sim == other.similarity(empty)
+    assert low <= empty.similarity(nlp("")) <= high
+
+
+@pytest.mark.slow
+def test_spacy_train_stores_a_dev_tuned_threshold_and_checkpoint_ids(tmp_path):
+    nlp = make_nlp()
+    examples = pair_examples(nlp)
+    DocBin(docs=[eg.reference for eg in examples], store_user_data=True).to_disk(tmp_path / "pairs.spacy")
+    config = nlp.config.copy()
+    config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "pairs.spacy")
+    config["training"].update({"max_steps": 40, "eval_frequency": 10, "patience": 0, "seed": 0})
+    config["training"]["batcher"]["size"] = 10
+    config["training"]["optimizer"]["learn_rate"] = 0.01
+    config.to_disk(tmp_path / "config.cfg")
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(tmp_path / "config.cfg"), "--output", str(tmp_path / "out")],
+        check=True,
+        capture_output=True,
+    )
+    best_nlp = spacy.load(tmp_path / "out" / "model-best")
+    best = best_nlp.get_pipe("siamese_similarity")
+    last = spacy.load(tmp_path / "out" / "model-last").get_pipe("siamese_similarity")
+    scores, labels = best.pair_scores(pair_examples(best_nlp))
+    assert best.threshold != 0.5
+    assert best.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6)
+    same_weights = best.model.to_bytes() == last.model.to_bytes()
+    assert (best.model_id == last.model_id) == same_weights

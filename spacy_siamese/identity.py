@@ -1,0 +1,141 @@
+"""The model id of a siamese_similarity pipe: one per set of weights, checked when loaded.
+
+Stored vectors are tagged with the id of the weights that made them, so the id must change
+whenever the weights do: it is renewed lazily, at the first use (or save) after an update, so
+`model-best` and `model-last` of one run differ when their weights do, and a long training run
+does not leave one registry entry per step behind. Weights swapped in by `use_params` (e.g.
+averages) get their own id for the duration of the block.
+"""
+
+import sys
+import uuid
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any, Dict, Iterable, Iterator, Optional, Tuple, Union
+
+import srsly
+from spacy.training import loop
+from thinc.api import Model, Optimizer
+
+from . import hooks
+from .validation import check_settings
+
+# What a damaged or half-written model directory raises while loading.
+LOAD_ERRORS = (
+    ValueError,
+    KeyError,
+    OSError,
+    EOFError,
+    TypeError,
+    IndexError,
+    AttributeError,
+    srsly.msgpack.exceptions.UnpackException,
+)
+
+
+class ModelIdentity:
+    """Mixin for the pipe: `model_id` lifecycle, saving and validated loading."""
+
+    name: str
+    model: Model
+    cfg: Dict[str, Any]
+    score_range: Tuple[float, float]
+    _stale = False  # the weights changed since model_id was assigned
+    _trained = False  # updated since it was initialized or loaded
+
+    @property
+    def model_id(self) -> Optional[str]:
+        """The id of the current weights, renewed at the first use after they changed."""
+        self._renew_if_stale()
+        return self.cfg["model_id"]
+
+    def finish_update(self, sgd: Optimizer) -> None:
+        self._stale = True
+        self._trained = True
+        super().finish_update(sgd)  # type: ignore[misc]
+
+    def use_params(self, params: dict) -> Iterator[None]:
+        """Use other weights (e.g. averages) inside the block, under their own model id."""
+        saved = self.model_id
+        with self.model.use_params(params):
+            self._stale = saved is not None
+            try:
+                yield
+            finally:
+                if saved is not None and self.cfg["model_id"] != saved:
+                    self._set_model_id(saved)
+                self._stale = False
+
+    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
+        self._renew_if_stale()
+        return super().to_bytes(exclude=exclude)  # type: ignore[misc]
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+        self._renew_if_stale()
+        super().to_disk(path, exclude=exclude)  # type: ignore[misc]
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> Any:
+        path = Path(path)
+        if "cfg" not in exclude and not (path / "cfg").exists():
+            raise ValueError(
+                f"{path / 'cfg'} is missing: {path} is not a complete saved '{self.name}' pipe "
+                "(saving was interrupted, or files were removed). Save the pipeline again."
+            )
+        old_id = self.cfg["model_id"]
+        try:
+            super().from_disk(path, exclude=exclude)  # type: ignore[misc]
+        except LOAD_ERRORS as e:
+            raise ValueError(
+                f"Could not load the '{self.name}' pipe from {path} ({type(e).__name__}: {e}). The directory "
+                "looks incomplete or damaged, e.g. written by a training run that was interrupted while "
+                "saving: load another checkpoint (model-best) or save the pipeline again."
+            ) from e
+        self._loaded(old_id, where=str(path / "cfg"))
+        return self
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> Any:
+        old_id = self.cfg["model_id"]
+        try:
+            super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
+        except LOAD_ERRORS as e:
+            raise ValueError(f"Could not load the '{self.name}' pipe from bytes ({type(e).__name__}: {e}).") from e
+        self._loaded(old_id, where=f"The '{self.name}' pipe's saved cfg")
+        return self
+
+    def _loaded(self, old_id: Optional[str], *, where: str) -> None:
+        check_settings(self.cfg, where=where, scores=self.score_range, saved=True)
+        if old_id is not None and old_id != self.cfg["model_id"]:
+            hooks.unregister_pipe(old_id, self)  # type: ignore[arg-type]
+        hooks.register_pipe(self.cfg["model_id"], self)  # type: ignore[arg-type]
+        self._stale = False
+        self._trained = False
+
+    def _renew_if_stale(self) -> None:
+        if self._stale and self.cfg["model_id"] is not None:
+            self._set_model_id(uuid.uuid4().hex)
+
+    def _set_model_id(self, model_id: str) -> None:
+        if self.cfg["model_id"] is not None:
+            hooks.unregister_pipe(self.cfg["model_id"], self)  # type: ignore[arg-type]
+        self.cfg["model_id"] = model_id
+        self._stale = False
+        hooks.register_pipe(model_id, self)  # type: ignore[arg-type]
+
+
+def _evaluation_code() -> Optional[CodeType]:
+    consts = loop.create_evaluation_callback.__code__.co_consts
+    return next((c for c in consts if isinstance(c, CodeType) and c.co_name == "evaluate"), None)
+
+
+_EVALUATE = _evaluation_code()
+
+
+def in_training_evaluation() -> bool:
+    """Whether the caller runs inside the evaluation step of spaCy's training loop
+    (`spacy train`), found by the code object of its evaluation closure."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _EVALUATE:
+            return True
+        frame = frame.f_back
+    return False
