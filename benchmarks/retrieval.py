@@ -4,14 +4,16 @@ For each collection: read its training part (Reuters: ModApte train), hold out a
 (`--dev-fraction`, the same split as `spacy-siamese.DocumentPairs.v1` with split="dev"), and
 keep a validation part of the rest for early stopping. S2Net is the `siamese_similarity` pipe
 with `spacy-siamese.S2NetEncoder.v1` + cosine + pairwise logistic loss, trained with
-`nlp.update` on seeded pairs of training documents. The three methods share the pipe's fitted
-TF-IDF featuriser; LSA at k is the pipe's projection right after initialization (a truncated
-SVD of the training TF-IDF matrix), so S2Net at k starts from LSA at k.
+`nlp.update` on seeded pairs of training documents (the settings of `--config`). The three
+methods share the pipe's fitted TF-IDF featuriser (the package's `tfidf` layer, the TF-IDF of
+every "TF-IDF cosine" figure); LSA at k is the pipe's projection right after initialization (a
+truncated SVD of the training TF-IDF matrix), so S2Net at k starts from LSA at k.
 
 Evaluation on the held-out documents: each one is a query against all the others (relevant =
 same label; Reuters: a shared TOPICS category): MRR of the first relevant document, P@1, P@10,
-MAP; and ROC AUC on sampled held-out pairs. Outputs JSON, a Markdown table and a PNG plot of
-MRR against k.
+MAP (`spacy_siamese.evaluation.retrieval_metrics`); and ROC AUC on sampled held-out pairs.
+`python -m spacy_siamese evaluate-retrieval` scores one trained pipeline the same way. Outputs
+JSON, a Markdown table and a PNG plot of MRR against k.
 
     python benchmarks/retrieval.py --collections 20news reuters --output-json benchmarks/retrieval.json \\
         --output-md benchmarks/retrieval.md --plot benchmarks/retrieval.png
@@ -19,27 +21,26 @@ MRR against k.
 By default the training documents are subsampled to 4,000 and the held-out queries to 1,500 per
 collection (`--max-train-docs`, `--max-eval-docs`; 0 = all) to keep a run on one core short.
 """
+
 import argparse
 import json
+import os
 import random
 import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import numpy
 import spacy
-from sklearn.metrics import roc_auc_score
 from spacy.util import fix_random_seed, load_config, minibatch
 
-try:
-    import spacy_siamese  # noqa: F401
-except ImportError:  # running from a checkout without the package installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from spacy_siamese.documents import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
+from spacy_siamese.corpora import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
+from spacy_siamese.evaluation import pair_auc, retrieval_metrics, tfidf_vectors
+from spacy_siamese.evaluation.baselines import find_tfidf
+from spacy_siamese.evaluation.retrieval import encode
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "s2net_20news.cfg"  # the S2Net settings of the project's pipelines
+CONFIG = ROOT / "project" / "configs" / "s2net_documents.cfg"  # the S2Net settings of the project's pipelines
 DATA = ROOT.parent / "shared" / "data" / "documents"
 PATHS = {
     "20news": DATA / "20news-bydate-train.tar.gz",
@@ -49,69 +50,29 @@ PATHS = {
 METRICS = ("mrr", "p@1", "p@10", "map", "auc")
 
 
-def retrieval_metrics(vectors: numpy.ndarray, relevant: numpy.ndarray) -> Dict[str, float]:
-    """Each row as a query against all other rows, ranked by cosine. `relevant[i, j]` says
-    whether j is relevant to i. Queries without a relevant document are skipped."""
-    V = numpy.asarray(vectors, dtype="f8")
-    norms = numpy.linalg.norm(V, axis=1, keepdims=True)
-    V = V / numpy.where(norms > 0, norms, 1.0)  # a zero vector has cosine 0 with everything
-    S = V @ V.T
-    numpy.fill_diagonal(S, -numpy.inf)
-    order = numpy.argsort(-S, axis=1, kind="stable")[:, :-1]  # the query itself sorts last
-    rel = numpy.take_along_axis(relevant, order, axis=1)
-    has_rel = rel.any(axis=1)
-    rel = rel[has_rel].astype("f8")
-    ranks = numpy.arange(1, rel.shape[1] + 1)
-    first = rel.argmax(axis=1)
-    precision_at = numpy.cumsum(rel, axis=1) / ranks
-    ap = (precision_at * rel).sum(axis=1) / rel.sum(axis=1)
-    return {
-        "mrr": float(numpy.mean(1.0 / (first + 1))),
-        "p@1": float(rel[:, 0].mean()),
-        "p@10": float(rel[:, :10].mean()),
-        "map": float(ap.mean()),
-        "n_queries": int(has_rel.sum()),
-    }
-
-
-def pair_auc(vectors: numpy.ndarray, pairs) -> float:
-    V = numpy.asarray(vectors, dtype="f8")
-    norms = numpy.linalg.norm(V, axis=1)
-    norms = numpy.where(norms > 0, norms, 1.0)
-    i = numpy.asarray([p.i for p in pairs])
-    j = numpy.asarray([p.j for p in pairs])
-    scores = (V[i] * V[j]).sum(axis=1) / (norms[i] * norms[j])
-    return float(roc_auc_score([p.label for p in pairs], scores))
-
-
-def relevance(docs: Sequence[DocRecord]) -> numpy.ndarray:
-    labels = sorted({label for doc in docs for label in doc.labels})
-    index = {label: i for i, label in enumerate(labels)}
-    L = numpy.zeros((len(docs), len(labels)), dtype="f4")
-    for i, doc in enumerate(docs):
-        for label in doc.labels:
-            L[i, index[label]] = 1.0
-    return (L @ L.T) > 0
+def scores(vectors, labels: Sequence[Sequence[str]], pairs) -> Dict:
+    """Retrieval metrics of the held-out documents and the pair AUC of the held-out pairs."""
+    return {**retrieval_metrics(vectors, labels, ks=(1, 10)), "auc": pair_auc(vectors, pairs)}
 
 
 def make_nlp(k: int, args: argparse.Namespace):
-    """The S2Net pipe of configs/s2net_20news.cfg, with width k and this run's settings."""
+    """The S2Net pipe of the project's S2Net config, with width k and this run's settings."""
     prefix = "components.siamese_similarity"
-    config = load_config(CONFIG, overrides={
-        "vars.width": k,
-        "system.seed": args.seed,
-        f"{prefix}.model.encoder.min_df": args.min_df,
-        f"{prefix}.model.encoder.max_vocab": args.max_vocab,
-        f"{prefix}.loss.gamma": args.gamma,
-    }, interpolate=True)
+    config = load_config(
+        args.config,
+        overrides={
+            "vars.width": k,
+            "system.seed": args.seed,
+            f"{prefix}.model.encoder.min_df": args.min_df,
+            f"{prefix}.model.encoder.max_vocab": args.max_vocab,
+            f"{prefix}.loss.gamma": args.gamma,
+        },
+        interpolate=True,
+    )
     nlp = spacy.blank("en")
     pipe_config = {key: value for key, value in config["components"]["siamese_similarity"].items() if key != "factory"}
     nlp.add_pipe("siamese_similarity", config=pipe_config)
     return nlp
-
-
-def encode(pipe, docs) -> numpy.ndarray:
-    return numpy.vstack([pipe.model.ops.to_numpy(pipe.predict(batch)) for batch in minibatch(docs, 512)])
 
 
 def collection_path(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
@@ -122,13 +83,12 @@ def collection_path(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
     return name, PATHS[name]
 
 
-def evaluate_model(path: str, heldout: Sequence[DocRecord], relevant: numpy.ndarray, eval_pairs) -> Dict:
-    """A pipeline trained with `spacy train` (e.g. configs/s2net_20news.cfg) on the same held-out docs."""
+def evaluate_model(path: str, heldout: Sequence[DocRecord], labels, eval_pairs) -> Dict:
+    """A pipeline trained with `spacy train` (e.g. the project's S2Net config) on the same held-out docs."""
     nlp = spacy.load(path)
     pipe = nlp.get_pipe("siamese_similarity")
     vectors = encode(pipe, list(nlp.tokenizer.pipe(d.text for d in heldout)))
-    return {**retrieval_metrics(vectors, relevant), "auc": pair_auc(vectors, eval_pairs),
-            "k": int(vectors.shape[1]), "model": path}
+    return {**scores(vectors, labels, eval_pairs), "k": int(vectors.shape[1]), "model": path}
 
 
 def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
@@ -149,9 +109,11 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
     tok_train = list(tokenizer.pipe(d.text for d in train_docs))
     held = list(tokenizer.pipe(d.text for d in heldout))
     valid = list(tokenizer.pipe(d.text for d in valid_docs))
-    log(f"[{name}] {len(train_docs)} train / {len(valid_docs)} valid / {len(heldout)} held-out docs, "
-        f"{len(train_pairs)} train pairs ({time.time() - start:.0f}s)")
-    relevant = relevance(heldout)
+    log(
+        f"[{name}] {len(train_docs)} train / {len(valid_docs)} valid / {len(heldout)} held-out docs, "
+        f"{len(train_pairs)} train pairs ({time.time() - start:.0f}s)"
+    )
+    labels = [doc.labels for doc in heldout]
     out: Dict = {
         "collection": name,
         "n_train_docs": len(train_docs),
@@ -168,15 +130,15 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
         nlp = make_nlp(k, args)
         pipe = nlp.get_pipe("siamese_similarity")
         train_examples = list(examples)  # each k starts from the same order
-        optimizer = nlp.initialize(lambda: train_examples)
+        optimizer = nlp.initialize(lambda: train_examples)  # noqa: B023  (called right here)
         optimizer.learn_rate = args.learn_rate
-        featuriser = pipe.encoder.layers[0]
+        featuriser = find_tfidf(pipe.model)  # the package's tfidf layer, fitted on the training pairs
         if "tfidf" not in out["results"]:
-            X = featuriser.predict(held).toarray()
-            out["results"]["tfidf"] = {**retrieval_metrics(X, relevant), "auc": pair_auc(X, eval_pairs)}
+            X = tfidf_vectors(featuriser, held).toarray()
+            out["results"]["tfidf"] = scores(X, labels, eval_pairs)
             out["vocab_size"] = featuriser.get_dim("nO")
-        lsa = encode(pipe, held)
-        out["results"][f"lsa@{k}"] = {**retrieval_metrics(lsa, relevant), "auc": pair_auc(lsa, eval_pairs)}
+        lsa = encode(pipe, held)  # right after initialization: the truncated SVD of the training TF-IDF
+        out["results"][f"lsa@{k}"] = scores(lsa, labels, eval_pairs)
         best, best_bytes, bad, epochs = -1.0, None, 0, 0
         for epoch in range(args.max_epochs):
             random.Random(args.seed + epoch).shuffle(train_examples)
@@ -194,18 +156,19 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
         pipe.model.from_bytes(best_bytes)
         s2 = encode(pipe, held)
         out["results"][f"s2net@{k}"] = {
-            **retrieval_metrics(s2, relevant),
-            "auc": pair_auc(s2, eval_pairs),
+            **scores(s2, labels, eval_pairs),
             "epochs": epochs,
             "valid_auc": best,
             "seconds": round(time.time() - t0, 1),
         }
         r = out["results"]
-        log(f"[{name}] k={k}: MRR tfidf {r['tfidf']['mrr']:.4f} lsa {r[f'lsa@{k}']['mrr']:.4f} "
+        log(
+            f"[{name}] k={k}: MRR tfidf {r['tfidf']['mrr']:.4f} lsa {r[f'lsa@{k}']['mrr']:.4f} "
             f"s2net {r[f's2net@{k}']['mrr']:.4f}; P@10 {r['tfidf']['p@10']:.4f} "
-            f"{r[f'lsa@{k}']['p@10']:.4f} {r[f's2net@{k}']['p@10']:.4f} ({time.time() - t0:.0f}s)")
+            f"{r[f'lsa@{k}']['p@10']:.4f} {r[f's2net@{k}']['p@10']:.4f} ({time.time() - t0:.0f}s)"
+        )
     if name in args.models:
-        out["results"]["model"] = evaluate_model(args.models[name], heldout, relevant, eval_pairs)
+        out["results"]["model"] = evaluate_model(args.models[name], heldout, labels, eval_pairs)
         log(f"[{name}] {args.models[name]}: MRR {out['results']['model']['mrr']:.4f}")
     out["seconds"] = round(time.time() - start, 1)
     return out
@@ -231,8 +194,11 @@ def markdown(report: Dict) -> str:
         for method, k, m in rows:
             cells = " | ".join(f"{m[x]:.4f}" for x in METRICS)
             lines.append(f"| {method} | {k} | {cells} |")
-        wins = [k for k in report["ks"] if k >= 100 and all(
-            r[f"s2net@{k}"][x] > max(r["tfidf"][x], r[f"lsa@{k}"][x]) for x in ("mrr", "p@10"))]
+        wins = [
+            k
+            for k in report["ks"]
+            if k >= 100 and all(r[f"s2net@{k}"][x] > max(r["tfidf"][x], r[f"lsa@{k}"][x]) for x in ("mrr", "p@10"))
+        ]
         lines.append(f"\nS2Net beats TF-IDF and LSA in MRR and P@10 at k = {wins or 'none'} (of k >= 100).\n")
     return "\n".join(lines)
 
@@ -277,9 +243,17 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     parser.add_argument("--max-epochs", type=int, default=4)
     parser.add_argument("--patience", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--config", default=str(CONFIG), help="S2Net training config (its siamese_similarity component)"
+    )
     parser.add_argument("--documents-dir", help="read <dir>/<collection>/documents.jsonl (the project's corpus)")
-    parser.add_argument("--models", nargs="+", default=[], metavar="COLLECTION=PATH",
-                        help="also evaluate pipelines trained with `spacy train` on the same held-out docs")
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=[],
+        metavar="COLLECTION=PATH",
+        help="also evaluate pipelines trained with `spacy train` on the same held-out docs",
+    )
     parser.add_argument("--output-json")
     parser.add_argument("--output-md")
     parser.add_argument("--plot")
@@ -293,12 +267,15 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     start = time.time()
     if args.from_json:
         runs = [json.loads(Path(path).read_text()) for path in args.from_json]
-        report = {"ks": runs[0]["ks"], "runs": [r["args"] for r in runs],
-                  "collections": [c for r in runs for c in r["collections"]]}
+        report = {
+            "ks": runs[0]["ks"],
+            "runs": [r["args"] for r in runs],
+            "collections": [c for r in runs for c in r["collections"]],
+        }
     else:
         report = {
             "ks": args.ks,
-            "args": vars(args),
+            "args": {k: _portable(v) for k, v in vars(args).items() if k not in OUTPUT_ARGS},
             "collections": [run_collection(name, args, log) for name in args.collections],
         }
     report["seconds"] = round(time.time() - start, 1)
@@ -311,6 +288,16 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     if args.plot:
         plot(report, args.plot)
     return report
+
+
+OUTPUT_ARGS = ("output_json", "output_md", "plot", "from_json")
+
+
+def _portable(value):
+    """Absolute paths relative to the repository, so results files name no machine path."""
+    if isinstance(value, str) and Path(value).is_absolute():
+        return os.path.relpath(value, ROOT)
+    return value
 
 
 if __name__ == "__main__":

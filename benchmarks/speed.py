@@ -11,25 +11,22 @@ Usage:
     python benchmarks/speed.py training/model-best --data ../shared/data/quora/dev.tsv \
         --n 5000 --runs 5 --output benchmarks/speed.json
 """
+
 import gc
 import json
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+import spacy
 import typer
+from spacy.language import Language
+from spacy.tokens import Doc
 
-try:  # the package is normally installed; fall back to the repository checkout
-    import spacy_siamese.readers  # noqa: F401
-except ImportError:  # pragma: no cover
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import spacy  # noqa: E402
-from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc  # noqa: E402
+from spacy_siamese.corpora import read_pairs
+from spacy_siamese.evaluation.pairs import get_similarity_pipe
 
 PIPE_NAME = "siamese_similarity"
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quora" / "dev.tsv"
@@ -37,8 +34,6 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / 
 
 def first_distinct_texts(path: Path, n: int, *, format: str = "auto") -> List[str]:
     """The first `n` distinct texts (both sides, in file order) of a pair file."""
-    from spacy_siamese.readers import read_pairs
-
     seen: Dict[str, None] = {}
     for rec in read_pairs(path, format=format):
         for text in (rec.text1, rec.text2):
@@ -79,11 +74,13 @@ def time_similarity(docs: List[Doc]) -> float:
 
 def main(
     model: Path = typer.Argument(..., help="Trained pipeline directory", exists=True, file_okay=False),
-    data: Path = typer.Option(DEFAULT_DATA, "--data", help="Pair file supplying the texts", exists=True, dir_okay=False),
+    data: Path = typer.Option(
+        DEFAULT_DATA, "--data", help="Pair file supplying the texts", exists=True, dir_okay=False
+    ),
     n: int = typer.Option(5000, "--n", help="Number of distinct texts"),
     runs: int = typer.Option(5, "--runs", help="Timed rounds per method"),
     batch_size: int = typer.Option(1000, "--batch-size", help="nlp.pipe batch size (same for both)"),
-    format: str = typer.Option("auto", "--format", help="Pair file format, passed to read_pairs"),
+    format: str = typer.Option("auto", "--format", help="Pair file format, passed to spacy_siamese.corpora.read_pairs"),
     output: Path = typer.Option(None, "--output", "-o", help="Write the results as JSON"),
 ) -> None:
     texts = first_distinct_texts(data, n, format=format)
@@ -95,9 +92,11 @@ def main(
     t = time.perf_counter()
     trained = spacy.load(model)
     load_s = time.perf_counter() - t
-    if PIPE_NAME not in trained.component_names:
-        typer.echo(f"{model} has no '{PIPE_NAME}' component ({trained.component_names})", err=True)
-        raise typer.Exit(1)
+    try:
+        get_similarity_pipe(trained, PIPE_NAME)
+    except ValueError as err:
+        typer.echo(f"{model}: {err}", err=True)
+        raise typer.Exit(1) from err
     methods: Dict[str, Language] = {"tokenizer (spacy.blank('en'))": spacy.blank("en"), "trained pipeline": trained}
 
     # Warm-up: one full pass of each (allocations, lazy init, and the tokenizer's
@@ -111,8 +110,7 @@ def main(
             elapsed = time_pipe(nlp, texts, batch_size)
             per_run[name].append(len(texts) / elapsed)
         typer.echo(
-            f"run {run + 1}/{runs}: "
-            + ", ".join(f"{name} {rates[-1]:,.0f} docs/s" for name, rates in per_run.items()),
+            f"run {run + 1}/{runs}: " + ", ".join(f"{name} {rates[-1]:,.0f} docs/s" for name, rates in per_run.items()),
             err=True,
         )
     medians = {name: statistics.median(rates) for name, rates in per_run.items()}
@@ -150,8 +148,10 @@ def main(
 
     print(f"{len(texts):,} texts ({n_tokens:,} tokens) from {data}, {runs} runs, batch size {batch_size}")
     for name in methods:
-        print(f"  {name:32s} median {medians[name]:>10,.0f} docs/s   runs: "
-              + ", ".join(f"{r:,.0f}" for r in per_run[name]))
+        print(
+            f"  {name:32s} median {medians[name]:>10,.0f} docs/s   runs: "
+            + ", ".join(f"{r:,.0f}" for r in per_run[name])
+        )
     print(f"  ratio trained / tokenizer: {ratio:.4f}  (the trained pipeline runs at {ratio:.1%} of tokenizer speed)")
     print(f"  doc.similarity on processed docs: median {sim_median:,.0f} pairs/s over {n_pairs:,} pairs")
 

@@ -1,9 +1,24 @@
 """spacy-siamese: supervised, learned similarity for spaCy pipelines."""
-from . import architectures, callbacks, layers, losses, readers, scoring  # noqa: F401  (registrations)
+
+from . import architectures, callbacks, corpora, layers, losses, scoring  # noqa: F401  (registrations)
 from .component import SiameseSimilarity, make_siamese_similarity
-from .hooks import restore_hooks
+from .corpora import DocumentFormatError, PairFormatError, PairRecord, read_pairs
+from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
 from .pairs import make_pair_example
 
 __version__ = "0.1.0"
 
-__all__ = ["SiameseSimilarity", "make_siamese_similarity", "make_pair_example", "restore_hooks", "__version__"]
+__all__ = [
+    "DocumentFormatError",
+    "LostHooksWarning",
+    "PairFormatError",
+    "PairRecord",
+    "SiameseSimilarity",
+    "__version__",
+    "docs_from_docbin",
+    "hooked_docs",
+    "make_pair_example",
+    "make_siamese_similarity",
+    "read_pairs",
+    "restore_hooks",
+]

@@ -1,4 +1,5 @@
 """Registered [nlp] callbacks."""
+
 from typing import Callable
 
 from spacy.language import Language
@@ -11,10 +12,10 @@ def create_numpy_blas() -> Callable[[Language], Language]:
     """An `after_pipeline_creation` callback: run the matrix products of every pipe's model
     through numpy's BLAS instead of Thinc's default BLIS.
 
-    The numpy wheels bundle OpenBLAS, which picks kernels for the CPU it runs on (AVX-512
-    here) and uses every core unless OPENBLAS_NUM_THREADS says otherwise; BLIS runs on one
-    thread. The arrays stay numpy arrays, so the models, their weights and what they compute
-    are unchanged, up to float rounding. Only the models of this pipeline are affected.
+    The numpy wheels bundle OpenBLAS, which picks kernels for the CPU it runs on and uses
+    every core unless OPENBLAS_NUM_THREADS says otherwise; BLIS runs on one thread. The
+    arrays stay numpy arrays, so the models, their weights and what they compute are
+    unchanged, up to float rounding. Only the models of this pipeline are affected.
     """
 
     def use_numpy_blas(nlp: Language) -> Language:

@@ -1,4 +1,5 @@
 """Pair losses. Each returns (d_scores, loss) for scores of shape (n, 1)."""
+
 from typing import Tuple
 
 from thinc.api import get_array_module, registry
@@ -44,13 +45,21 @@ class PairSquaredError:
         return (2 * diff / n).astype(scores.dtype), float((diff * diff).sum() / n)
 
 
+@registry.losses("spacy-siamese.LogLoss.v2")
+def make_log_loss(*, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> PairLogLoss:
+    """Binary cross-entropy on the pair scores, with optional label smoothing and distillation."""
+    return PairLogLoss(eps=eps, label_smoothing=label_smoothing, distill=distill)
+
+
 @registry.losses("spacy-siamese.LogLoss.v1")
-def make_log_loss(eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> PairLogLoss:
+def make_log_loss_v1(*, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> PairLogLoss:
+    """The same loss as LogLoss.v2: kept for pipelines trained with it."""
     return PairLogLoss(eps=eps, label_smoothing=label_smoothing, distill=distill)
 
 
 @registry.losses("spacy-siamese.SquaredError.v1")
 def make_squared_error() -> PairSquaredError:
+    """Mean squared error against graded labels in [0, 1]."""
     return PairSquaredError()
 
 
@@ -66,11 +75,11 @@ class PairwiseLogisticLoss:
         if scores.shape[1] != 1:
             raise ValueError(
                 f"PairwiseLogisticLoss takes one score column, got {scores.shape[1]} "
-                "(an auxiliary head needs LogLoss.v1 or SquaredError.v1)"
+                "(an auxiliary head needs LogLoss.v2 or SquaredError.v1)"
             )
         xp = get_array_module(scores)
-        s = scores[:, 0].astype("f8")
-        y = xp.asarray(truths, dtype="f8")
+        s = xp.asarray(scores[:, 0], dtype="float64")
+        y = xp.asarray(truths, dtype="float64")
         ordered = y[:, None] > y[None, :]  # (i, j): pair i should score above pair j
         m = int(ordered.sum())
         if m == 0:
@@ -84,5 +93,6 @@ class PairwiseLogisticLoss:
 
 
 @registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
-def make_pairwise_logistic_loss(gamma: float = 10.0) -> PairwiseLogisticLoss:
+def make_pairwise_logistic_loss(*, gamma: float = 10.0) -> PairwiseLogisticLoss:
+    """S2Net's pairwise logistic loss over the pairs of a batch with different labels."""
     return PairwiseLogisticLoss(gamma=gamma)

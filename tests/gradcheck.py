@@ -1,4 +1,5 @@
 """Finite-difference gradient checks for hand-written layers and losses."""
+
 from typing import Callable
 
 import numpy

@@ -23,6 +23,7 @@ Usage:
     python scripts/check_assets.py quora --data-dir assets --mirror ../../shared/data \
         --checksums checksums.sha256 --output corpus/quora/sources.json
 """
+
 import hashlib
 import json
 from pathlib import Path
@@ -115,9 +116,7 @@ def _size(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def check_dataset(
-    dataset: str, data_dir: Path, mirror: str, checksums: Path
-) -> List[Dict[str, object]]:
+def check_dataset(dataset: str, data_dir: Path, mirror: str, checksums: Path) -> List[Dict[str, object]]:
     """Check every raw file of `dataset`; return their records, or raise AssetError
     listing all problems found."""
     source = source_of(mirror)
@@ -136,17 +135,20 @@ def check_dataset(
         if source == "official":
             url, md5 = official.get(rel, ("", None))
             redo = (
-                f"Delete it and run `spacy project run assets` to download it again"
+                "Delete it and run `spacy project run assets` to download it again"
                 + (f" from {url}" if url else "")
                 + ", or place the file there yourself."
             )
         if not path.is_file():
-            where = f"the local mirror {mirror}" if source == "mirror" else f"{data_dir} (download: {url or 'see project.yml'})"
+            if source == "mirror":
+                where = f"the local mirror {mirror}"
+            else:
+                where = f"{data_dir} (download: {url or 'see project.yml'})"
             problems.append(
                 f"Missing asset: {rel} is not in {where}. "
                 + (
-                    f"Copy it into the mirror (see the mirror's DATA.md), or run with "
-                    f"--vars.mirror=none to download the official files instead."
+                    "Copy it into the mirror (see the mirror's DATA.md), or run with "
+                    "--vars.mirror=none to download the official files instead."
                     if source == "mirror"
                     else "Run `spacy project run assets` (needs network), or place the file there yourself."
                 )
@@ -168,9 +170,7 @@ def check_dataset(
                     hint = f" The file has {_size(size)}, expected {_size(want_size)}" + (
                         " (truncated?)." if size < want_size else "."
                     )
-                problems.append(
-                    f"Wrong checksum for {path}: expected sha256 {want}, got {sha256}.{hint} {redo}"
-                )
+                problems.append(f"Wrong checksum for {path}: expected sha256 {want}, got {sha256}.{hint} {redo}")
                 continue
         else:
             if size == 0:
@@ -212,7 +212,7 @@ def main(
         records = check_dataset(dataset, data_dir, mirror, checksums)
     except AssetError as err:
         typer.echo(f"Error: asset check failed for {dataset}:\n{err}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     source = source_of(mirror)
     for rec in records:
         typer.echo(f"OK {rec['name']} ({rec['bytes']:,} bytes, sha256 {str(rec['sha256'])[:12]}...)")

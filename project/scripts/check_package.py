@@ -6,6 +6,7 @@ fresh environment, because the `siamese_similarity` factory would be unknown).
 Usage:
     python scripts/check_package.py packages/en_siamese_quora-0.1.0
 """
+
 import json
 import re
 import tarfile

@@ -13,42 +13,34 @@ stackexchange
     and label.
 
 Question-disjoint split: every question gets a key (StackExchange: its normalized
-title; Quora: its normalized text). Keys that occur in the same pair are joined
-(union-find), so each connected component of the pair graph is kept on one side.
-Components are shuffled with `random.Random(seed)` and taken into dev while no
-(site, label) stratum exceeds its share of --dev-fraction; the rest is train. No
-key, and so no question, occurs on both sides (checked before writing).
+title; Quora: its normalized text). Keys that occur in the same pair are joined, so each
+connected component of the pair graph (scipy's `connected_components`) is kept on one
+side. Components are shuffled with `random.Random(seed)` and taken into dev while no
+(site, label) stratum exceeds its share of --dev-fraction; the rest is train. No key,
+and so no question, occurs on both sides (checked before writing).
 
 Usage:
     python scripts/convert.py stackexchange corpus/stackexchange/sources.json corpus/stackexchange \
         --seed 0 --dev-fraction 0.2
 """
+
 import json
 import random
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Sequence, Set, Tuple
 
+import numpy
 import srsly
 import typer
+from convert_errors import exit_on_error, require_sources
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
-try:
-    from spacy_siamese.readers import PairFormatError, read_pairs
-except ImportError:  # pragma: no cover - running from a checkout without installing
-    import sys
+from spacy_siamese.corpora import PairRecord, read_pairs
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from spacy_siamese.readers import PairFormatError, read_pairs
-
-
-class Pair(NamedTuple):
-    text1: str
-    text2: str
-    label: float
-    source: str  # file the pair came from, e.g. "askubuntu"
-
-
+Sourced = Tuple[str, PairRecord]  # (file the pair came from, e.g. "askubuntu"; the pair)
 _WORD = re.compile(r"\w+")
 
 
@@ -62,40 +54,33 @@ def title_key(text: str) -> str:
     return normalize(text.split("\n", 1)[0])
 
 
-def read_file(path: Path, format: str) -> List[Pair]:
-    source = path.stem
-    return [Pair(r.text1, r.text2, float(r.label), source) for r in read_pairs(path, format=format)]
+def read_file(path: Path, format: str) -> List[Sourced]:
+    return [(path.stem, pair) for pair in read_pairs(path, format=format)]
 
 
-def components(pairs: Sequence[Pair], key: Callable[[str], str]) -> List[List[int]]:
+def components(pairs: Sequence[Sourced], key: Callable[[str], str]) -> List[List[int]]:
     """Pair indices grouped by connected component of the question graph, in
     order of first appearance."""
-    parent: Dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for p in pairs:
-        a, b = find(key(p.text1)), find(key(p.text2))
-        if a != b:
-            parent[b] = a
-    groups: Dict[str, List[int]] = defaultdict(list)
-    for i, p in enumerate(pairs):
-        groups[find(key(p.text1))].append(i)
+    ids: Dict[str, int] = {}
+    ends = numpy.asarray(
+        [[ids.setdefault(key(p.text1), len(ids)), ids.setdefault(key(p.text2), len(ids))] for _, p in pairs],
+        dtype="int64",
+    ).reshape(-1, 2)
+    graph = coo_matrix((numpy.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(len(ids), len(ids)))
+    _, component = connected_components(graph, directed=False)
+    groups: Dict[int, List[int]] = defaultdict(list)
+    for i, first in enumerate(ends[:, 0]):
+        groups[int(component[first])].append(i)
     return list(groups.values())
 
 
 def grouped_split(
-    pairs: Sequence[Pair], key: Callable[[str], str], dev_fraction: float, seed: int
-) -> Tuple[List[Pair], List[Pair]]:
+    pairs: Sequence[Sourced], key: Callable[[str], str], dev_fraction: float, seed: int
+) -> Tuple[List[Sourced], List[Sourced]]:
     """Seeded question-disjoint train/dev split, stratified by (source, label)."""
     if not 0.0 < dev_fraction < 1.0:
         raise ValueError(f"--dev-fraction must be between 0 and 1, got {dev_fraction}")
-    strata = [(p.source, p.label >= 0.5) for p in pairs]
+    strata = [(source, p.label >= 0.5) for source, p in pairs]
     target = {s: round(n * dev_fraction) for s, n in Counter(strata).items()}
     comps = components(pairs, key)
     random.Random(seed).shuffle(comps)
@@ -114,24 +99,30 @@ def grouped_split(
             f"Cannot split {len(pairs)} pair(s) into non-empty question-disjoint train and dev sets "
             f"(dev fraction {dev_fraction}): the dataset is too small or one question links them all."
         )
-    shared = {key(t) for p in train for t in p[:2]} & {key(t) for p in dev for t in p[:2]}
+    shared = questions(train, key) & questions(dev, key)
     assert not shared, f"{len(shared)} question(s) on both sides of the split"
     return train, dev
 
 
-def write_jsonl(path: Path, pairs: Iterable[Pair]) -> None:
+def questions(pairs: Iterable[Sourced], key: Callable[[str], str]) -> Set[str]:
+    return {key(text) for _, p in pairs for text in (p.text1, p.text2)}
+
+
+def write_jsonl(path: Path, pairs: Iterable[Sourced]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    srsly.write_jsonl(path, ({"text1": p.text1, "text2": p.text2, "label": p.label} for p in pairs))
+    srsly.write_jsonl(path, ({"text1": p.text1, "text2": p.text2, "label": p.label} for _, p in pairs))
 
 
-def describe(pairs: Sequence[Pair], key: Callable[[str], str]) -> Dict[str, object]:
-    by_source = Counter(p.source for p in pairs)
+def describe(pairs: Sequence[Sourced], key: Callable[[str], str]) -> Dict[str, object]:
+    by_source = Counter(source for source, _ in pairs)
     return {
         "pairs": len(pairs),
-        "positive": sum(p.label >= 0.5 for p in pairs),
-        "distinct_questions": len({key(t) for p in pairs for t in p[:2]}),
-        "by_source": {s: {"pairs": n, "positive": sum(p.label >= 0.5 for p in pairs if p.source == s)}
-                      for s, n in sorted(by_source.items())},
+        "positive": sum(p.label >= 0.5 for _, p in pairs),
+        "distinct_questions": len(questions(pairs, key)),
+        "by_source": {
+            s: {"pairs": n, "positive": sum(p.label >= 0.5 for source, p in pairs if source == s)}
+            for s, n in sorted(by_source.items())
+        },
     }
 
 
@@ -143,8 +134,8 @@ def convert(dataset: str, sources: Path, output_dir: Path, seed: int, dev_fracti
         dev = read_file(files["quora/dev.tsv"], "bimpm")
         key, split = normalize, "BiMPM dev split from the mirror (pair-disjoint, not question-disjoint)"
     elif dataset == "quora":
-        pairs = read_file(files["quora/quora_duplicate_questions.tsv"], "tsv")
         key = normalize
+        pairs = read_file(files["quora/quora_duplicate_questions.tsv"], "tsv")
         train, dev = grouped_split(pairs, key, dev_fraction, seed)
         split = f"question-disjoint (normalized text), seed {seed}, dev fraction {dev_fraction}"
     elif dataset == "stackexchange":
@@ -153,20 +144,21 @@ def convert(dataset: str, sources: Path, output_dir: Path, seed: int, dev_fracti
             pairs.extend(read_file(files[name], "stackexchange"))
         key = title_key
         train, dev = grouped_split(pairs, key, dev_fraction, seed)
-        split = f"question-disjoint (normalized title, pair-graph components), seed {seed}, dev fraction {dev_fraction}, stratified by site and label"
+        split = (
+            f"question-disjoint (normalized title, pair-graph components), seed {seed}, "
+            f"dev fraction {dev_fraction}, stratified by site and label"
+        )
     else:
         raise ValueError(f"Unknown dataset {dataset!r}")
     write_jsonl(output_dir / "train.jsonl", train)
     write_jsonl(output_dir / "dev.jsonl", dev)
-    train_keys = {key(t) for p in train for t in p[:2]}
-    dev_keys = {key(t) for p in dev for t in p[:2]}
     stats = {
         "dataset": dataset,
         "source": info.get("source"),
         "split": split,
         "train": describe(train, key),
         "dev": describe(dev, key),
-        "questions_on_both_sides": len(train_keys & dev_keys),
+        "questions_on_both_sides": len(questions(train, key) & questions(dev, key)),
     }
     (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf8")
     return stats
@@ -179,26 +171,9 @@ def main(
     seed: int = typer.Option(0, "--seed", help="Seed of the split"),
     dev_fraction: float = typer.Option(0.2, "--dev-fraction", help="Share of pairs in dev (split datasets only)"),
 ) -> None:
-    if not sources.is_file():
-        typer.echo(f"Error: {sources} not found. Run the assets step first: spacy project run assets", err=True)
-        raise typer.Exit(1)
-    try:
+    require_sources(sources, "assets")
+    with exit_on_error(dataset, "pair file", "assets"):
         stats = convert(dataset, sources, output_dir, seed, dev_fraction)
-    except PairFormatError as err:
-        if err.line is None:  # no pairs at all
-            typer.echo(
-                f"Error: empty dataset: {err.reason}. The file has no labelled pairs; re-fetch it "
-                "(delete it and run `spacy project run assets`) or fix the data source.", err=True,
-            )
-            raise typer.Exit(1)
-        typer.echo(
-            f"Error: malformed pair file: {err}\nFix or remove that line (or re-fetch the file with "
-            "`spacy project run assets`), then re-run.", err=True,
-        )
-        raise typer.Exit(1)
-    except (FileNotFoundError, KeyError, ValueError) as err:
-        typer.echo(f"Error: cannot convert {dataset}: {err}", err=True)
-        raise typer.Exit(1)
     for part in ("train", "dev"):
         s = stats[part]
         typer.echo(

@@ -1,6 +1,6 @@
 """Convert a verified document collection into `documents.jsonl` (one labelled
-document per line, the "jsonl" format of `spacy_siamese.documents`), which the
-"spacy-siamese.DocumentPairs.v1" reader and benchmarks/retrieval.py read.
+document per line, the "jsonl" collection format of `spacy_siamese.corpora`), which the
+"spacy-siamese.DocumentPairs.v1" reader and `python -m spacy_siamese evaluate-retrieval` read.
 
 20news
     The train half of 20 Newsgroups bydate (the mirror's `20news-bydate-train.tar.gz`,
@@ -13,24 +13,20 @@ reuters
     Labels: the TOPICS categories.
 
 The held-out documents for evaluation are a seeded part of these (split by the
-reader and the benchmark with the same seed), so the official test halves stay unseen.
+reader and by evaluate-retrieval with the same seed), so the official test halves stay unseen.
 
 Usage:
     python scripts/convert_documents.py 20news corpus/20news/sources.json corpus/20news
 """
+
 import json
 from collections import Counter
 from pathlib import Path
 
 import typer
+from convert_errors import exit_on_error, fail, require_sources
 
-try:
-    from spacy_siamese.documents import DocumentFormatError, read_documents, write_documents
-except ImportError:  # pragma: no cover - running from a checkout without installing
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from spacy_siamese.documents import DocumentFormatError, read_documents, write_documents
+from spacy_siamese.corpora import read_documents, write_documents
 
 COLLECTIONS = ("20news", "reuters")
 
@@ -52,29 +48,19 @@ def main(
     output_dir: Path = typer.Argument(..., help="Writes documents.jsonl and stats.json here"),
 ) -> None:
     if collection not in COLLECTIONS:
-        typer.echo(f"Error: unknown collection {collection!r}; choose {', '.join(COLLECTIONS)}.", err=True)
-        raise typer.Exit(1)
-    if not sources.is_file():
-        typer.echo(
-            f"Error: {sources} not found. Run the assets step first: spacy project run assets-documents", err=True
-        )
-        raise typer.Exit(1)
-    try:
+        fail(f"unknown collection {collection!r}; choose {', '.join(COLLECTIONS)}.")
+    require_sources(sources, "assets-documents")
+    with exit_on_error(collection, f"{collection} collection", "assets-documents"):
         docs = read_documents(collection, collection_path(sources), split="train")
-    except DocumentFormatError as err:
-        typer.echo(
-            f"Error: malformed {collection} collection: {err}\nRe-fetch it (delete it and run "
-            "`spacy project run assets-documents`) or fix the data source.", err=True,
-        )
-        raise typer.Exit(1)
-    except (FileNotFoundError, KeyError, ValueError) as err:
-        typer.echo(f"Error: cannot convert {collection}: {err}", err=True)
-        raise typer.Exit(1)
     output_dir.mkdir(parents=True, exist_ok=True)
     write_documents(docs, output_dir / "documents.jsonl")
     labels = Counter(label for doc in docs for label in doc.labels)
-    stats = {"collection": collection, "documents": len(docs), "labels": len(labels),
-             "largest_labels": dict(labels.most_common(10))}
+    stats = {
+        "collection": collection,
+        "documents": len(docs),
+        "labels": len(labels),
+        "largest_labels": dict(labels.most_common(10)),
+    }
     (output_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf8")
     typer.echo(f"{collection}: {len(docs):,} documents, {len(labels)} labels -> {output_dir / 'documents.jsonl'}")
 

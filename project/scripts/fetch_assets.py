@@ -11,13 +11,13 @@ Usage:
     python scripts/fetch_assets.py all --data-dir assets --mirror ../../shared/data \
         --checksums checksums.sha256 --corpus-dir corpus
 """
+
 import filecmp
 import shutil
 from pathlib import Path
 from typing import List
 
 import typer
-
 from check_assets import (
     DATASETS,
     FILES,
@@ -78,9 +78,11 @@ def main(
     chosen: List[str] = list(GROUPS.get(dataset, [dataset]))
     source = source_of(mirror)
     typer.echo(
-        f"Source: local mirror {mirror}" if source == "mirror"
+        f"Source: local mirror {mirror}"
+        if source == "mirror"
         else "Source: official downloads (no local mirror"
-        + (f" at {mirror}" if mirror and mirror.lower() not in ("none", "null", "-") else "") + ")"
+        + (f" at {mirror}" if mirror and mirror.lower() not in ("none", "null", "-") else "")
+        + ")"
     )
     failed = []
     for name in chosen:

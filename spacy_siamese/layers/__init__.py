@@ -1,3 +1,6 @@
+"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, auxiliary,
+calibrated) and the siamese wrapper are registered as architectures in their files."""
+
 from .auxiliary import with_auxiliary
 from .calibrated import train_calibrated
 from .cauchy import cauchy_similarity
@@ -8,4 +11,14 @@ from .projection import projection
 from .siamese import siamese
 from .tfidf import tfidf
 
-__all__ = ["cauchy_similarity", "cosine_similarity", "pair_features", "mean_max_pool", "projection", "siamese", "tfidf", "train_calibrated", "with_auxiliary"]
+__all__ = [
+    "cauchy_similarity",
+    "cosine_similarity",
+    "mean_max_pool",
+    "pair_features",
+    "projection",
+    "siamese",
+    "tfidf",
+    "train_calibrated",
+    "with_auxiliary",
+]

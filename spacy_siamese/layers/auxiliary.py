@@ -1,16 +1,18 @@
 from typing import Callable, Optional, Tuple
 
-from thinc.api import Model, registry
+from spacy.util import registry
+from thinc.api import Model
 from thinc.types import Floats2d
 
 InT = Tuple[Floats2d, Floats2d]
 
 
-@registry.layers("spacy-siamese.with_auxiliary.v1")
+@registry.architectures("spacy-siamese.WithAuxiliary.v1")
 def with_auxiliary(
-    main: Model[InT, Floats2d], auxiliary: Model[InT, Floats2d], *, weight: float = 1.0
+    *, main: Model[InT, Floats2d], auxiliary: Model[InT, Floats2d], weight: float = 1.0
 ) -> Model[InT, Floats2d]:
-    """Train a second comparison head beside `main` on the same pair vectors.
+    """Train a second comparison head (e.g. a FeatureHead) beside `main` on the same pair
+    vectors: multi-task training of the shared encoder.
 
     In training the output has two columns, (main, auxiliary), so the loss trains both heads
     and, through them, the shared encoder; the auxiliary head's gradient is scaled by

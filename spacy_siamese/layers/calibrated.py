@@ -1,7 +1,8 @@
 from typing import Callable, Optional, Tuple
 
 import numpy
-from thinc.api import Model, registry
+from spacy.util import registry
+from thinc.api import Model
 from thinc.types import Floats2d
 
 from .auxiliary import init_heads
@@ -9,11 +10,12 @@ from .auxiliary import init_heads
 InT = Tuple[Floats2d, Floats2d]
 
 
-@registry.layers("spacy-siamese.train_calibrated.v1")
-def train_calibrated(inner: Model[InT, Floats2d], *, eps: float = 1e-6) -> Model[InT, Floats2d]:
-    """Train a (0, 1) score through a learned Platt scaling; predict with the raw score.
+@registry.architectures("spacy-siamese.TrainCalibrated.v1")
+def train_calibrated(*, comparison: Model[InT, Floats2d], eps: float = 1e-6) -> Model[InT, Floats2d]:
+    """Train `comparison`, a (0, 1) score, through a learned Platt scaling; predict with its
+    raw score.
 
-    In training the output is sigmoid(a + c * logit(s)) of the inner score s, with a and
+    In training the output is sigmoid(a + c * logit(s)) of the comparison's score s, with a and
     c = softplus(b) > 0 learned; the loss sees this calibrated score. At prediction the output
     is s itself. The map is strictly increasing, so the ranking of pairs (and the accuracy at a
     tuned threshold) is the same either way. For Cauchy, logit(s) = -log d, so training fits
@@ -24,7 +26,7 @@ def train_calibrated(inner: Model[InT, Floats2d], *, eps: float = 1e-6) -> Model
         "train_calibrated",
         forward,
         init=init,
-        layers=[inner],
+        layers=[comparison],
         dims={"nI": None, "nO": 1},
         params={"a": None, "b": None},
         attrs={"eps": float(eps)},

@@ -1,14 +1,15 @@
 from typing import Callable, Optional, Tuple
 
 import numpy
-from thinc.api import Model, registry
+from spacy.util import registry
+from thinc.api import Model
 from thinc.types import Floats2d
 
 InT = Tuple[Floats2d, Floats2d]
 
 
-@registry.layers("spacy-siamese.cauchy_similarity.v1")
-def cauchy_similarity(nI: Optional[int] = None) -> Model[InT, Floats2d]:
+@registry.architectures("spacy-siamese.CauchySimilarity.v1")
+def cauchy_similarity(*, nI: Optional[int] = None) -> Model[InT, Floats2d]:
     """Cauchy similarity of paired vectors: 1 / (1 + sum_i w_i (a_i - b_i)^2).
 
     The weights are kept positive as w = softplus(v) of a free parameter v, so

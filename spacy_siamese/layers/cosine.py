@@ -1,18 +1,17 @@
 from typing import Callable, Optional, Tuple
 
-from thinc.api import Model, registry
+from spacy.util import registry
+from thinc.api import Model
 from thinc.types import Floats2d
 
 InT = Tuple[Floats2d, Floats2d]
 
 
-@registry.layers("spacy-siamese.cosine_similarity.v1")
+@registry.architectures("spacy-siamese.CosineSimilarity.v1")
 def cosine_similarity(*, rescale: bool = False, nI: Optional[int] = None) -> Model[InT, Floats2d]:
     """Cosine of paired vectors, shape (n_pairs, 1); (1 + cos) / 2 with `rescale`, so the
     score is in [0, 1]. A pair with a zero vector has cosine 0 (and zero gradient)."""
-    return Model(
-        "cosine_similarity", forward, init=init, dims={"nI": nI, "nO": 1}, attrs={"rescale": rescale}
-    )
+    return Model("cosine_similarity", forward, init=init, dims={"nI": nI, "nO": 1}, attrs={"rescale": rescale})
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

@@ -1,7 +1,7 @@
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple, cast
 
 from thinc.api import Model, registry
-from thinc.types import Floats2d, Ragged
+from thinc.types import Floats2d, Ints2d, Ragged
 
 
 @registry.layers("spacy-siamese.mean_max_pool.v1")
@@ -22,12 +22,13 @@ def init(model: Model, X=None, Y=None) -> None:
 
 def forward(model: Model, Xr: Ragged, is_train: bool) -> Tuple[Floats2d, Callable]:
     ops = model.ops
-    X = Xr.dataXd
+    X = cast(Floats2d, Xr.dataXd)
     lengths = ops.asarray1i(Xr.lengths)
     width = X.shape[1]
     keep = lengths > 0
     nz_lengths = lengths[keep]
     Y = ops.alloc2f(lengths.shape[0], 2 * width)
+    which: Optional[Ints2d] = None
     if nz_lengths.shape[0]:
         # Empty sequences own no rows of X, so pooling over the non-empty
         # lengths alone covers every row.
@@ -35,12 +36,10 @@ def forward(model: Model, Xr: Ragged, is_train: bool) -> Tuple[Floats2d, Callabl
         Y_max, which = ops.reduce_max(X, nz_lengths)
         Y[keep, :width] = Y_mean
         Y[keep, width:] = Y_max
-    else:
-        which = None
 
     def backprop(dY: Floats2d) -> Ragged:
         dX = ops.alloc2f(*X.shape)
-        if nz_lengths.shape[0]:
+        if which is not None:
             dY_nz = dY[keep]
             dX += ops.backprop_reduce_mean(ops.xp.ascontiguousarray(dY_nz[:, :width]), nz_lengths)
             dX += ops.backprop_reduce_max(ops.xp.ascontiguousarray(dY_nz[:, width:]), which, nz_lengths)

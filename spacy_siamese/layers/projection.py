@@ -1,4 +1,4 @@
-from typing import Callable, Optional, Tuple, Union
+from typing import Callable, Dict, Optional, Tuple, Union, cast
 
 import numpy
 from scipy.sparse import csr_matrix, issparse
@@ -51,7 +51,7 @@ def _init(model: Model, X: Optional[InT] = None, Y=None) -> None:
             # Columns past k (more dims than the data has) keep small random values.
             W[:, :k] = svd.components_.T
             W[:, k:] *= 1e-3
-    model.set_param("W", model.ops.asarray2f(W))
+    model.set_param("W", model.ops.asarray2f(cast(Floats2d, W)))
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
@@ -72,7 +72,8 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         dW_used = numpy.asarray(X_used.T @ dY, dtype=W.dtype)
         if not model.has_grad("W"):
             model.inc_grad("W", model.ops.alloc2f(*W.shape))
-        model.get_grad("W")[rows] += dW_used
+        dW = cast(numpy.ndarray, model.get_grad("W"))
+        dW[rows] += dW_used
         return None  # the featuriser upstream has no parameters
 
     return Y, backprop
@@ -81,7 +82,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
 def _unique_rows(X: csr_matrix) -> csr_matrix:
     """X without repeated rows (a doc that occurs in many training pairs counts once)."""
     X.sort_indices()
-    keys = {}
+    keys: Dict[Tuple[bytes, bytes], int] = {}
     for i in range(X.shape[0]):
         start, end = X.indptr[i], X.indptr[i + 1]
         keys.setdefault((X.indices[start:end].tobytes(), X.data[start:end].tobytes()), i)

@@ -1,16 +1,19 @@
 from typing import Callable, List, Optional, Tuple
 
 from spacy.tokens import Doc
-from thinc.api import Model, registry
+from spacy.util import registry
+from thinc.api import Model
 from thinc.types import Floats2d
 
 InT = Tuple[List[Doc], List[Doc]]
 
 
-@registry.layers("spacy-siamese.siamese.v1")
-def siamese(encoder: Model[List[Doc], Floats2d], comparison: Model[Tuple[Floats2d, Floats2d], Floats2d]) -> Model[InT, Floats2d]:
+@registry.architectures("spacy-siamese.Siamese.v1")
+def siamese(
+    *, encoder: Model[List[Doc], Floats2d], comparison: Model[Tuple[Floats2d, Floats2d], Floats2d]
+) -> Model[InT, Floats2d]:
     """Encode both sides of each pair with one shared encoder, in one batch, then compare."""
-    model = Model(
+    return Model(
         "siamese",
         forward,
         init=init,
@@ -18,7 +21,6 @@ def siamese(encoder: Model[List[Doc], Floats2d], comparison: Model[Tuple[Floats2
         refs={"encoder": encoder, "comparison": comparison},
         dims={"nO": 1},
     )
-    return model
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

@@ -53,15 +53,15 @@ def _deserialize_table(_: TermTable, value: bytes, name: str, model: Model) -> T
     return TermTable.from_bytes(value)
 
 
-@registry.layers("spacy-siamese.tfidf.v1")
+@registry.layers("spacy-siamese.tfidf.v2")
 def tfidf(
     *,
     attr: str = "lower",
     drop_stop: bool = False,
     drop_punct: bool = True,
-    min_df: int = 1,
+    min_df: int = 2,
     max_vocab: int = 0,
-    sublinear_tf: bool = False,
+    sublinear_tf: bool = True,
     normalize: bool = True,
 ) -> Model[List[Doc], csr_matrix]:
     """TF-IDF vectors of docs as a scipy CSR matrix (n_docs, n_terms).
@@ -93,6 +93,30 @@ def tfidf(
             "sublinear_tf": sublinear_tf,
             "normalize": normalize,
         },
+    )
+
+
+@registry.layers("spacy-siamese.tfidf.v1")
+def tfidf_v1(
+    *,
+    attr: str = "lower",
+    drop_stop: bool = False,
+    drop_punct: bool = True,
+    min_df: int = 1,
+    max_vocab: int = 0,
+    sublinear_tf: bool = False,
+    normalize: bool = True,
+) -> Model[List[Doc], csr_matrix]:
+    """The first version: the same layer with raw tf and min_df 1 by default. v2 takes
+    S2NetEncoder's defaults (min_df 2, sublinear tf)."""
+    return tfidf(
+        attr=attr,
+        drop_stop=drop_stop,
+        drop_punct=drop_punct,
+        min_df=min_df,
+        max_vocab=max_vocab,
+        sublinear_tf=sublinear_tf,
+        normalize=normalize,
     )
 
 

@@ -1,0 +1,55 @@
+"""Corpora: labelled pairs and labelled document collections read from their published
+formats into one record type each (`PairRecord`, `DocRecord`), seeded document-pair
+sampling, and the registered readers for `spacy train`.
+
+Pair formats (`read_pairs(path, format=...)`): "tsv" (header naming the columns: Quora
+release, QQP-style mirrors), "bimpm" (BiMPM's Quora split), "jsonl", "stackexchange",
+"sts" (STS Benchmark), "sick", "mrpc", "twitter_url" (a directory). Collections
+(`read_documents(collection, path)`): "20news", "reuters", "news" (UCI News Aggregator),
+"jsonl". A malformed line raises a `PairFormatError` / `DocumentFormatError` naming the
+file and the line, or with `lenient=True` is skipped and reported in one warning.
+"""
+
+from .base import DocRecord, DocumentFormatError, PairFormatError, PairRecord
+from .bimpm import detokenize_ptb
+from .document_files import COLLECTIONS, read_documents
+from .jsonl import write_documents
+from .newsgroups import strip_header, strip_quoting, strip_signature
+from .pair_files import PAIR_FORMATS, detect_format, read_pairs
+from .readers import (
+    DocumentPairs,
+    PairCorpus,
+    create_document_pairs,
+    create_pair_corpus,
+    read_pair_examples,
+)
+from .sampling import PairIndex, doc_pair_examples, sample_pairs, split_documents
+from .stackexchange import html_to_text, stackexchange_text
+
+__all__ = [
+    "COLLECTIONS",
+    "PAIR_FORMATS",
+    "DocRecord",
+    "DocumentFormatError",
+    "DocumentPairs",
+    "PairCorpus",
+    "PairFormatError",
+    "PairIndex",
+    "PairRecord",
+    "create_document_pairs",
+    "create_pair_corpus",
+    "detect_format",
+    "detokenize_ptb",
+    "doc_pair_examples",
+    "html_to_text",
+    "read_documents",
+    "read_pair_examples",
+    "read_pairs",
+    "sample_pairs",
+    "split_documents",
+    "stackexchange_text",
+    "strip_header",
+    "strip_quoting",
+    "strip_signature",
+    "write_documents",
+]

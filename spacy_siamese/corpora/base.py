@@ -1,0 +1,290 @@
+"""Records, errors and line-numbered reading shared by the corpus formats.
+
+Every format module turns its files into `PairRecord`s or `DocRecord`s. A malformed
+line or record becomes a `PairFormatError` / `DocumentFormatError` naming the file and
+the line (or archive member / document id); the caller raises it or, in lenient mode,
+skips it and reports all skipped records in one warning.
+"""
+
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
+
+from spacy.util import ensure_path
+
+MAX_REPORTED = 5  # skipped records listed in the lenient-mode warning
+
+
+class PairFormatError(ValueError):
+    """A pair file is malformed. The message reads `path:line: what was wrong`
+    (file-level problems without a line name the path in `reason`)."""
+
+    def __init__(self, path: Union[str, Path], line: Optional[int], reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{path}:{line}: {reason}" if line is not None else reason)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.path, self.line, self.reason))
+
+
+class DocumentFormatError(PairFormatError):
+    """A document collection is malformed. The message reads `path:record: what was
+    wrong`, where record is a line number, an archive member or a document id."""
+
+    def __init__(self, path: Union[str, Path], record: Optional[Union[int, str]], reason: str) -> None:
+        ValueError.__init__(self, f"{path}:{record}: {reason}" if record is not None else f"{path}: {reason}")
+        self.path = str(path)
+        self.line = record  # type: ignore[assignment]
+        self.reason = reason
+
+
+class PairRecord(NamedTuple):
+    """One labelled pair; `label` is in [0, 1], `line` is the 1-based line it starts on."""
+
+    text1: str
+    text2: str
+    label: float
+    line: int
+
+
+class DocRecord(NamedTuple):
+    """One document of a labelled collection."""
+
+    text: str
+    labels: Tuple[str, ...]  # documents sharing a label are similar
+    group: str = ""  # coarser class: same group but no shared label = hard negative
+    id: str = ""  # where the record came from (member, NEWID, ID, line)
+
+
+PairItem = Union[PairRecord, PairFormatError]
+DocItem = Union[DocRecord, DocumentFormatError]
+
+
+class Malformed(ValueError):
+    """Raised by per-line parsers; the caller turns it into a format error with the line."""
+
+
+class Line(NamedTuple):
+    """A physical line: its number, its text without the line ending, the ending
+    ("\\n", "\\r\\n", "\\r" or "" at the end of the file) and a decoding problem, if any."""
+
+    number: int
+    text: str
+    end: str
+    error: Optional[str]
+
+
+def numbered_lines(path: Path) -> Iterator[Line]:
+    """Yield the lines of a UTF-8 file; LF, CRLF and CR all end a line and a BOM at the
+    start is dropped. A line that does not decode is yielded with replacement
+    characters and its `error` set."""
+    number = 0
+    with path.open("rb") as file_:
+        for raw in file_:
+            if raw.endswith(b"\r\n"):
+                body, end = raw[:-2], b"\r\n"
+            elif raw.endswith(b"\n"):
+                body, end = raw[:-1], b"\n"
+            else:
+                body, end = raw, b""
+            pieces, ends = [body], [end]
+            if b"\r" in body:  # CR-only line endings
+                pieces = body.split(b"\r")
+                ends = [b"\r"] * (len(pieces) - 1) + [end]
+                if not pieces[-1] and not end:
+                    pieces, ends = pieces[:-1], ends[:-1]  # "...\r" at the end of the file
+            for piece, piece_end in zip(pieces, ends):
+                number += 1
+                error = None
+                try:
+                    text = piece.decode("utf8")
+                except UnicodeDecodeError as err:
+                    error = f"invalid UTF-8 (byte {piece[err.start]:#04x} at column {err.start + 1})"
+                    text = piece.decode("utf8", errors="replace")
+                if number == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+                yield Line(number, text, piece_end.decode("ascii"), error)
+
+
+def is_blank(text: str) -> bool:
+    """A line without content and without tabs is skipped by every line format."""
+    return not text.strip() and "\t" not in text
+
+
+def check_path(path: Union[str, Path], *, what: str = "pair file", allow_dir: bool = False) -> Path:
+    loc = ensure_path(path)
+    if not isinstance(loc, Path):
+        raise ValueError(f"Expected a path to a {what}, got {path!r}")
+    if not loc.exists():
+        raise FileNotFoundError(f"{what[0].upper()}{what[1:]} not found: {loc}")
+    if not (loc.is_file() or (allow_dir and loc.is_dir())):
+        raise ValueError(f"Expected a {what}, but {loc} is a directory or special file")
+    return loc
+
+
+def parse_lines(path: Path, parse: Callable[[str], Tuple[str, str, float]]) -> Iterator[PairItem]:
+    """Apply a one-record-per-line parser to every non-blank line."""
+    for line in numbered_lines(path):
+        if line.error:
+            yield PairFormatError(path, line.number, line.error)
+        elif not is_blank(line.text):
+            try:
+                yield PairRecord(*parse(line.text), line=line.number)
+            except Malformed as err:
+                yield PairFormatError(path, line.number, str(err))
+
+
+def split_fields(line: str, names: Sequence[str]) -> List[str]:
+    """Split a line on tabs into exactly `len(names)` fields."""
+    fields = line.split("\t")
+    if len(fields) != len(names):
+        raise Malformed(f"expected {len(names)} tab-separated fields ({', '.join(names)}), found {len(fields)}")
+    return fields
+
+
+def header_columns(names: Sequence[str], wanted: Sequence[Sequence[str]]) -> Optional[List[int]]:
+    """Indices of the wanted columns in a header (each given by its accepted names,
+    case-insensitively, first alternative first), or None if one is missing. A wanted
+    column named twice raises Malformed."""
+    lower = [name.strip().lower() for name in names]
+    found: List[int] = []
+    for alternatives in wanted:
+        for alt in alternatives:
+            hits = [i for i, name in enumerate(lower) if name == alt.lower()]
+            if len(hits) > 1:
+                cols = " and ".join(str(i + 1) for i in hits)
+                raise Malformed(f"the header names column {alt!r} more than once (columns {cols})")
+            if hits:
+                found.append(hits[0])
+                break
+        else:
+            return None
+    return found
+
+
+def scaled_label(raw: str, *, low: float = 0.0, high: float = 1.0, binary: bool = False) -> float:
+    """A label written as a number in [low, high], mapped linearly to [0, 1]."""
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise Malformed(f"label {raw!r} is not a number") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise Malformed(f"label {raw!r} is outside [{low:g}, {high:g}]")
+    if binary and value not in (low, high):
+        raise Malformed(f"expected label {low:g} or {high:g}, found {raw!r}")
+    return (value - low) / (high - low)
+
+
+def check_label(value: float, raw: Any) -> float:
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise Malformed(f"label {raw!r} is outside [0, 1]")
+    return value
+
+
+def json_object(line: str) -> Dict[str, Any]:
+    """One JSONL line as a dict; Malformed says what is wrong with it."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise Malformed(f"invalid JSON: {err.msg} (column {err.colno})") from None
+    except (ValueError, RecursionError) as err:  # e.g. an integer too long, nesting too deep
+        raise Malformed(f"invalid JSON: {err}") from None
+    if not isinstance(obj, dict):
+        raise Malformed(f"expected a JSON object, found {json_type(obj)}")
+    return obj
+
+
+def json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    if type(value) in names:
+        return names[type(value)]
+    return "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+R = TypeVar("R")
+
+
+def skip_malformed(
+    items: Iterable[Union[R, PairFormatError]], lenient: bool, skipped: List[PairFormatError]
+) -> Iterator[R]:
+    """Pass records through; raise the first error, or with `lenient` collect errors in `skipped`."""
+    for item in items:
+        if isinstance(item, PairFormatError):
+            if not lenient:
+                raise item
+            skipped.append(item)
+        else:
+            yield item
+
+
+def warn_skipped(skipped: Sequence[PairFormatError], message: str, *, prefix: str = "", stacklevel: int = 2) -> None:
+    """One warning listing the first skipped records: `message: rec: reason; ...`."""
+    if not skipped:
+        return
+    shown = "; ".join(f"{prefix}{e.line}: {e.reason}" for e in skipped[:MAX_REPORTED])
+    more = f"; and {len(skipped) - MAX_REPORTED} more" if len(skipped) > MAX_REPORTED else ""
+    warnings.warn(f"{message}: {shown}{more}", UserWarning, stacklevel=stacklevel + 1)
+
+
+def named_columns(
+    path: Path,
+    wanted: Sequence[Sequence[str]],
+    *,
+    low: float = 0.0,
+    high: float = 1.0,
+    binary: bool = False,
+    what: str = "",
+) -> Iterator[PairItem]:
+    """Tab-separated lines under a header that names (text1, text2, label) among its
+    columns; quotes are text. Header problems raise at once."""
+    header: Optional[List[str]] = None
+    cols: List[int] = []
+    for line in numbered_lines(path):
+        if line.error:
+            if header is None:
+                raise PairFormatError(path, line.number, line.error)
+            yield PairFormatError(path, line.number, line.error)
+            continue
+        if is_blank(line.text):
+            continue
+        fields = line.text.split("\t")
+        if header is None:
+            header = [name.strip() for name in fields]
+            try:
+                found = header_columns(header, wanted)
+            except Malformed as err:
+                raise PairFormatError(path, line.number, str(err)) from None
+            if found is None:
+                names = ", ".join(alts[0] for alts in wanted)
+                raise PairFormatError(
+                    path, line.number, f"the {what} header must name the columns {names}; found: {', '.join(header)}"
+                )
+            cols = found
+            continue
+        if len(fields) != len(header):
+            msg = f"expected {len(header)} tab-separated fields ({', '.join(header)}), found {len(fields)}"
+            yield PairFormatError(path, line.number, msg)
+            continue
+        try:
+            label = scaled_label(fields[cols[2]], low=low, high=high, binary=binary)
+        except Malformed as err:
+            yield PairFormatError(path, line.number, str(err))
+            continue
+        yield PairRecord(fields[cols[0]], fields[cols[1]], label, line.number)

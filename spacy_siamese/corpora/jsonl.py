@@ -1,0 +1,93 @@
+"""JSON lines: one object per line, blank lines skipped.
+
+Pairs: `{"text1": str, "text2": str, "label": number or boolean in [0, 1]}`.
+Documents: `{"text": str, "labels": [str, ...], "group": str, "id": str}` ("label": str
+instead of "labels"; group and id optional). `write_documents` writes this format.
+"""
+
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Sequence, Tuple, Union
+
+import srsly
+
+from .base import (
+    DocItem,
+    DocRecord,
+    DocumentFormatError,
+    Malformed,
+    PairFormatError,
+    PairItem,
+    PairRecord,
+    check_label,
+    json_object,
+    json_type,
+    numbered_lines,
+)
+
+NAME = "jsonl"
+
+
+def looks_like(fields: List[str]) -> bool:
+    return "\t".join(fields).lstrip().startswith("{")
+
+
+def read_jsonl_pairs(path: Path) -> Iterator[PairItem]:
+    for number, obj in _objects(path, PairFormatError):
+        if isinstance(obj, PairFormatError):
+            yield obj
+            continue
+        try:
+            yield PairRecord(*_pair(obj), line=number)
+        except Malformed as err:
+            yield PairFormatError(path, number, str(err))
+
+
+def read_jsonl_documents(path: Path) -> Iterator[DocItem]:
+    for number, obj in _objects(path, DocumentFormatError):
+        if isinstance(obj, PairFormatError):
+            yield obj  # type: ignore[misc]
+            continue
+        labels = obj.get("labels", [obj["label"]] if "label" in obj else None)
+        if isinstance(labels, str):
+            labels = [labels]
+        text = obj.get("text")
+        if not isinstance(text, str):  # may be empty: 20news messages can be, once stripped
+            yield DocumentFormatError(path, number, 'field "text" is missing or not a string')
+        elif not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
+            yield DocumentFormatError(path, number, 'field "labels" must be a non-empty list of strings')
+        else:
+            yield DocRecord(text, tuple(labels), str(obj.get("group", "")), str(obj.get("id", number)))
+
+
+def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:
+    """Write a collection as JSON lines (read it back with `read_documents("jsonl", path)`)."""
+    srsly.write_jsonl(path, ({"text": d.text, "labels": list(d.labels), "group": d.group, "id": d.id} for d in docs))
+
+
+def _objects(path: Path, error: type) -> Iterator[Tuple[int, Any]]:
+    """(line number, parsed object or format error) for each non-blank line."""
+    for line in numbered_lines(path):
+        if line.error:
+            yield line.number, error(path, line.number, line.error)
+        elif line.text.strip():
+            try:
+                yield line.number, json_object(line.text)
+            except Malformed as err:
+                yield line.number, error(path, line.number, str(err))
+
+
+def _pair(obj: Dict[str, Any]) -> Tuple[str, str, float]:
+    missing = [key for key in ("text1", "text2", "label") if key not in obj]
+    if missing:
+        raise Malformed(f"missing key(s) {', '.join(map(repr, missing))}; keys found: {list(obj)}")
+    for key in ("text1", "text2"):
+        if not isinstance(obj[key], str):
+            raise Malformed(f"{key!r} must be a string, found {json_type(obj[key])}")
+    label = obj["label"]
+    if not isinstance(label, (bool, int, float)):
+        raise Malformed(f"'label' must be a number or boolean, found {json_type(label)}")
+    try:
+        value = float(label)
+    except OverflowError:
+        value = float("inf")
+    return obj["text1"], obj["text2"], check_label(value, label)

@@ -1,0 +1,96 @@
+"""Seeded splits of a document collection and seeded document pairs."""
+
+from collections import defaultdict
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from ..pairs import pair_example
+from .base import DocRecord
+
+
+class PairIndex(NamedTuple):
+    """A sampled pair: indices of two documents and the label (1.0 = share a label)."""
+
+    i: int
+    j: int
+    label: float
+
+
+def split_documents(
+    docs: Sequence[DocRecord], *, dev_fraction: float = 0.2, seed: int = 0
+) -> Tuple[List[DocRecord], List[DocRecord]]:
+    """A seeded random (train, held-out) split of a collection, each in collection order."""
+    if not 0.0 < dev_fraction < 1.0:
+        raise ValueError(f"dev_fraction must be in (0, 1), got {dev_fraction}")
+    order = numpy.random.default_rng(seed).permutation(len(docs))
+    n_dev = int(round(dev_fraction * len(docs)))
+    return [docs[i] for i in sorted(order[n_dev:])], [docs[i] for i in sorted(order[:n_dev])]
+
+
+def sample_pairs(
+    docs: Sequence[DocRecord],
+    *,
+    n_pairs: int,
+    positive_ratio: float = 0.5,
+    hard_negative_ratio: float = 0.0,
+    seed: int = 0,
+) -> List[PairIndex]:
+    """Draw `n_pairs` seeded pairs of document indices: positives share a label, negatives
+    share none. A `hard_negative_ratio` of the negatives come from the anchor's group
+    (e.g. same news category, other story) where the group has such a document."""
+    if not 0.0 <= positive_ratio <= 1.0 or not 0.0 <= hard_negative_ratio <= 1.0:
+        raise ValueError("positive_ratio and hard_negative_ratio must be in [0, 1]")
+    rng = numpy.random.default_rng(seed)
+    by_label: Dict[str, List[int]] = defaultdict(list)
+    by_group: Dict[str, List[int]] = defaultdict(list)
+    for i, doc in enumerate(docs):
+        for label in set(doc.labels):
+            by_label[label].append(i)
+        by_group[doc.group].append(i)
+    anchors = [i for i, doc in enumerate(docs) if any(len(by_label[label]) > 1 for label in doc.labels)]
+    if not anchors:
+        raise ValueError("sample_pairs: no two documents share a label, so there are no positive pairs")
+    n_pos = int(round(positive_ratio * n_pairs))
+    pairs: List[PairIndex] = []
+    for k in range(n_pairs):
+        if k < n_pos:
+            i = anchors[rng.integers(len(anchors))]
+            peers = [label for label in docs[i].labels if len(by_label[label]) > 1]
+            members = by_label[peers[rng.integers(len(peers))]]
+            j = i
+            while j == i:
+                j = members[rng.integers(len(members))]
+            pairs.append(PairIndex(i, j, 1.0))
+        else:
+            i = int(rng.integers(len(docs)))
+            hard = rng.random() < hard_negative_ratio
+            pool = by_group[docs[i].group] if hard else None
+            neg = _draw_negative(docs, i, pool, rng)
+            if neg is None:
+                neg = _draw_negative(docs, i, None, rng)
+            if neg is None:
+                raise ValueError(f"sample_pairs: document {docs[i].id or i} shares a label with every other document")
+            pairs.append(PairIndex(i, neg, 0.0))
+    order = rng.permutation(len(pairs))  # mix positives and negatives
+    return [pairs[k] for k in order]
+
+
+def _draw_negative(
+    docs: Sequence[DocRecord], i: int, pool: Optional[List[int]], rng: numpy.random.Generator, tries: int = 50
+) -> Optional[int]:
+    labels = set(docs[i].labels)
+    for _ in range(tries):
+        j = pool[rng.integers(len(pool))] if pool else int(rng.integers(len(docs)))
+        if j != i and labels.isdisjoint(docs[j].labels):
+            return j
+    return None
+
+
+def doc_pair_examples(docs: Union[Sequence[Doc], Dict[int, Doc]], pairs: Sequence[PairIndex]) -> Iterator[Example]:
+    """Pair Examples from already tokenized docs, so a document in many pairs is
+    tokenized once."""
+    for i, j, label in pairs:
+        yield pair_example(docs[i].copy(), docs[j], label)

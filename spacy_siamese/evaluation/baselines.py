@@ -1,0 +1,130 @@
+"""Unsupervised baselines: TF-IDF cosine, LSA and averaged static word vectors."""
+
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy
+import spacy
+from scipy.sparse import csr_matrix
+from sklearn.decomposition import TruncatedSVD
+from spacy.language import Language
+from spacy.tokens import Doc
+from thinc.api import Model
+
+from ..layers.tfidf import tfidf
+
+TFIDF_SETTINGS = ("attr", "drop_stop", "drop_punct", "min_df", "max_vocab", "sublinear_tf", "normalize")
+
+
+def fit_tfidf(docs: Iterable[Doc], **settings: Any) -> Model:
+    """The package's `tfidf` layer (its defaults, or `settings`), fitted on `docs`: the
+    vocabulary and document frequencies of their distinct texts."""
+    model = tfidf(**settings)
+    model.initialize(X=list(docs))
+    return model
+
+
+def find_tfidf(model: Model) -> Optional[Model]:
+    """The first fitted `tfidf` layer inside `model` (e.g. an S2Net encoder), if any."""
+    for node in model.walk():
+        if node.name == "tfidf" and node.has_dim("nO") and node.get_dim("nO"):
+            return node
+    return None
+
+
+def tfidf_settings(model: Model) -> Dict[str, Any]:
+    """The settings and vocabulary size of a fitted `tfidf` layer, for reports."""
+    return {**{key: model.attrs[key] for key in TFIDF_SETTINGS}, "n_terms": int(model.get_dim("nO"))}
+
+
+def tfidf_vectors(model: Model, docs: Sequence[Doc]) -> csr_matrix:
+    """TF-IDF rows of docs under a fitted `tfidf` layer (l2-normalised with its defaults)."""
+    return model.predict(list(docs))
+
+
+def tfidf_cosine(model: Model, docs_a: Sequence[Doc], docs_b: Sequence[Doc]) -> numpy.ndarray:
+    """Cosine of the TF-IDF vectors of paired docs. A doc without a known term has a zero
+    vector and cosine 0 with everything."""
+    if len(docs_a) != len(docs_b):
+        raise ValueError(f"Got {len(docs_a)} docs on side A and {len(docs_b)} on side B.")
+    if not len(docs_a):
+        return numpy.zeros((0,), dtype="f8")
+    A, B = _unit(tfidf_vectors(model, docs_a)), _unit(tfidf_vectors(model, docs_b))
+    scores = numpy.asarray(A.multiply(B).sum(axis=1), dtype="f8").ravel()
+    return numpy.clip(scores, 0.0, 1.0)
+
+
+def lsa(fit_rows: csr_matrix, rows: csr_matrix, *, k: int, seed: int = 0) -> numpy.ndarray:
+    """LSA: `rows` projected on the top `k` right singular vectors of a truncated SVD of
+    `fit_rows` (e.g. the TF-IDF matrix of the training documents, repeated rows once)."""
+    fit_rows = _distinct_rows(csr_matrix(fit_rows))
+    k = min(k, fit_rows.shape[1] - 1, fit_rows.shape[0] - 1)
+    if k < 1:
+        raise ValueError(f"LSA needs at least 2 distinct rows and 2 terms, got a {fit_rows.shape} matrix.")
+    svd = TruncatedSVD(n_components=k, random_state=seed).fit(fit_rows)
+    return numpy.asarray(rows @ svd.components_.T, dtype="f8")
+
+
+def load_vectors(name_or_path: Union[str, Path]) -> Language:
+    """A pipeline with static word vectors (a directory or an installed package) with all
+    of its components excluded: the tokenizer and the vectors only."""
+    nlp = load_bare(name_or_path)
+    if not has_vectors(nlp):
+        raise ValueError(f"{name_or_path} has no static word vectors.")
+    return nlp
+
+
+def load_bare(name_or_path: Union[str, Path]) -> Language:
+    """A pipeline (a directory or an installed package) with all of its components excluded."""
+    target: Union[str, Path] = name_or_path
+    if Path(name_or_path).exists():
+        target = Path(name_or_path)
+        meta = spacy.util.get_model_meta(target)
+    elif spacy.util.is_package(str(name_or_path)):
+        meta = spacy.util.get_model_meta(spacy.util.get_package_path(str(name_or_path)))
+    else:
+        raise FileNotFoundError(f"{name_or_path}: no such pipeline directory or installed pipeline package.")
+    return spacy.load(target, exclude=list(meta.get("components") or meta.get("pipeline") or []))
+
+
+def has_vectors(nlp: Language) -> bool:
+    return bool(nlp.vocab.vectors.shape[0] and nlp.vocab.vectors.shape[1])
+
+
+def averaged_vectors(nlp: Language, texts_a: Sequence[str], texts_b: Sequence[str]) -> numpy.ndarray:
+    """spaCy's default `Doc.similarity` of paired texts: the cosine of the mean static
+    token vectors, with docs made by `nlp`'s tokenizer only (no component, no similarity
+    hooks). A doc without vectors scores 0, as in spaCy."""
+    if not has_vectors(nlp):
+        raise ValueError("The pipeline has no static word vectors.")
+    texts = distinct_texts(zip(texts_a, texts_b))
+    docs = {text: nlp.make_doc(text) for text in texts}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # W008: similarity of an empty vector
+        return numpy.asarray([docs[a].similarity(docs[b]) for a, b in zip(texts_a, texts_b)], dtype="f8")
+
+
+def distinct_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
+    """Both sides of every (text1, text2, ...) pair, deduplicated, in first-seen order."""
+    seen: Dict[str, None] = {}
+    for pair in pairs:
+        seen.setdefault(pair[0])
+        seen.setdefault(pair[1])
+    return list(seen)
+
+
+def _unit(X: csr_matrix) -> csr_matrix:
+    X = csr_matrix(X, dtype="f8")
+    norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return csr_matrix(X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]))
+
+
+def _distinct_rows(X: csr_matrix) -> csr_matrix:
+    """X without repeated rows."""
+    X.sort_indices()
+    first: Dict[Any, int] = {}
+    for i in range(X.shape[0]):
+        start, end = X.indptr[i], X.indptr[i + 1]
+        first.setdefault((X.indices[start:end].tobytes(), X.data[start:end].tobytes()), i)
+    return X[sorted(first.values())]

@@ -1,0 +1,200 @@
+"""Evaluation reports: JSON, Markdown tables, example pairs and ROC/PR plots."""
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+import numpy
+
+from .pairs import MODEL, TFIDF, TUNED, VECTORS
+
+PAIR_COLUMNS = (("acc", "acc"), ("p", "P"), ("r", "R"), ("f", "F1"), ("auc", "AUC"), ("ap", "AP"))
+GRADED_COLUMNS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("mse", "MSE"), ("mae", "MAE"))
+RETRIEVAL_COLUMNS = (("mrr", "MRR"), ("p@1", "P@1"), ("p@10", "P@10"), ("map", "MAP"), ("auc", "pair AUC"))
+SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors"}
+
+
+def write_json(report: Mapping[str, Any], path: Union[str, Path]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf8")
+
+
+def write_text(text: str, path: Union[str, Path]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf8")
+
+
+def read_json(path: Union[str, Path]) -> Dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf8"))
+
+
+def fmt(value: Optional[float], digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def pairs_markdown(report: Mapping[str, Any]) -> str:
+    """The table of every method on one pair file, with how thresholds and baselines were set."""
+    name = report.get("name") or Path(report.get("files", {}).get("data") or "pairs").name
+    columns = PAIR_COLUMNS + (() if report.get("binary", True) else GRADED_COLUMNS)
+    lines = [
+        f"### Pair similarity on {name} ({report['n_pairs']:,} pairs, {report['n_positive']:,} positive)",
+        "",
+        "| method | " + " | ".join(title for _, title in columns) + " | threshold |",
+        "|---" * (len(columns) + 2) + "|",
+    ]
+    for method, m in report["results"].items():
+        mark = "*" if m["threshold_source"] == TUNED else ""
+        cells = [fmt(m.get(key)) for key, _ in columns] + [fmt(m["threshold"]) + mark]
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    lines.append("")
+    if MODEL in report["results"]:
+        lines.append("The trained pipeline uses its stored threshold (`pipe.threshold`, chosen on its dev set).")
+    if any(m["threshold_source"] == TUNED for m in report["results"].values()):
+        lines.append(
+            "\\* No trained threshold: the accuracy-optimal threshold on this same file (`best_threshold`), "
+            "which favours the baseline. AUC and AP do not depend on a threshold."
+        )
+    if "tfidf" in report:
+        t = report["tfidf"]
+        lines.append(
+            f"TF-IDF: the package's `tfidf` layer ({t['n_terms']:,} terms, min_df {t['min_df']}, "
+            f"sublinear tf {t['sublinear_tf']}), fitted on {t['fitted_on']}."
+        )
+    if "vectors" in report:
+        v = report["vectors"]
+        lines.append(
+            f"Averaged vectors: cosine of the mean static token vectors (spaCy's default `doc.similarity`), "
+            f"vectors {v.get('name') or ''} {tuple(v['shape'])} from {v['source']}."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def examples_markdown(report: Mapping[str, Any], width: int = 48) -> str:
+    """The example pairs of a pair report with every method's score."""
+    examples = report.get("examples") or []
+    if not examples:
+        return ""
+    methods = list(examples[0]["scores"])
+    header = ["text 1", "text 2", "gold"] + [SHORT.get(m, m) for m in methods]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for ex in examples:
+        texts = [
+            textwrap.shorten(ex[k], width=width, placeholder="...").replace("|", "\\|") for k in ("text1", "text2")
+        ]
+        row = texts + [f"{ex['label']:g}"] + [f"{ex['scores'][m]:.2f}" for m in methods]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def retrieval_markdown(report: Mapping[str, Any]) -> str:
+    """The table of every method on the held-out documents of one collection."""
+    name = report.get("name") or report.get("collection", "documents")
+    lines = [
+        f"### Retrieval on {name}: {report['n_heldout_docs']:,} held-out query documents "
+        f"({report['split']} split), pair AUC on {report['n_eval_pairs']:,} sampled pairs",
+        "",
+        "| method | k | " + " | ".join(title for _, title in RETRIEVAL_COLUMNS) + " |",
+        "|---" * (len(RETRIEVAL_COLUMNS) + 2) + "|",
+    ]
+    for method, m in report["results"].items():
+        cells = " | ".join(fmt(m.get(key), 4) for key, _ in RETRIEVAL_COLUMNS)
+        lines.append(f"| {method} | {m.get('k') or '-'} | {cells} |")
+    if "tfidf" in report:
+        lines += [
+            "",
+            f"TF-IDF: {report['tfidf']['source']} ({report['tfidf']['n_terms']:,} terms); LSA: its truncated SVD.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """One summary table per task (pairs, retrieval) over saved evaluation reports, then
+    each report's own table."""
+    pairs = {n: r for n, r in reports.items() if r.get("task", "pairs") == "pairs"}
+    retrieval = {n: r for n, r in reports.items() if r.get("task") == "retrieval"}
+    lines: List[str] = []
+    if pairs:
+        lines += [
+            "## Pair similarity",
+            "",
+            "| evaluation | model | pairs | acc | F1 | AUC | AP | TF-IDF AUC | vectors AUC |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, rep in pairs.items():
+            res = rep["results"]
+            ours, tfidf, vec = res.get(MODEL, {}), res.get(TFIDF, {}), res.get(VECTORS, {})
+            cells = [fmt(ours.get(k)) for k in ("acc", "f", "auc", "ap")] + [fmt(tfidf.get("auc")), fmt(vec.get("auc"))]
+            lines.append(f"| {name} | {model_kind(rep)} | {rep['n_pairs']:,} | " + " | ".join(cells) + " |")
+        lines += ["", "acc and F1 of the trained pipelines are at their stored thresholds."]
+    if retrieval:
+        lines += [
+            ("\n" if lines else "") + "## Document retrieval",
+            "",
+            "| evaluation | model | k | query docs | MRR | P@10 | MAP | TF-IDF MRR | LSA MRR |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, rep in retrieval.items():
+            res = rep["results"]
+            ours, tfidf, lsa_ = res.get(MODEL, {}), res.get(TFIDF, {}), res.get("LSA", {})
+            cells = [fmt(ours.get(k), 4) for k in ("mrr", "p@10", "map")] + [
+                fmt(tfidf.get("mrr"), 4),
+                fmt(lsa_.get("mrr"), 4),
+            ]
+            lines.append(
+                f"| {name} | {model_kind(rep)} | {ours.get('k', '-')} | {rep['n_heldout_docs']:,} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    for rep in reports.values():
+        lines += [
+            "",
+            (pairs_markdown(rep) if rep.get("task", "pairs") == "pairs" else retrieval_markdown(rep)).rstrip(),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def model_kind(report: Mapping[str, Any]) -> str:
+    """ "Encoder + comparison" of the evaluated pipe, without the registry prefix and version."""
+    model = report.get("model") or {}
+    names = [model.get(part) for part in ("encoder", "comparison")]
+    if not any(names):
+        return "n/a"
+    return " + ".join((n or "?").replace("spacy-siamese.", "") for n in names)
+
+
+def plot_curves(
+    path: Union[str, Path], labels: numpy.ndarray, scores: Mapping[str, numpy.ndarray], title: str = ""
+) -> None:
+    """ROC and precision-recall curves of every method as a PNG (needs matplotlib and
+    both classes among the labels >= 0.5)."""
+    try:
+        import matplotlib
+    except ImportError as err:  # pragma: no cover
+        raise ImportError("Plots need matplotlib: pip install 'spacy-siamese[project]'") from err
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import auc, precision_recall_curve, roc_curve
+
+    gold = numpy.asarray(labels) >= 0.5
+    if gold.all() or not gold.any():
+        raise ValueError("ROC and precision-recall curves need pairs of both classes.")
+    fig, (ax_roc, ax_pr) = plt.subplots(1, 2, figsize=(11, 4.8))
+    for method, s in scores.items():
+        fpr, tpr, _ = roc_curve(gold, s)
+        ax_roc.plot(fpr, tpr, label=f"{method} (AUC {auc(fpr, tpr):.3f})")
+        prec, rec, _ = precision_recall_curve(gold, s)
+        ax_pr.plot(rec, prec, label=method)
+    ax_roc.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1)
+    ax_roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC", xlim=(0, 1), ylim=(0, 1.01))
+    ax_pr.axhline(gold.mean(), color="grey", linestyle=":", linewidth=1)
+    ax_pr.set(xlabel="recall", ylabel="precision", title="Precision-recall", xlim=(0, 1), ylim=(0, 1.01))
+    ax_roc.legend(loc="lower right", fontsize=8)
+    ax_pr.legend(loc="lower left", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

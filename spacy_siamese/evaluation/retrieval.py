@@ -1,0 +1,125 @@
+"""Evaluate a trained pipe on document retrieval, with TF-IDF cosine and LSA baselines."""
+
+import random
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Sequence, Tuple, Union
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.util import minibatch
+from tqdm import tqdm
+
+from ..corpora import DocRecord, read_documents, sample_pairs, split_documents
+from .baselines import find_tfidf, fit_tfidf, lsa, tfidf_settings, tfidf_vectors
+from .metrics import pair_auc, retrieval_metrics
+from .pairs import MODEL, PIPE_NAME, TFIDF, describe_pipe, get_similarity_pipe, show_progress
+
+LSA = "LSA"
+SPLITS = ("dev", "test")
+TEST_COLLECTIONS = ("20news", "reuters")
+
+
+def heldout_documents(
+    collection: str,
+    path: Union[str, Path],
+    *,
+    split: str = "dev",
+    dev_fraction: float = 0.2,
+    seed: int = 0,
+    max_docs: int = 0,
+    lenient: bool = False,
+) -> Tuple[List[DocRecord], List[DocRecord]]:
+    """(training documents, held-out documents) of a collection. "dev": the seeded split of
+    its training part that `spacy-siamese.DocumentPairs.v1` makes with the same
+    `dev_fraction` and `seed`; "test": the collection's test part against its training part.
+    At most `max_docs` held-out documents (0 = all), a seeded sample in collection order."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    docs = read_documents(collection, path, split="train", lenient=lenient)
+    if split == "dev":
+        train, held = split_documents(docs, dev_fraction=dev_fraction, seed=seed)
+    elif collection not in TEST_COLLECTIONS:
+        raise ValueError(f"The {collection} collection has no test part; use split 'dev'.")
+    else:
+        train, held = docs, read_documents(collection, path, split="test", lenient=lenient)
+    if max_docs and len(held) > max_docs:
+        keep = sorted(random.Random(seed).sample(range(len(held)), max_docs))
+        held = [held[i] for i in keep]
+    return train, held
+
+
+def encode(pipe: Any, docs: Sequence[Doc], *, batch_size: int = 512) -> numpy.ndarray:
+    """The pipe's learned vectors of tokenized docs, (n_docs, width)."""
+    return numpy.vstack([pipe.model.ops.to_numpy(pipe.predict(batch)) for batch in minibatch(docs, batch_size)])
+
+
+def evaluate_retrieval(
+    nlp: Language,
+    train_docs: Sequence[DocRecord],
+    heldout: Sequence[DocRecord],
+    *,
+    baselines: bool = False,
+    ks: Sequence[int] = (1, 10),
+    n_eval_pairs: int = 4000,
+    seed: int = 0,
+    pipe_name: str = PIPE_NAME,
+    progress: bool = False,
+) -> Dict[str, Any]:
+    """Each held-out document as a query against the others (relevant = a shared label),
+    ranked by the cosine of the pipe's vectors, and with `baselines` by TF-IDF cosine and
+    by LSA at the pipe's width. The TF-IDF is the pipe's own featuriser when it has one
+    (S2Net), else the `tfidf` layer fitted on `train_docs`; LSA is a truncated SVD of the
+    training documents' TF-IDF. Pair AUC is on `n_eval_pairs` seeded held-out pairs."""
+    if len(heldout) < 2:
+        raise ValueError(f"Need at least 2 held-out documents, got {len(heldout)}.")
+    pipe = get_similarity_pipe(nlp, pipe_name)
+    labels = [doc.labels for doc in heldout]
+    pairs = sample_pairs(heldout, n_pairs=n_eval_pairs, seed=seed) if n_eval_pairs else []
+    held = _tokenize(nlp, [doc.text for doc in heldout], "held-out documents", progress)
+    timing: Dict[str, float] = {}
+    results: Dict[str, Dict[str, Any]] = {}
+    start = time.perf_counter()
+    vectors = encode(pipe, held)
+    results[MODEL] = {**_metrics(vectors, labels, pairs, ks), "k": int(vectors.shape[1])}
+    timing["model_s"] = time.perf_counter() - start
+    report: Dict[str, Any] = {
+        "task": "retrieval",
+        "n_train_docs": len(train_docs),
+        "n_heldout_docs": len(heldout),
+        "n_eval_pairs": len(pairs),
+        "ks": list(ks),
+        "model": describe_pipe(nlp, pipe),
+    }
+    if baselines:
+        start = time.perf_counter()
+        train = _tokenize(nlp, [doc.text for doc in train_docs], "training documents", progress)
+        featuriser = find_tfidf(pipe.model)
+        if featuriser is not None:
+            source = "the pipe's own featuriser"
+        else:
+            featuriser = fit_tfidf(train)
+            source = f"the `tfidf` layer fitted on the {len(train_docs):,} training documents"
+        X = tfidf_vectors(featuriser, held)
+        results[TFIDF] = _metrics(X, labels, pairs, ks)
+        timing["tfidf_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        lsa_vectors = lsa(tfidf_vectors(featuriser, train), X, k=int(vectors.shape[1]), seed=seed)
+        results[LSA] = {**_metrics(lsa_vectors, labels, pairs, ks), "k": int(lsa_vectors.shape[1])}
+        timing["lsa_s"] = time.perf_counter() - start
+        report["tfidf"] = {"source": source, **tfidf_settings(featuriser)}
+    report["results"] = results
+    report["timing"] = {k: round(v, 3) for k, v in timing.items()}
+    return report
+
+
+def _metrics(vectors: Any, labels: Sequence[Sequence[str]], pairs: Sequence[Any], ks: Sequence[int]) -> Dict[str, Any]:
+    out: Dict[str, Any] = dict(retrieval_metrics(vectors, labels, ks=ks))
+    out["auc"] = pair_auc(vectors, pairs) if pairs else None
+    return out
+
+
+def _tokenize(nlp: Language, texts: List[str], what: str, progress: bool) -> List[Doc]:
+    bar = tqdm(texts, desc=f"tokenizing {what}", unit="doc", disable=not show_progress(progress))
+    return [nlp.make_doc(text) for text in bar]

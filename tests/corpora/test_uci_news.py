@@ -1,0 +1,45 @@
+import pytest
+
+from spacy_siamese.corpora import DocumentFormatError, read_documents
+
+NEWS = (
+    "ID,TITLE,URL,PUBLISHER,CATEGORY,STORY,HOSTNAME,TIMESTAMP\n"
+    "1,Fed official says weak data caused by weather,http://a,A,b,s1,a.com,1\n"
+    '2,"Fed\'s Plosser: taper, not pause",http://b,B,b,s1,b.com,2\n'
+    "3,Stocks fall in Europe,http://c,C,b,s2,c.com,3\n"
+    "4,New phone unveiled,http://d,D,t,s3,d.com,4\n"
+    "5,Phone maker shows new phone,http://e,E,t,s3,e.com,5\n"
+)
+
+
+def test_news_reader(tmp_path):
+    path = tmp_path / "news.csv"
+    path.write_text(NEWS, encoding="utf8")
+    docs = read_documents("news", path)
+    assert len(docs) == 5 and docs[1].text == "Fed's Plosser: taper, not pause"
+    assert docs[0].labels == ("s1",) and docs[0].group == "b"
+    path.write_text(NEWS + "6,Too few fields,http://f\n7,,http://g,G,e,s4,g.com,7\n", encoding="utf8")
+    with pytest.raises(DocumentFormatError, match=r"news.csv:7: expected 8 fields, found 3"):
+        read_documents("news", path)
+    with pytest.warns(UserWarning, match=r"Skipped 2 .*8: empty field\(s\) TITLE"):
+        assert len(read_documents("news", path, lenient=True)) == 5
+    path.write_text("id,title\n1,x\n", encoding="utf8")
+    with pytest.raises(DocumentFormatError, match="header"):
+        read_documents("news", path)
+
+
+def test_news_line_endings_bom_and_multiline_title(tmp_path):
+    path = tmp_path / "news.csv"
+    text = "\ufeff" + NEWS.replace("Stocks fall in Europe", '"Stocks fall\nin Europe"')
+    path.write_text(text.replace("\n", "\r\n"), encoding="utf8", newline="")
+    docs = read_documents("news", path)
+    assert [d.id for d in docs] == ["1", "2", "3", "4", "5"] and docs[2].text == "Stocks fall\r\nin Europe"
+
+
+def test_news_invalid_utf8_names_line(tmp_path):
+    path = tmp_path / "news.csv"
+    path.write_bytes(NEWS.encode("utf8") + b"6,caf\xe9,http://f,F,e,s4,f.com,6\n")
+    with pytest.raises(DocumentFormatError, match=r"news.csv:7: invalid UTF-8"):
+        read_documents("news", path)
+    with pytest.warns(UserWarning, match="Skipped 1"):
+        assert len(read_documents("news", path, lenient=True)) == 5

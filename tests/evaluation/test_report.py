@@ -1,0 +1,93 @@
+import json
+
+import numpy
+import pytest
+
+from spacy_siamese.corpora import PairRecord
+from spacy_siamese.evaluation import (
+    evaluate_pairs,
+    examples_markdown,
+    pairs_markdown,
+    plot_curves,
+    retrieval_markdown,
+    summary_markdown,
+    write_json,
+)
+from spacy_siamese.evaluation.pairs import MODEL, TFIDF
+
+from ..conftest import PAIRS
+
+
+@pytest.fixture(scope="module")
+def result(nlp):
+    records = [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(PAIRS)]
+    records.append(PairRecord("A | B", "C", 0.0, 99))  # a pipe inside a table cell
+    result = evaluate_pairs(nlp, records, baselines=True, n_examples=20)
+    result.report["name"] = "tiny"
+    return result
+
+
+RETRIEVAL = {
+    "task": "retrieval",
+    "name": "docs",
+    "split": "dev",
+    "n_heldout_docs": 12,
+    "n_eval_pairs": 100,
+    "model": {"encoder": "spacy-siamese.S2NetEncoder.v1", "comparison": "spacy-siamese.CosineSimilarity.v1"},
+    "tfidf": {"source": "the pipe's own featuriser", "n_terms": 30},
+    "results": {
+        MODEL: {"mrr": 0.9, "p@1": 0.8, "p@10": 0.3, "map": 0.7, "auc": 0.95, "k": 4},
+        TFIDF: {"mrr": 0.8, "p@1": 0.7, "p@10": 0.3, "map": 0.6, "auc": 0.9},
+    },
+}
+
+
+def test_pairs_markdown(result):
+    md = pairs_markdown(result.report)
+    assert md.startswith("### Pair similarity on tiny (11 pairs, 5 positive)")
+    assert "| method | acc | P | R | F1 | AUC | AP | threshold |" in md
+    rows = [line for line in md.splitlines() if line.startswith(f"| {TFIDF} |")]
+    assert len(rows) == 1 and rows[0].endswith("* |")  # the tuned threshold is marked
+    assert "best_threshold" in md and "`tfidf` layer" in md
+
+
+def test_graded_table_has_correlation_columns(result):
+    report = dict(result.report, binary=False)
+    assert "| Pearson | Spearman | MSE | MAE |" in pairs_markdown(report)
+
+
+def test_examples_markdown_escapes_table_cells(result):
+    md = examples_markdown(result.report)
+    assert md.splitlines()[0] == "| text 1 | text 2 | gold | trained | TF-IDF |"
+    assert len(md.splitlines()) == 2 + 11
+    assert "A \\| B" in md
+
+
+def test_json_round_trip(result, tmp_path):
+    write_json(result.report, tmp_path / "out" / "tiny.json")
+    data = json.loads((tmp_path / "out" / "tiny.json").read_text(encoding="utf8"))
+    assert data == json.loads(json.dumps(result.report))
+    assert data["results"][MODEL]["threshold_source"] == "stored (pipe.threshold)"
+
+
+def test_retrieval_markdown():
+    md = retrieval_markdown(RETRIEVAL)
+    assert "| method | k | MRR | P@1 | P@10 | MAP | pair AUC |" in md
+    assert f"| {MODEL} | 4 | 0.9000 | 0.8000 | 0.3000 | 0.7000 | 0.9500 |" in md
+    assert f"| {TFIDF} | - |" in md
+
+
+def test_summary_has_one_table_per_task(result):
+    md = summary_markdown({"tiny": result.report, "docs": RETRIEVAL})
+    assert "## Pair similarity" in md and "## Document retrieval" in md
+    assert "| tiny | MWEEncoder.v" in md and " + CauchySimilarity.v1 | 11 |" in md
+    assert "| docs | S2NetEncoder.v1 + CosineSimilarity.v1 | 4 | 12 | 0.9000 |" in md
+    assert md.count("### ") == 2  # then each evaluation's own table
+
+
+def test_plot_curves(result, tmp_path):
+    pytest.importorskip("matplotlib")
+    plot_curves(tmp_path / "curves.png", result.labels, result.scores, "tiny")
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="both classes"):
+        plot_curves(tmp_path / "one.png", numpy.ones(3), {"x": numpy.ones(3)})

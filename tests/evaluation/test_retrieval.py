@@ -1,0 +1,91 @@
+import random
+
+import pytest
+import spacy
+
+from spacy_siamese.corpora import DocRecord, DocumentPairs, doc_pair_examples, sample_pairs, write_documents
+from spacy_siamese.evaluation import evaluate_retrieval, heldout_documents
+from spacy_siamese.evaluation.pairs import MODEL, TFIDF
+from spacy_siamese.evaluation.retrieval import LSA
+
+TOPICS = {
+    "space": "rocket orbit planet moon launch astronaut",
+    "food": "recipe cook bake flour oven dinner",
+    "cars": "engine wheel drive brake fuel garage",
+    "music": "guitar song band concert drum melody",
+}
+
+
+def make_documents(n=60, seed=0):
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        topic = list(TOPICS)[i % len(TOPICS)]
+        words = rng.sample(TOPICS[topic].split(), 4) + rng.sample("the a of and with for".split(), 2)
+        docs.append(DocRecord(" ".join(words), (topic,), "", f"d{i}"))
+    return docs
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory):
+    path = tmp_path_factory.mktemp("docs") / "documents.jsonl"
+    write_documents(make_documents(), path)
+    return path
+
+
+def test_heldout_documents_is_the_reader_split(collection):
+    train, held = heldout_documents("jsonl", collection, dev_fraction=0.25, seed=3)
+    reader_dev = DocumentPairs(collection, collection="jsonl", split="dev", dev_fraction=0.25, seed=3)
+    reader_train = DocumentPairs(collection, collection="jsonl", split="train", dev_fraction=0.25, seed=3)
+    assert held == reader_dev.documents() and train == reader_train.documents()
+    assert len(held) == 15
+
+
+def test_heldout_sample_keeps_collection_order(collection):
+    _, held = heldout_documents("jsonl", collection, max_docs=0)
+    _, sample = heldout_documents("jsonl", collection, max_docs=5)
+    assert len(sample) == 5
+    positions = [held.index(doc) for doc in sample]
+    assert positions == sorted(positions)
+    assert heldout_documents("jsonl", collection, max_docs=5)[1] == sample  # seeded
+
+
+def test_heldout_errors(collection):
+    with pytest.raises(ValueError, match="no test part"):
+        heldout_documents("jsonl", collection, split="test")
+    with pytest.raises(ValueError, match="split must be"):
+        heldout_documents("jsonl", collection, split="train")
+
+
+def test_evaluate_retrieval_with_baselines(nlp, collection):
+    train, held = heldout_documents("jsonl", collection)
+    report = evaluate_retrieval(nlp, train, held, baselines=True, n_eval_pairs=100)
+    results = report["results"]
+    assert list(results) == [MODEL, TFIDF, LSA]
+    width = nlp.get_pipe("siamese_similarity").encoder.get_dim("nO")
+    assert results[MODEL]["k"] == width and 1 <= results[LSA]["k"] <= width
+    for m in results.values():
+        assert 0 < m["mrr"] <= 1 and 0 < m["map"] <= 1 and 0 <= m["auc"] <= 1
+        assert 0 < m["n_queries"] <= len(held)
+    assert results[TFIDF]["mrr"] > 0.9  # topic words make the TF-IDF cosine work
+    assert report["tfidf"]["source"].startswith("the `tfidf` layer fitted")
+    assert report["n_eval_pairs"] == 100 and report["task"] == "retrieval"
+    without = evaluate_retrieval(nlp, train, held, n_eval_pairs=0)
+    assert list(without["results"]) == [MODEL] and without["results"][MODEL]["auc"] is None
+    assert without["results"][MODEL]["mrr"] == results[MODEL]["mrr"]
+
+
+def test_s2net_pipe_is_compared_with_its_own_featuriser(collection):
+    train, held = heldout_documents("jsonl", collection)
+    nlp = spacy.blank("en")
+    encoder = {"@architectures": "spacy-siamese.S2NetEncoder.v1", "width": 4, "min_df": 1}
+    comparison = {"@architectures": "spacy-siamese.CosineSimilarity.v1"}
+    nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder, "comparison": comparison}})
+    docs = [nlp.make_doc(d.text) for d in train]
+    examples = list(doc_pair_examples(docs, sample_pairs(train, n_pairs=50)))
+    nlp.initialize(lambda: examples)
+    report = evaluate_retrieval(nlp, train, held, baselines=True, n_eval_pairs=50)
+    assert report["tfidf"]["source"] == "the pipe's own featuriser"
+    assert report["results"][LSA]["k"] == 4
+    # S2Net starts as LSA of the same TF-IDF (fitted on the documents of the training pairs)
+    assert report["results"][MODEL]["mrr"] == pytest.approx(report["results"][LSA]["mrr"], abs=0.1)

@@ -1,0 +1,139 @@
+"""The `spacy project` in project/, run as a user runs it (`python -m spacy project run ...`
+in a subprocess) on a copy of the project in a temporary directory, with a tiny data
+mirror (tests/data/project_mirror plus generated document collections), a tiny vectors
+pipeline and tiny training settings."""
+
+import hashlib
+import io
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Dict, Optional
+
+import numpy
+import pytest
+import spacy
+from spacy.vectors import Vectors
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = ROOT / "project"
+SAMPLE = ROOT / "tests" / "data" / "project_mirror"
+VECTORS_WIDTH = 16
+# Tiny training: a few steps each, evaluated twice.
+TINY = {
+    "quora_max_steps": 4,
+    "quora_eval_frequency": 2,
+    "stackexchange_max_steps": 4,
+    "stackexchange_eval_frequency": 2,
+    "finetune_max_steps": 4,
+    "finetune_eval_frequency": 2,
+    "package_build": "wheel",
+}
+TINY_RETRIEVAL = {"s2net_width": 8, "s2net_max_epochs": 1, "s2net_n_pairs": 200, "retrieval_max_docs": 0}
+TOPIC_WORDS = {
+    "sci.space": "orbit shuttle launch rocket moon satellite nasa astronaut mission fuel",
+    "rec.autos": "engine car sedan tires oil brakes dealer gearbox mileage clutch",
+    "talk.politics": "vote senate election policy president congress tax law campaign debate",
+}
+SGM_DOC = """<REUTERS TOPICS="YES" LEWISSPLIT="{split}" CGISPLIT="TRAINING-SET" OLDID="{i}" NEWID="{i}">
+<TOPICS>{topics}</TOPICS>
+<TEXT><TITLE>{title}</TITLE><BODY>{body}</BODY></TEXT>
+</REUTERS>
+"""
+
+
+def small_vectors_pipeline(words, name: str = "test_vectors", version: str = "0.0.0") -> spacy.language.Language:
+    """A blank English pipeline with random static vectors for `words`."""
+    nlp = spacy.blank("en")
+    words = sorted(set(words))
+    data = numpy.random.RandomState(0).normal(size=(len(words), VECTORS_WIDTH)).astype("float32")
+    nlp.vocab.vectors = Vectors(strings=nlp.vocab.strings, data=data, keys=[nlp.vocab.strings.add(w) for w in words])
+    nlp.meta.update(name=name, version=version)
+    return nlp
+
+
+def mirror_words(mirror: Path):
+    tokenizer = spacy.blank("en").tokenizer
+    for path in mirror.rglob("*.tsv"):
+        for doc in tokenizer.pipe(path.read_text(encoding="utf8").split("\t")):
+            yield from (t.text for t in doc)
+
+
+def write_checksums(mirror: Path, dest: Path) -> None:
+    lines = []
+    for path in sorted(mirror.rglob("*")):
+        if path.is_file() and path.name != "README.md":
+            data = path.read_bytes()
+            lines.append(f"{hashlib.sha256(data).hexdigest()}  {len(data)}  {path.relative_to(mirror).as_posix()}")
+    dest.write_text("\n".join(lines) + "\n", encoding="utf8")
+
+
+def write_document_sample(mirror: Path) -> None:
+    """Tiny 20 Newsgroups (3 groups x 16 messages) and Reuters-21578 (22 .sgm files, 60
+    ModApte training documents on three topics, plus test documents that must be left out)."""
+    rng = random.Random(0)
+    docs = mirror / "documents"
+    (docs / "reuters21578").mkdir(parents=True)
+    with tarfile.open(docs / "20news-bydate-train.tar.gz", "w:gz") as archive:
+        for group, words in TOPIC_WORDS.items():
+            for i in range(16):
+                body = " ".join(rng.choice(words.split()) for _ in range(12)) + " and the other thing."
+                data = f"From: x@example.com\nSubject: {group} {i}\n\n{body}\n".encode("utf8")
+                info = tarfile.TarInfo(f"20news-bydate-train/{group}/{1000 + i}")
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    words = dict(zip(("grain", "crude", "money"), TOPIC_WORDS.values()))
+    for f in range(22):
+        blocks = ['<!DOCTYPE lewis SYSTEM "lewis.dtd">\n']
+        for j in range(6 if f < 12 else 0):
+            i = f * 6 + j
+            topic = list(words)[i % 3]
+            split = "TEST" if i % 6 == 5 else "TRAIN"
+            body = " ".join(rng.choice(words[topic].split()) for _ in range(12))
+            topics = f"<D>{topic}</D>"
+            blocks.append(SGM_DOC.format(split=split, i=i + 1, topics=topics, title=f"{topic} {i}", body=body))
+        (docs / "reuters21578" / f"reut2-{f:03d}.sgm").write_text("".join(blocks), encoding="latin-1")
+
+
+class Project:
+    """A copy of project/ (nothing outside it: the project is self-contained) with a tiny
+    data mirror and its checksum file. Call it to run `spacy project run TARGET`."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.dir = tmp / "project"
+        shutil.copytree(
+            PROJECT,
+            self.dir,
+            ignore=shutil.ignore_patterns(
+                "assets", "corpus", "training", "metrics", "packages", "project.lock", "__pycache__"
+            ),
+        )
+        self.mirror = tmp / "mirror"
+        shutil.copytree(SAMPLE, self.mirror)
+        write_document_sample(self.mirror)
+        for path in self.mirror.rglob("*"):
+            path.chmod(0o644 if path.is_file() else 0o755)
+        self.checksums = tmp / "checksums.sha256"
+        self.write_checksums()
+        self.vectors = tmp / "vectors"
+        small_vectors_pipeline(mirror_words(self.mirror)).to_disk(self.vectors)
+
+    def write_checksums(self) -> None:
+        write_checksums(self.mirror, self.checksums)
+
+    def __call__(self, target: str, env: Optional[Dict[str, str]] = None, **overrides) -> subprocess.CompletedProcess:
+        args = {"mirror": str(self.mirror), "checksums": str(self.checksums), "vectors": str(self.vectors), **overrides}
+        cmd = [sys.executable, "-m", "spacy", "project", "run", target, str(self.dir)]
+        cmd += [f"--vars.{k}={v}" for k, v in args.items()]
+        result = subprocess.run(cmd, capture_output=True, text=True, cwd=str(self.tmp), env=env)
+        result.output = result.stdout + result.stderr
+        return result
+
+
+@pytest.fixture
+def project(tmp_path) -> Project:
+    return Project(tmp_path)

@@ -1,0 +1,44 @@
+"""The asset checks: a missing, wrong or truncated file stops the workflow with a clear message."""
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_wrong_checksum_fails(project):
+    train = project.mirror / "quora/train.tsv"
+    train.write_bytes(train.read_bytes()[:1000])  # truncated after the checksums were taken
+    result = project("assets")
+    assert result.returncode != 0
+    assert "Wrong checksum for" in result.output and "quora/train.tsv" in result.output
+    assert "truncated?" in result.output and "spacy project run assets" in result.output
+
+
+def test_missing_asset_fails(project):
+    (project.mirror / "stackexchange/meta.tsv").unlink()
+    result = project("assets")
+    assert result.returncode != 0
+    assert "Missing asset: stackexchange/meta.tsv" in result.output
+    assert str(project.mirror) in result.output
+
+
+def test_official_download_with_wrong_checksum_fails(project):
+    """Without a mirror, the official files are fetched with weasel's asset fetcher, which only
+    prints a checksum mismatch. A file already in place is not downloaded again (so this test
+    needs no network), and our check must fail on it."""
+    dest = project.dir / "assets/quora/quora_duplicate_questions.tsv"
+    dest.parent.mkdir(parents=True)
+    dest.write_text('"id"\t"qid1"\t"qid2"\t"question1"\t"question2"\t"is_duplicate"\n"0"\t"1"\t"2"\t"a"\t"b"\t"0"\n')
+    result = project("assets", mirror="none", dataset="quora")
+    assert result.returncode != 0
+    assert "Wrong checksum for assets/quora/quora_duplicate_questions.tsv" in result.output
+    assert "expected MD5 b6d5672bd9dc1e66ab2bb020ebeafb8d" in result.output
+    assert "http://qim.fs.quoracdn.net/quora_duplicate_questions.tsv" in result.output
+
+
+def test_truncated_sgm_fails_the_checksum(project):
+    sgm = project.mirror / "documents/reuters21578/reut2-003.sgm"
+    sgm.write_text(sgm.read_text(encoding="latin-1")[:200], encoding="latin-1")
+    result = project("assets-documents")
+    assert result.returncode != 0
+    assert "Wrong checksum for" in result.output and "reut2-003.sgm" in result.output

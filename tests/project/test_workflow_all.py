@@ -1,0 +1,151 @@
+"""The `all` workflow, run once for the module: assets, vectors, convert, train three
+pipelines, evaluate them, package two, report; then a second run that skips what is done."""
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import spacy
+
+from .conftest import TINY, Project
+
+pytestmark = pytest.mark.slow
+PIPELINES = ("quora", "stackexchange", "stackexchange_finetune")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    project = Project(tmp_path_factory.mktemp("all"))
+    result = project("all", **TINY)
+    assert result.returncode == 0, result.output[-6000:]
+    return project, result
+
+
+def test_convert_stackexchange_is_question_disjoint(run):
+    project, _ = run
+    stats = json.loads((project.dir / "corpus/stackexchange/stats.json").read_text())
+    assert stats["questions_on_both_sides"] == 0
+    assert stats["train"]["pairs"] + stats["dev"]["pairs"] == 80 and stats["dev"]["pairs"] == 16
+    assert set(stats["dev"]["by_source"]) == {"askubuntu", "meta"}
+
+
+def test_convert_quora_keeps_the_mirror_split(run):
+    project, _ = run
+    stats = json.loads((project.dir / "corpus/quora/stats.json").read_text())
+    assert stats["train"]["pairs"] == 240 and stats["dev"]["pairs"] == 80
+    lines = (project.dir / "corpus/quora/dev.jsonl").read_text(encoding="utf8").splitlines()
+    assert len(lines) == 80 and set(json.loads(lines[0])) == {"text1", "text2", "label"}
+
+
+def test_vectors_links_the_given_pipeline(run):
+    project, _ = run
+    linked = project.dir / "assets/vectors"
+    assert linked.resolve() == project.vectors.resolve()
+
+
+@pytest.mark.parametrize("name", PIPELINES)
+def test_train_writes_model_best_and_last(run, name):
+    project, _ = run
+    for model in ("model-best", "model-last"):
+        assert (project.dir / f"training/{name}/{model}/meta.json").exists()
+
+
+def test_train_logs_the_pipe_metrics(run):
+    _, result = run
+    assert "SIM_ACC" in result.output and "SIM_AUC" in result.output
+
+
+def test_quora_pipeline_uses_the_static_vectors(run):
+    project, _ = run
+    nlp = spacy.load(project.dir / "training/quora/model-best")
+    assert nlp.vocab.vectors.shape[1] == 16
+    encoder = nlp.config["components"]["siamese_similarity"]["model"]["encoder"]
+    assert encoder["@architectures"] == "spacy-siamese.MWEEncoder.v2" and encoder["include_static_vectors"]
+
+
+def test_finetuned_pipe_is_a_new_model(run):
+    project, _ = run
+    cfg = lambda name: json.loads((project.dir / f"training/{name}/model-best/siamese_similarity/cfg").read_text())  # noqa: E731
+    assert cfg("stackexchange_finetune")["model_id"] != cfg("quora")["model_id"]
+
+
+@pytest.mark.parametrize("name", PIPELINES)
+def test_evaluate_writes_json_markdown_and_plot(run, name):
+    project, _ = run
+    report = json.loads((project.dir / f"metrics/{name}.json").read_text())
+    assert report["task"] == "pairs" and report["name"] == name
+    dev = "quora" if name == "quora" else "stackexchange"
+    assert report["n_pairs"] == len((project.dir / f"corpus/{dev}/dev.jsonl").read_text().splitlines())
+    assert len(report["results"]) == 3  # the trained pipe, TF-IDF cosine, averaged vectors
+    for metrics in report["results"].values():
+        assert {"acc", "p", "r", "f", "auc", "ap", "threshold"} <= set(metrics)
+        assert 0.0 <= metrics["auc"] <= 1.0
+    assert name in (project.dir / f"metrics/{name}.md").read_text()
+    assert (project.dir / f"metrics/{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_prints_and_writes_one_table(run):
+    project, result = run
+    summary = (project.dir / "metrics/README.md").read_text()
+    for name in PIPELINES:
+        assert f"| {name} |" in summary
+    assert summary.strip().splitlines()[0] in result.output
+
+
+@pytest.mark.parametrize("name", ("quora", "stackexchange"))
+def test_package_declares_spacy_siamese(run, name):
+    project, result = run
+    wheels = list((project.dir / f"packages/en_siamese_{name}-0.1.0/dist").glob("*.whl"))
+    assert len(wheels) == 1
+    assert f"en_siamese_{name}" in result.output
+
+
+def test_package_installs_and_loads_in_a_fresh_venv(run, tmp_path):
+    """pip-install the package into a new, empty virtual environment and load it by name.
+    The venv gets no packages of its own except the pipeline: this test environment's
+    site-packages are added behind it (a .pth file), standing in for the dependencies pip
+    would download (offline here). pip must find the declared dependencies satisfied, and the
+    installed pipeline must score a pair exactly as the trained model-best does."""
+    project, _ = run
+    wheel = next((project.dir / "packages/en_siamese_quora-0.1.0/dist").glob("*.whl"))
+    trained = spacy.load(project.dir / "training/quora/model-best")
+    texts = ("How do I learn Python?", "What is the best way to learn Python?")
+    expected = trained(texts[0]).similarity(trained(texts[1]))
+    venv = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    ours = sysconfig.get_paths()["purelib"]
+    Path(purelib, "zz_test_env.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
+         "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    assert "Requirement already satisfied: spacy-siamese" in pip.stdout, pip.stdout
+    code = (
+        "import spacy, en_siamese_quora\n"
+        f"assert en_siamese_quora.__file__.startswith({purelib!r}), en_siamese_quora.__file__\n"
+        "nlp = spacy.load('en_siamese_quora')\n"
+        f"a, b = nlp({texts[0]!r}), nlp({texts[1]!r})\n"
+        "print(repr(a.similarity(b)), repr(b.similarity(a)))\n"
+    )
+    load = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=str(venv))
+    assert load.returncode == 0, load.stdout + load.stderr
+    assert load.stdout.split() == [repr(expected), repr(expected)]
+
+
+def test_second_run_skips_finished_steps(run):
+    project, _ = run
+    again = project("all", **TINY)
+    assert again.returncode == 0, again.output[-3000:]
+    for step in ("train-quora", "evaluate-quora", "package-quora"):
+        assert f"Skipping '{step}': nothing changed" in again.output

@@ -1,0 +1,150 @@
+"""The registry as pyproject declares it: every entry point resolves to the registered
+function, every registered spacy-siamese name has an entry point, builder defaults equal the
+factory defaults, and every config under project/configs resolves."""
+
+import importlib
+import importlib.metadata
+import inspect
+import pkgutil
+from pathlib import Path
+from typing import Any, Dict, Iterator, Tuple
+
+import pytest
+import srsly
+from spacy.language import Language
+from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
+
+import spacy_siamese
+
+from .conftest import PAIRS
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = sorted((ROOT / "project" / "configs").glob("*.cfg"))
+PREFIX = "spacy-siamese."
+
+
+def pyproject_entry_points() -> Dict[str, Dict[str, str]]:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))["project"]["entry-points"]
+
+
+def registries() -> Dict[str, Any]:
+    """Entry-point group -> the registry that reads it."""
+    found = {}
+    for name in registry.get_registry_names():
+        found[getattr(registry, name).entry_point_namespace] = getattr(registry, name)
+    found["spacy_factories"] = registry._entry_point_factories
+    return found
+
+
+def load(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def test_installed_entry_points_match_pyproject():
+    """`pip install -e .` has been run since the entry points last changed."""
+    installed: Dict[str, Dict[str, str]] = {}
+    for ep in importlib.metadata.distribution("spacy-siamese").entry_points:
+        installed.setdefault(ep.group, {})[ep.name] = ep.value
+    assert installed == pyproject_entry_points()
+
+
+@pytest.mark.parametrize(
+    "group,name,target",
+    [(group, name, target) for group, names in pyproject_entry_points().items() for name, target in names.items()],
+)
+def test_entry_point_resolves_to_the_registered_function(group, name, target):
+    reg = registries().get(group)
+    assert reg is not None, f"{group} is no registry's entry-point group"
+    func = load(target)
+    if group == "spacy_factories":
+        assert Language.has_factory(name) and registry.factories.get(name) is func
+    else:
+        assert reg.get(name) is func
+
+
+def _import_all_modules() -> None:
+    for info in pkgutil.walk_packages(spacy_siamese.__path__, prefix="spacy_siamese."):
+        importlib.import_module(info.name)
+
+
+def test_every_registered_name_has_an_entry_point():
+    _import_all_modules()  # every decorator has run
+    declared = pyproject_entry_points()
+    for group, reg in registries().items():
+        if group == "spacy_factories":
+            continue
+        ours = {name for name in reg.get_all() if name.startswith(PREFIX)}
+        assert ours == set(declared.get(group, {})), group
+    assert set(declared["spacy_factories"]) == {"siamese_similarity"}
+
+
+def _sections(config: Dict[str, Any], path: str = "model") -> Iterator[Tuple[str, Dict[str, Any]]]:
+    yield path, config
+    for key, value in config.items():
+        if isinstance(value, dict):
+            yield from _sections(value, f"{path}.{key}")
+
+
+def test_builder_defaults_equal_the_factory_defaults():
+    default = Language.get_factory_meta("siamese_similarity").default_config
+    checked = 0
+    for path, section in _sections(dict(default["model"])):
+        func = registry.architectures.get(section["@architectures"])
+        params = inspect.signature(func).parameters
+        for key, value in section.items():
+            if key.startswith("@") or isinstance(value, dict):
+                continue
+            default_value = params[key].default
+            if isinstance(default_value, tuple):
+                default_value = list(default_value)
+            assert value == default_value, f"{path}.{key}: factory {value!r}, builder {default_value!r}"
+            checked += 1
+        assert all(p.kind == p.KEYWORD_ONLY for p in params.values()), f"{path}: builder args not keyword-only"
+    assert checked >= 10
+    assert default["model"]["encoder"]["@architectures"] == "spacy-siamese.MWEEncoder.v2"
+
+
+@pytest.fixture(scope="module")
+def data_files(tmp_path_factory, trained):
+    """Small inputs for every path a config can ask for."""
+    root = tmp_path_factory.mktemp("configs")
+    pairs = [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS]
+    srsly.write_jsonl(root / "train.jsonl", pairs)
+    srsly.write_jsonl(root / "dev.jsonl", pairs)
+    texts = [a for a, _, _ in PAIRS] * 2
+    docs = [{"text": text, "labels": [f"topic{i % 3}"], "group": "", "id": str(i)} for i, text in enumerate(texts)]
+    srsly.write_jsonl(root / "documents.jsonl", docs)
+    trained[0].to_disk(root / "source")
+    return {
+        "paths.train": str(root / "train.jsonl"),
+        "paths.dev": str(root / "dev.jsonl"),
+        "paths.collection": str(root / "documents.jsonl"),
+        "paths.source": str(root / "source"),
+    }
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[c.name for c in CONFIGS])
+def test_config_resolves(path, data_files):
+    """What `spacy debug config` and the start of `spacy train` do: fill and validate the
+    config, build the pipeline, resolve the training section and both corpora."""
+    paths = load_config(path, interpolate=False)["paths"]
+    overrides = {key: value for key, value in data_files.items() if paths.get(key.split(".")[1], "") is None}
+    config = load_config(path, overrides=overrides)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["siamese_similarity"]
+    filled = nlp.config.interpolate()
+    training = registry.resolve(filled["training"], validate=True)
+    corpora = resolve_dot_names(filled, [training["train_corpus"], training["dev_corpus"]])
+    for corpus in corpora:
+        assert next(iter(corpus(nlp)), None) is not None
+
+
+def test_configs_use_the_current_versions():
+    for path in CONFIGS:
+        text = path.read_text(encoding="utf8")
+        assert "MWEEncoder.v1" not in text and "LogLoss.v1" not in text, path.name
