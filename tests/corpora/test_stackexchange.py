@@ -5,7 +5,7 @@ from .util import write
 STACKEXCHANGE = (
     "duplicate\tHow to add a directory to my path?<p>How do I add a directory to my <code>$PATH</code>"
     " in Ubuntu &amp; make it <em>permanent</em>? </p>  <p>Thanks.</p> "
-    "\tHow to add /home/username/bin to $PATH?<p>Show how you can add it.</p> \n"
+    "\tHow to add /usr/local/bin to $PATH?<p>Show how you can add it.</p> \n"
     "non-duplicate\tWhat does Package <package> has no installation candidate mean?<p>What does"
     " the above error mean?</p>\tWhy is my screen black?<blockquote><p>Possible duplicate</p></blockquote>\n"
 )
@@ -19,7 +19,7 @@ def test_stackexchange_strips_html_and_keeps_title(tmp_path):
         "How to add a directory to my path?\n"
         "How do I add a directory to my $PATH in Ubuntu & make it permanent? Thanks."
     )
-    assert records[0].text2 == "How to add /home/username/bin to $PATH?\nShow how you can add it."
+    assert records[0].text2 == "How to add /usr/local/bin to $PATH?\nShow how you can add it."
     # Literal <...> in a title is kept; the body starts at the first block tag.
     assert records[1].text1.startswith("What does Package <package> has no installation candidate mean?\n")
     assert records[1].text2 == "Why is my screen black?\nPossible duplicate"

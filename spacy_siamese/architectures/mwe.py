@@ -1,17 +1,15 @@
-"""Registered encoders and the feature head. The comparisons (Cauchy, cosine, WithAuxiliary,
-TrainCalibrated) and the Siamese wrapper are registered in their own files in `layers/`."""
+"""The MWE CNN encoder (Honnibal 2017): hash embeddings, Maxout window encoding, mean+max pooling."""
 
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Sequence, Union
 
 from spacy.ml.models.tok2vec import MaxoutWindowEncoder, MultiHashEmbed, build_Tok2Vec_model
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Logistic, Maxout, Model, Sigmoid, chain, list2ragged, residual
+from thinc.api import Logistic, Maxout, Model, chain, list2ragged, residual
 from thinc.types import Floats2d
 
-from .layers import mean_max_pool, pair_features, projection, tfidf
+from ..layers import mean_max_pool
 
-Comparison = Model[Tuple[Floats2d, Floats2d], Floats2d]
 DEFAULT_ATTRS = ("NORM", "PREFIX", "SUFFIX", "SHAPE")
 DEFAULT_ROWS = (10000, 2500, 2500, 2500)
 
@@ -82,52 +80,3 @@ def build_mwe_encoder_v1(
         proj_width=proj_width,
         squash=squash,
     )
-
-
-@registry.architectures("spacy-siamese.FeatureHead.v1")
-def build_feature_head(
-    *, hidden_width: int = 128, maxout_pieces: int = 2, dropout: float = 0.0, nI: Optional[int] = None
-) -> Comparison:
-    """|a - b| and a * b -> Maxout -> sigmoid: a symmetric learned comparison."""
-    return chain(
-        pair_features(nI=nI),
-        Maxout(nO=hidden_width, nP=maxout_pieces, dropout=dropout, normalize=True),
-        Sigmoid(nO=1),
-    )
-
-
-@registry.architectures("spacy-siamese.S2NetEncoder.v1")
-def build_s2net_encoder(
-    *,
-    width: int = 300,
-    attr: str = "lower",
-    drop_stop: bool = False,
-    drop_punct: bool = True,
-    min_df: int = 2,
-    max_vocab: int = 0,
-    sublinear_tf: bool = True,
-    normalize: bool = True,
-    init: str = "lsa",
-    seed: int = 0,
-) -> Model[List[Doc], Floats2d]:
-    """S2Net (Yih et al. 2011): TF-IDF term vector f -> concept vector A^T f of `width` dims.
-
-    The TF-IDF vocabulary and idf are fitted on every training doc when the pipe is
-    initialized (`attrs["fit_on_corpus"]`), and A starts as the LSA projection of those
-    docs (`init="lsa"`) or at random (`init="random"`).
-    """
-    model: Model[List[Doc], Floats2d] = chain(
-        tfidf(
-            attr=attr,
-            drop_stop=drop_stop,
-            drop_punct=drop_punct,
-            min_df=min_df,
-            max_vocab=max_vocab,
-            sublinear_tf=sublinear_tf,
-            normalize=normalize,
-        ),
-        projection(nO=width, init=init, seed=seed),
-    )
-    model.set_dim("nO", width)
-    model.attrs["fit_on_corpus"] = True
-    return model
