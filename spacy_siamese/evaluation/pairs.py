@@ -107,7 +107,7 @@ def evaluate_pairs(
             start = time.perf_counter()
             scores[VECTORS] = averaged_vectors(vectors_nlp, [r.text1 for r in records], [r.text2 for r in records])
             report["vectors"] = {
-                "source": "the evaluated pipeline" if vectors is None else "given",
+                "source": "the evaluated pipeline" if vectors is None else "the --vectors pipeline",
                 "name": vectors_nlp.meta.get("vectors", {}).get("name"),
                 "shape": list(vectors_nlp.vocab.vectors.shape),
             }

@@ -112,7 +112,7 @@ def retrieval_markdown(report: Mapping[str, Any]) -> str:
 
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
     """One summary table per task (pairs, retrieval) over saved evaluation reports, then
-    each report's own table."""
+    each report's own table (with its example pairs and their scores)."""
     pairs = {n: r for n, r in reports.items() if r.get("task", "pairs") == "pairs"}
     retrieval = {n: r for n, r in reports.items() if r.get("task") == "retrieval"}
     lines: List[str] = []
@@ -149,10 +149,11 @@ def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
                 + " |"
             )
     for rep in reports.values():
-        lines += [
-            "",
-            (pairs_markdown(rep) if rep.get("task", "pairs") == "pairs" else retrieval_markdown(rep)).rstrip(),
-        ]
+        if rep.get("task", "pairs") == "pairs":
+            detail = pairs_markdown(rep).rstrip() + "\n\n" + examples_markdown(rep)
+        else:
+            detail = retrieval_markdown(rep)
+        lines += ["", detail.rstrip()]
     return "\n".join(lines) + "\n"
 
 

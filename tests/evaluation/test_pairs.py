@@ -47,7 +47,7 @@ def test_vectors_baseline_with_given_vectors(nlp):
         nlp, records(), baselines=True, vectors=vectors, fit_texts=["learn python", "learn python fast", "blue sky"]
     )
     assert list(result.scores) == [MODEL, TFIDF, VECTORS]
-    assert result.report["vectors"]["source"] == "given"
+    assert result.report["vectors"]["source"] == "the --vectors pipeline"
     assert result.report["tfidf"]["fitted_on"].startswith("3 distinct texts")
 
 
