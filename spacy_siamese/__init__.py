@@ -5,6 +5,7 @@ from .component import SiameseSimilarity, make_siamese_similarity
 from .corpora import DocumentFormatError, PairFormatError, PairRecord, read_pairs
 from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
 from .pairs import make_pair_example
+from .search import SimilarityIndex, cluster_duplicates, find_duplicates
 
 __version__ = "0.1.0"
 
@@ -14,6 +15,9 @@ __all__ = [
     "PairFormatError",
     "PairRecord",
     "SiameseSimilarity",
+    "SimilarityIndex",
+    "cluster_duplicates",
+    "find_duplicates",
     "__version__",
     "docs_from_docbin",
     "hooked_docs",

@@ -43,6 +43,7 @@ squash = false
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 BATCH_SIZE = 256
+PAD_ROWS = 32
 
 
 @Language.factory(
@@ -164,14 +165,28 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             hooks.store(doc, model_id, vector)
 
     def compare(self, vectors_a: numpy.ndarray, vectors_b: numpy.ndarray) -> numpy.ndarray:
-        """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`."""
-        if len(vectors_a) == 0:
+        """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`.
+        Calls are padded to a multiple of PAD_ROWS rows (BLAS rounds a matrix's tail rows
+        differently), so a pair's score does not depend on the other pairs scored with it."""
+        n = len(vectors_a)
+        if n == 0:
             return numpy.zeros((0,), dtype="float32")
         a, b = _canonical_order(numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f"))
+        if n % PAD_ROWS:
+            a, b = (numpy.vstack([x, numpy.repeat(x[:1], PAD_ROWS - n % PAD_ROWS, axis=0)]) for x in (a, b))
         ops = self.model.ops
         pair = (ops.asarray2f(cast(Floats2d, a)), ops.asarray2f(cast(Floats2d, b)))
-        scores = ops.to_numpy(self.comparison.predict(pair))[:, 0]
+        scores = ops.to_numpy(self.comparison.predict(pair))[:n, 0]
         return check_scores(scores, self.score_range, self.name)
+
+    def similarity_matrix(
+        self, docs_a: Sequence[Doc], docs_b: Optional[Sequence[Doc]] = None, *, block_size: Optional[int] = None
+    ) -> numpy.ndarray:
+        """(len(docs_a), len(docs_b)) scores, each exactly `docs_a[i].similarity(docs_b[j])`, in
+        blocks of at most `block_size` pairs; `docs_b=None` compares docs_a with themselves."""
+        from .search.matrix import similarity_matrix
+
+        return similarity_matrix(self, docs_a, docs_b, block_size=block_size)
 
     def vectors(self, docs: Sequence[Doc]) -> numpy.ndarray:
         """Learned vectors for docs: the one this model stored, else encoded now (subject to
@@ -290,6 +305,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         tune = kwargs.pop("tune_threshold", None)
         examples = list(examples)
         validate_examples(examples, "SiameseSimilarity.score")
+        if examples and not any(is_pair_example(eg) for eg in examples):
+            return {}  # e.g. text classification examples for another pipe of the pipeline
         scores, labels = self.pair_scores(examples)
         if tune is None:
             tune = self.cfg["tune_threshold"] and self._trained and in_training_evaluation()

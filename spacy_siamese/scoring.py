@@ -5,7 +5,7 @@ from typing import Any, Callable, Dict, Iterable
 from spacy.training import Example
 from spacy.util import registry
 
-from .evaluation.metrics import best_threshold, is_binary, pair_metrics
+from .evaluation.metrics import best_threshold, is_binary, pair_metrics, regression_metrics
 
 __all__ = ["best_threshold", "is_binary", "make_pair_scorer", "pair_metrics", "score_pairs"]
 
@@ -19,9 +19,12 @@ def score_pairs(
     **kwargs: Any,
 ) -> Dict[str, Any]:
     """Score pair examples with `pair_scores(examples) -> (scores, labels)`: acc, p, r, f at
-    `threshold`, auc and ap (or pearson and spearman for graded labels), and the threshold."""
+    `threshold`, auc and ap (or pearson, spearman, mse and mae for graded labels), and the
+    threshold."""
     scores, labels = pair_scores(examples)
     metrics = pair_metrics(scores, labels, threshold)
+    if not is_binary(labels):
+        metrics.update(regression_metrics(scores, labels))
     result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in metrics.items()}
     result[f"{prefix}threshold"] = float(threshold)
     return result

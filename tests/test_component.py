@@ -643,3 +643,14 @@ def test_spacy_train_stores_a_dev_tuned_threshold_and_checkpoint_ids(tmp_path):
     assert best.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6)
     same_weights = best.model.to_bytes() == last.model.to_bytes()
     assert (best.model_id == last.model_id) == same_weights
+
+
+def test_score_ignores_examples_that_are_not_pairs(trained):
+    """Text classification examples of another pipe in the pipeline get no sim_* scores."""
+    from spacy.training import Example
+
+    nlp, _ = trained
+    doc = nlp.make_doc("Why is the sky blue?")
+    reference = nlp.make_doc("Why is the sky blue?")
+    reference.cats = {"science": 1.0}
+    assert nlp.get_pipe("siamese_similarity").score([Example(doc, reference)]) == {}

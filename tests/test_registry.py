@@ -80,7 +80,7 @@ def test_every_registered_name_has_an_entry_point():
             continue
         ours = {name for name in reg.get_all() if name.startswith(PREFIX)}
         assert ours == set(declared.get(group, {})), group
-    assert set(declared["spacy_factories"]) == {"siamese_similarity"}
+    assert set(declared["spacy_factories"]) == {"siamese_similarity", "similarity_classifier"}
 
 
 def _sections(config: Dict[str, Any], path: str = "model") -> Iterator[Tuple[str, Dict[str, Any]]]:

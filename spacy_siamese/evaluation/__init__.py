@@ -1,6 +1,7 @@
 """Evaluation of similarity pipelines: metrics, baselines, pair and retrieval evaluation, reports."""
 
 from .baselines import averaged_vectors, fit_tfidf, load_vectors, lsa, tfidf_cosine, tfidf_vectors
+from .duplicates import DuplicateQueries, duplicate_queries, evaluate_duplicates, partner_ranks, rank_metrics
 from .metrics import (
     best_threshold,
     correlation,
@@ -18,6 +19,8 @@ __all__ = [
     "averaged_vectors",
     "best_threshold",
     "correlation",
+    "duplicate_queries",
+    "evaluate_duplicates",
     "evaluate_pairs",
     "evaluate_retrieval",
     "examples_markdown",
@@ -29,7 +32,9 @@ __all__ = [
     "pair_auc",
     "pair_metrics",
     "pairs_markdown",
+    "partner_ranks",
     "plot_curves",
+    "rank_metrics",
     "regression_metrics",
     "retrieval_markdown",
     "retrieval_metrics",
@@ -37,5 +42,6 @@ __all__ = [
     "tfidf_cosine",
     "tfidf_vectors",
     "write_json",
+    "DuplicateQueries",
     "PairEvaluation",
 ]

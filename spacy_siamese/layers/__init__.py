@@ -1,22 +1,30 @@
-"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, auxiliary,
+"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, expl1, auxiliary,
 calibrated) and the siamese wrapper are registered as architectures in their files."""
 
 from .auxiliary import with_auxiliary
 from .calibrated import train_calibrated
 from .cauchy import cauchy_similarity
 from .cosine import cosine_similarity
+from .expl1 import exp_l1_similarity
 from .pair_features import pair_features
 from .pooling import mean_max_pool
 from .projection import projection
+from .recurrent import lstm
+from .sentence_vectors import sentence_vectors
+from .sequence_pool import sequence_pool
 from .siamese import siamese
 from .tfidf import tfidf
 
 __all__ = [
     "cauchy_similarity",
     "cosine_similarity",
+    "exp_l1_similarity",
+    "lstm",
     "mean_max_pool",
     "pair_features",
     "projection",
+    "sentence_vectors",
+    "sequence_pool",
     "siamese",
     "tfidf",
     "train_calibrated",

@@ -1,21 +1,16 @@
-"""Command line: `python -m spacy_siamese evaluate | evaluate-retrieval | convert | report`."""
+"""`evaluate`, `evaluate-retrieval`, `convert` and `report`: scoring pipelines on labelled data."""
 
-import platform
-from contextlib import contextmanager
-from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NoReturn, Optional
+from typing import Any, Dict, List, Optional
 
 import spacy
 import typer
-from spacy.language import Language
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
-from .corpora import PairRecord, read_pairs
-from .evaluation.baselines import distinct_texts, load_bare, load_vectors
-from .evaluation.pairs import evaluate_pairs, get_similarity_pipe, show_progress
-from .evaluation.report import (
+from ..evaluation.baselines import distinct_texts, load_bare, load_vectors
+from ..evaluation.pairs import evaluate_pairs, show_progress
+from ..evaluation.report import (
     examples_markdown,
     pairs_markdown,
     plot_curves,
@@ -25,20 +20,23 @@ from .evaluation.report import (
     write_json,
     write_text,
 )
-from .evaluation.retrieval import evaluate_retrieval, heldout_documents
-from .pairs import make_pair_example
-
-app = typer.Typer(
-    name="spacy_siamese",
-    help="Evaluate siamese_similarity pipelines and convert pair files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from ..evaluation.retrieval import evaluate_retrieval, heldout_documents
+from ..pairs import make_pair_example
+from .app import (
+    NAME,
+    OUTPUT_JSON,
+    OUTPUT_MD,
+    PROGRESS,
+    app,
+    errors,
+    expand_paths,
+    fail,
+    load_pipeline,
+    path_str,
+    read_pair_records,
+    require_file,
+    versions,
 )
-PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress bars (only on a terminal)")
-OUTPUT_JSON = typer.Option(None, "--output-json", help="Write every number as JSON")
-OUTPUT_MD = typer.Option(None, "--output-md", help="Write the Markdown table")
-NAME = typer.Option("", "--name", help="A name for the evaluation, used in titles")
 
 
 @app.command("evaluate")
@@ -69,15 +67,15 @@ def evaluate_command(
     The pipeline uses its stored threshold; with --baselines, TF-IDF cosine and averaged word
     vectors use the accuracy-optimal threshold on the file.
     """
-    with _errors():
+    with errors():
         for path in (data, fit_texts):
-            _require(path)  # before the model loads
+            require_file(path)  # before the model loads
         nlp = load_pipeline(model)
-        records = _read_pairs(data, format=format, limit=limit)
+        records = read_pair_records(data, format=format, limit=limit)
         fit: Optional[List[str]] = None
         fit_note = None
         if baselines and fit_texts is not None:
-            fit_records = _read_pairs(fit_texts, limit=fit_limit)
+            fit_records = read_pair_records(fit_texts, limit=fit_limit)
             fit = distinct_texts((r.text1, r.text2) for r in fit_records)
             fit_note = f"the {len(fit):,} distinct texts of the first {len(fit_records):,} pairs of {fit_texts}"
         vectors_nlp = load_vectors(vectors) if baselines and vectors else None
@@ -95,7 +93,7 @@ def evaluate_command(
             report["tfidf"]["fitted_on"] = fit_note
         report.update(
             name=name,
-            files={"data": str(data), "model": model, "fit_texts": _str(fit_texts), "vectors": vectors},
+            files={"data": str(data), "model": model, "fit_texts": path_str(fit_texts), "vectors": vectors},
             format=format,
             limit=limit,
             fit_limit=fit_limit,
@@ -146,8 +144,8 @@ def evaluate_retrieval_command(
     Each held-out document is a query against the others (relevant = a shared label): MRR, P@k,
     MAP and pair AUC; --baselines adds TF-IDF cosine and LSA.
     """
-    with _errors():
-        _require(documents)
+    with errors():
+        require_file(documents)
         nlp = load_pipeline(model)
         train_docs, heldout = heldout_documents(
             collection, documents, split=split, dev_fraction=dev_fraction, seed=seed, max_docs=max_docs
@@ -189,11 +187,11 @@ def convert_command(
     Each doc is side A of a pair, with side B and the label in its user_data. `spacy evaluate`
     writes the pipe's sim_* scores to its --output JSON (its printed table has no sim_* rows).
     """
-    with _errors():
+    with errors():
         if output.suffix != ".spacy":
-            _fail(f"The output must be a .spacy file, got {output}")
+            fail(f"The output must be a .spacy file, got {output}")
         nlp = load_bare(model) if model else spacy.blank(lang)
-        records = _read_pairs(input, format=format, limit=limit, lenient=lenient)
+        records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
         doc_bin = DocBin(store_user_data=True)
         for rec in tqdm(records, desc="converting", unit="pair", disable=not show_progress(progress)):
             doc_bin.add(make_pair_example(nlp, rec.text1, rec.text2, rec.label).reference)
@@ -214,82 +212,24 @@ def report_command(
     output_md: Optional[Path] = OUTPUT_MD,
 ) -> None:
     """Summarise saved evaluations (evaluate / evaluate-retrieval --output-json) in one table."""
-    with _errors():
+    with errors():
         reports: Dict[str, Dict[str, Any]] = {}
         for arg in paths:
             named = Path(arg).is_file()
-            files = [Path(arg)] if named else sorted(Path(arg).glob("*.json")) if Path(arg).is_dir() else _glob(arg)
+            files = (
+                [Path(arg)] if named else sorted(Path(arg).glob("*.json")) if Path(arg).is_dir() else expand_paths(arg)
+            )
             if not files:
-                _fail(f"No evaluation JSON files found at {arg}")
+                fail(f"No evaluation JSON files found at {arg}")
             for path in files:
                 rep = read_json(path)
                 if isinstance(rep, dict) and rep.get("task") in ("pairs", "retrieval") and "results" in rep:
                     reports[rep.get("name") or path.stem] = rep
                 elif named:
-                    _fail(f"{path} is not an evaluation written by `evaluate` or `evaluate-retrieval` --output-json")
+                    fail(f"{path} is not an evaluation written by `evaluate` or `evaluate-retrieval` --output-json")
         if not reports:
-            _fail(f"No evaluation results in {', '.join(paths)}")
+            fail(f"No evaluation results in {', '.join(paths)}")
         text = summary_markdown(reports)
         if output_md:
             write_text(text, output_md)
         typer.echo(text)
-
-
-def load_pipeline(model: str) -> Language:
-    """A trained pipeline with a siamese_similarity pipe, or a clear error."""
-    if not Path(model).exists() and not spacy.util.is_package(model):
-        _fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
-    nlp = spacy.load(model)
-    get_similarity_pipe(nlp)
-    return nlp
-
-
-def versions() -> Dict[str, str]:
-    from . import __version__
-
-    return {"python": platform.python_version(), "spacy": spacy.__version__, "spacy_siamese": __version__}
-
-
-def _read_pairs(path: Path, *, format: str = "auto", limit: int = 0, lenient: bool = False) -> List[PairRecord]:
-    _require(path)
-    reader = read_pairs(path, format=format, lenient=lenient)
-    try:
-        records = list(islice(reader, limit or None))
-    finally:
-        reader.close()  # the lenient-mode warning now, not at garbage collection
-    if not records:
-        _fail(f"No pairs read from {path}")
-    return records
-
-
-def _glob(pattern: str) -> List[Path]:
-    """Files matching a glob pattern (which a project command passes unexpanded)."""
-    path = Path(pattern)
-    root, parts = (Path(path.anchor), path.parts[1:]) if path.is_absolute() else (Path("."), path.parts)
-    return sorted(p for p in root.glob(str(Path(*parts))) if p.is_file()) if parts else []
-
-
-def _require(path: Optional[Path]) -> None:
-    if path is not None and not Path(path).exists():
-        _fail(f"File not found: {path}")
-
-
-def _str(path: Optional[Path]) -> Optional[str]:
-    return None if path is None else str(path)
-
-
-class _Failure(Exception):
-    """An error to report as a message (exit code 1), not a traceback."""
-
-
-def _fail(message: str) -> NoReturn:
-    raise _Failure(message)
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except (_Failure, OSError, ValueError) as err:
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(1) from err

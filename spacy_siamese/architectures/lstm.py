@@ -1,0 +1,91 @@
+"""The LSTM siamese encoders: MaLSTM (Mueller & Thyagarajan 2016), token features -> LSTM -> h_T,
+and its document-level variant over sentence vectors (Patel 2017)."""
+
+from typing import List, Sequence, Union
+
+from spacy.ml.models.tok2vec import MultiHashEmbed
+from spacy.ml.staticvectors import StaticVectors
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Dropout, Model, chain, ragged2list
+from thinc.types import Floats2d
+
+from ..layers.recurrent import lstm
+from ..layers.sentence_vectors import sentence_vectors
+from ..layers.sequence_pool import POOLINGS, sequence_pool
+from .mwe import DEFAULT_ATTRS, DEFAULT_ROWS
+
+
+@registry.architectures("spacy-siamese.LSTMEncoder.v1")
+def build_lstm_encoder(
+    *,
+    width: int = 128,
+    hidden_width: int = 128,
+    depth: int = 1,
+    bidirectional: bool = False,
+    pooling: str = "last",
+    attrs: Sequence[str] = DEFAULT_ATTRS,
+    rows: Union[int, Sequence[int]] = DEFAULT_ROWS,
+    include_static_vectors: bool = True,
+    dropout: float = 0.0,
+) -> Model[List[Doc], Floats2d]:
+    """Token features of `width` (hash embeddings of `attrs`, plus static vectors, or static
+    vectors alone with `attrs = []`) -> LSTM of `depth` layers, `hidden_width` outputs (split
+    between the two directions when `bidirectional`) -> one vector per doc of `hidden_width`:
+    the final hidden state (`pooling = "last"`, both final states when bidirectional) or the
+    mean or max over the positions. An empty doc gives the zero vector. `dropout` applies to
+    the token features in training. The LSTM is `spacy-siamese.LSTM.v1`.
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"LSTMEncoder: pooling must be one of {', '.join(map(repr, POOLINGS))}, got {pooling!r}")
+    if bidirectional and hidden_width % 2:
+        raise ValueError(f"LSTMEncoder: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
+    attrs = list(attrs)
+    embed: Model[List[Doc], List[Floats2d]]
+    if attrs:
+        rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
+        if len(rows) != len(attrs):
+            raise ValueError(f"LSTMEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
+        embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
+    elif include_static_vectors:
+        embed = chain(StaticVectors(nO=width, dropout=0.0), ragged2list())
+    else:
+        raise ValueError("LSTMEncoder: no token features: give attrs or set include_static_vectors = true")
+    model: Model[List[Doc], Floats2d] = chain(
+        embed,
+        Dropout(dropout),
+        lstm(nO=hidden_width, nI=width, bidirectional=bidirectional, depth=depth),
+        sequence_pool(mode=pooling, bidirectional=bidirectional),
+    )
+    model.set_dim("nO", hidden_width)
+    return model
+
+
+@registry.architectures("spacy-siamese.SentenceLSTMEncoder.v1")
+def build_sentence_lstm_encoder(
+    *,
+    hidden_width: int = 128,
+    depth: int = 1,
+    bidirectional: bool = False,
+    pooling: str = "last",
+    dropout: float = 0.0,
+) -> Model[List[Doc], Floats2d]:
+    """The document-level LSTM encoder (Patel 2017): each sentence becomes the mean of its
+    static vectors (`spacy-siamese.sentence_vectors.v1`; sentences from the doc, else spaCy's
+    sentencizer rule), and the LSTM runs over the sentence sequence, so a long document is a
+    short sequence. LSTM and pooling options as in LSTMEncoder.v1. Needs static vectors.
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(
+            f"SentenceLSTMEncoder: pooling must be one of {', '.join(map(repr, POOLINGS))}, got {pooling!r}"
+        )
+    if bidirectional and hidden_width % 2:
+        raise ValueError(f"SentenceLSTMEncoder: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
+    model: Model[List[Doc], Floats2d] = chain(
+        sentence_vectors(),
+        Dropout(dropout),
+        lstm(nO=hidden_width, bidirectional=bidirectional, depth=depth),
+        sequence_pool(mode=pooling, bidirectional=bidirectional),
+    )
+    model.set_dim("nO", hidden_width)
+    return model

@@ -1,0 +1,220 @@
+"""The `similarity_classifier` pipe: few-shot classification by learned similarity to exemplars."""
+
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy
+import srsly
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.util import minibatch
+
+from .component import SiameseSimilarity
+
+RULES = ("mean", "max", "centroid")
+BATCH_SIZE = 64
+
+
+@Language.factory(
+    "similarity_classifier",
+    assigns=["doc.cats"],
+    requires=["doc.user_data"],
+    default_config={
+        "similarity_pipe": "siamese_similarity",
+        "exemplars": {},
+        "rule": "mean",
+        "normalize": False,
+        "scorer": {"@scorers": "spacy.textcat_scorer.v2"},
+    },
+    default_score_weights={"cats_score": 1.0, "cats_macro_auc": 0.0, "cats_micro_f": 0.0, "cats_macro_f": 0.0},
+)
+def make_similarity_classifier(
+    nlp: Language,
+    name: str,
+    similarity_pipe: str,
+    exemplars: Dict[str, List[str]],
+    rule: str,
+    normalize: bool,
+    scorer: Optional[Callable],
+) -> "SimilarityClassifier":
+    return SimilarityClassifier(
+        nlp, name, similarity_pipe=similarity_pipe, exemplars=exemplars, rule=rule, normalize=normalize, scorer=scorer
+    )
+
+
+class SimilarityClassifier(Pipe):
+    """Score each doc against every label by its learned similarity to the label's exemplar
+    texts, and set `doc.cats` (one score per label, exclusive classes).
+
+    The similarity is that of the `siamese_similarity` pipe called `similarity_pipe` in the same
+    pipeline. `rule`: "mean" (mean similarity to the label's exemplars), "max" (the nearest
+    exemplar) or "centroid" (similarity to the mean exemplar vector). With `normalize`, the
+    scores of a doc are shifted to start at the bottom of the similarity's range and divided by
+    their sum, so `doc.cats` sums to 1. Exemplars are saved as texts and encoded again by the
+    similarity pipe when used, so they follow its weights.
+    """
+
+    def __init__(
+        self,
+        nlp: Language,
+        name: str = "similarity_classifier",
+        *,
+        similarity_pipe: str = "siamese_similarity",
+        exemplars: Optional[Dict[str, List[str]]] = None,
+        rule: str = "mean",
+        normalize: bool = False,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        if rule not in RULES:
+            raise ValueError(f"similarity_classifier: rule must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
+        self.nlp = nlp
+        self.vocab = nlp.vocab
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {"similarity_pipe": similarity_pipe, "rule": rule, "normalize": bool(normalize)}
+        self.exemplars: Dict[str, List[str]] = {}
+        self._cache: Optional[Tuple[str, Dict[str, numpy.ndarray]]] = None
+        for label, texts in (exemplars or {}).items():
+            self.add_exemplars(label, texts)
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.exemplars)
+
+    def add_exemplars(self, label: str, texts: Iterable[str]) -> None:
+        """Add exemplar texts for a label (a new label or more texts for a known one)."""
+        texts = list(texts)
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"similarity_classifier: a label must be a non-empty string, got {label!r}")
+        if not texts or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"similarity_classifier: label {label!r} needs one or more exemplar texts (strings)")
+        self.exemplars.setdefault(label, []).extend(texts)
+        self._cache = None
+
+    def initialize(
+        self,
+        get_examples: Optional[Callable[[], Iterable[Example]]] = None,
+        *,
+        nlp: Optional[Language] = None,
+        exemplars: Optional[Dict[str, List[str]]] = None,
+    ) -> None:
+        """Add exemplars given in `[initialize.components.<name>]`; nothing is trained."""
+        for label, texts in (exemplars or {}).items():
+            self.add_exemplars(label, texts)
+
+    # -- applying -------------------------------------------------------------
+
+    def __call__(self, doc: Doc) -> Doc:
+        self.set_annotations([doc], self.predict([doc]))
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = BATCH_SIZE) -> Iterator[Doc]:
+        for docs in minibatch(stream, size=batch_size):
+            self.set_annotations(docs, self.predict(docs))
+            yield from docs
+
+    def predict(self, docs: Sequence[Doc]) -> numpy.ndarray:
+        """Label scores: (n_docs, n_labels), in the order of `labels`."""
+        similarity = self.similarity
+        label_vectors = self._label_vectors(similarity)
+        scores = numpy.zeros((len(docs), len(self.labels)), dtype="float32")
+        if not len(docs):
+            return scores
+        vectors = similarity.vectors(list(docs))
+        for j, label in enumerate(self.labels):
+            exemplars = label_vectors[label]
+            rows = numpy.repeat(vectors, len(exemplars), axis=0)
+            sims = similarity.compare(rows, numpy.tile(exemplars, (len(docs), 1))).reshape(len(docs), -1)
+            scores[:, j] = sims.max(axis=1) if self.cfg["rule"] == "max" else sims.mean(axis=1)
+        if self.cfg["normalize"]:
+            shifted = scores - similarity.score_range[0]
+            totals = shifted.sum(axis=1, keepdims=True)
+            scores = numpy.where(totals > 0, shifted / numpy.where(totals > 0, totals, 1.0), 1.0 / len(self.labels))
+        return scores
+
+    def set_annotations(self, docs: Iterable[Doc], scores: numpy.ndarray) -> None:
+        for doc, row in zip(docs, scores):
+            doc.cats = {label: float(score) for label, score in zip(self.labels, row)}
+
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """spaCy's textcat metrics on `doc.cats`, over this pipe's labels."""
+        examples = list(examples)
+        validate_examples(examples, "SimilarityClassifier.score")
+        if self.scorer is None:
+            return {}
+        return self.scorer(examples, **{"labels": self.labels, **kwargs})
+
+    # -- the similarity pipe and the exemplar vectors --------------------------
+
+    @property
+    def similarity(self) -> SiameseSimilarity:
+        """The `siamese_similarity` pipe this classifier compares with."""
+        name = self.cfg["similarity_pipe"]
+        if name not in self.nlp.component_names:
+            raise ValueError(
+                f"The '{self.name}' pipe compares docs with the pipe '{name}' (similarity_pipe), but the "
+                f"pipeline has no such pipe: it has {list(self.nlp.component_names)}. Add a trained "
+                "siamese_similarity pipe, or set similarity_pipe to its name."
+            )
+        pipe = self.nlp.get_pipe(name)
+        if not isinstance(pipe, SiameseSimilarity):
+            raise ValueError(
+                f"The '{self.name}' pipe needs a siamese_similarity pipe as similarity_pipe, but '{name}' is "
+                f"a {type(pipe).__name__}."
+            )
+        return pipe
+
+    def _label_vectors(self, similarity: SiameseSimilarity) -> Dict[str, numpy.ndarray]:
+        """Each label's exemplar vectors (one row for the centroid rule), cached per model id."""
+        if not self.exemplars:
+            raise ValueError(
+                f"The '{self.name}' pipe has no exemplars: give them in its config (exemplars = "
+                '{"label": ["text", ...]}) or call add_exemplars(label, texts) before using it.'
+            )
+        model_id = similarity.model_id
+        if model_id is None:
+            similarity.predict([])  # raises the similarity pipe's own 'not initialized' error
+        if self._cache is None or self._cache[0] != model_id:
+            vectors = {}
+            for label, texts in self.exemplars.items():
+                docs = [similarity._words_doc(self.nlp.make_doc(text)) for text in texts]
+                vectors[label] = numpy.asarray(similarity.model.ops.to_numpy(similarity.predict(docs)), dtype="f")
+                if self.cfg["rule"] == "centroid":
+                    vectors[label] = vectors[label].mean(axis=0, keepdims=True)
+            self._cache = (str(model_id), vectors)
+        return self._cache[1]
+
+    # -- serialization --------------------------------------------------------
+
+    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
+        return srsly.msgpack_dumps({"cfg": self.cfg, "exemplars": self.exemplars})
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> "SimilarityClassifier":
+        self._load(srsly.msgpack_loads(bytes_data), where="bytes")
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path / "cfg", self.cfg)
+        srsly.write_json(path / "exemplars.json", self.exemplars)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "SimilarityClassifier":
+        path = Path(path)
+        for part in ("cfg", "exemplars.json"):
+            if not (path / part).exists():
+                raise ValueError(f"The '{self.name}' pipe's directory {path} has no file '{part}'.")
+        self._load({"cfg": srsly.read_json(path / "cfg"), "exemplars": srsly.read_json(path / "exemplars.json")}, path)
+        return self
+
+    def _load(self, data: Dict[str, Any], where: Any) -> None:
+        cfg, exemplars = data.get("cfg"), data.get("exemplars")
+        if not isinstance(cfg, dict) or cfg.get("rule") not in RULES or not isinstance(exemplars, dict):
+            raise ValueError(f"The '{self.name}' pipe's saved data ({where}) is damaged: no valid cfg or exemplars.")
+        self.cfg.update(cfg)
+        self.exemplars = {}
+        self._cache = None
+        for label, texts in exemplars.items():
+            self.add_exemplars(label, texts)

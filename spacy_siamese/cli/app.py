@@ -1,0 +1,95 @@
+"""The typer app, its shared options and helpers."""
+
+import json
+import platform
+from contextlib import contextmanager
+from itertools import islice
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, NoReturn, Optional
+
+import spacy
+import typer
+from spacy.language import Language
+
+from ..corpora import PairRecord, read_pairs
+from ..evaluation.pairs import get_similarity_pipe
+
+app = typer.Typer(
+    name="spacy_siamese",
+    help="Evaluate siamese_similarity pipelines, convert pair files, index, search and deduplicate collections.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress bars (only on a terminal)")
+OUTPUT_JSON = typer.Option(None, "--output-json", help="Write every number as JSON")
+OUTPUT_MD = typer.Option(None, "--output-md", help="Write the Markdown table")
+NAME = typer.Option("", "--name", help="A name for the evaluation, used in titles")
+
+
+def load_pipeline(model: str) -> Language:
+    """A trained pipeline with a siamese_similarity pipe, or a clear error."""
+    if not Path(model).exists() and not spacy.util.is_package(model):
+        fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
+    nlp = spacy.load(model)
+    get_similarity_pipe(nlp)
+    return nlp
+
+
+def versions() -> Dict[str, str]:
+    from .. import __version__
+
+    return {"python": platform.python_version(), "spacy": spacy.__version__, "spacy_siamese": __version__}
+
+
+def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenient: bool = False) -> List[PairRecord]:
+    require_file(path)
+    reader = read_pairs(path, format=format, lenient=lenient)
+    try:
+        records = list(islice(reader, limit or None))
+    finally:
+        reader.close()  # the lenient-mode warning now, not at garbage collection
+    if not records:
+        fail(f"No pairs read from {path}")
+    return records
+
+
+def write_jsonl(path: Path, rows: List[Dict[str, Any]]) -> None:
+    """JSONL with floats written in full (srsly rounds them)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf8") as file:
+        for row in rows:
+            file.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def expand_paths(pattern: str) -> List[Path]:
+    """Files matching a glob pattern (which a project command passes unexpanded)."""
+    path = Path(pattern)
+    root, parts = (Path(path.anchor), path.parts[1:]) if path.is_absolute() else (Path("."), path.parts)
+    return sorted(p for p in root.glob(str(Path(*parts))) if p.is_file()) if parts else []
+
+
+def require_file(path: Optional[Path]) -> None:
+    if path is not None and not Path(path).exists():
+        fail(f"File not found: {path}")
+
+
+def path_str(path: Optional[Path]) -> Optional[str]:
+    return None if path is None else str(path)
+
+
+class _Failure(Exception):
+    """An error to report as a message (exit code 1), not a traceback."""
+
+
+def fail(message: str) -> NoReturn:
+    raise _Failure(message)
+
+
+@contextmanager
+def errors() -> Iterator[None]:
+    try:
+        yield
+    except (_Failure, OSError, ValueError) as err:
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(1) from err

@@ -1,0 +1,195 @@
+"""Duplicate retrieval on a pair file: for labelled duplicate pairs, query one question
+against every other distinct question of the file and find the rank of its partner.
+
+The collection is the distinct texts of the pair file; the queries are a seeded sample of its
+labelled duplicate pairs (side A queries, side B is the one relevant text). A query's own text
+is never a candidate. Ranks are pessimistic: a candidate scoring the same as the partner
+counts as ranked above it. From the command line: `benchmarks/quora_retrieval.py`.
+"""
+
+import argparse
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy
+import spacy
+from spacy.language import Language
+from tqdm import tqdm
+
+from ..corpora import read_pairs
+from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
+from .pairs import MODEL, PIPE_NAME, TFIDF, Pair, describe_pipe, get_similarity_pipe, show_progress
+
+# Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
+ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
+N_FIT_TEXTS = 100_000
+BLOCK_PAIRS = 1 << 16  # pairs scored per call of pipe.compare (memory: a few arrays of this many vectors)
+
+
+@dataclass
+class DuplicateQueries:
+    """The collection (distinct texts) and the sampled queries: `queries[i]` has the one
+    relevant text `partners[i]` (indices into `texts`)."""
+
+    texts: List[str]
+    queries: numpy.ndarray
+    partners: numpy.ndarray
+
+
+def duplicate_queries(records: Iterable[Pair], *, n_pairs: int = 1000, seed: int = 0) -> DuplicateQueries:
+    """The distinct texts of `records` (first-seen order) and `n_pairs` duplicate pairs
+    (label >= 0.5, two different texts, each (text1, text2) once) sampled with `seed`
+    (all of them if there are fewer)."""
+    index: Dict[str, int] = {}
+    pairs: Dict[tuple, None] = {}
+    for r in records:
+        i = index.setdefault(r.text1, len(index))
+        j = index.setdefault(r.text2, len(index))
+        if r.label >= 0.5 and i != j:
+            pairs.setdefault((i, j))
+    candidates = list(pairs)
+    if not candidates:
+        raise ValueError("No labelled duplicate pair with two different texts.")
+    chosen = random.Random(seed).sample(candidates, min(n_pairs, len(candidates)))
+    return DuplicateQueries(list(index), numpy.asarray([i for i, _ in chosen]), numpy.asarray([j for _, j in chosen]))
+
+
+def partner_ranks(score_rows: ScoreRows, dq: DuplicateQueries, *, block: int = 64) -> numpy.ndarray:
+    """The 1-based rank of each query's partner among all other texts, by `score_rows`."""
+    ranks = numpy.zeros(len(dq.queries), dtype="int64")
+    for start in range(0, len(dq.queries), block):
+        rows = slice(start, start + block)
+        q, p = dq.queries[rows], dq.partners[rows]
+        S = numpy.asarray(score_rows(q), dtype="f8")
+        if S.shape != (len(q), len(dq.texts)):
+            raise ValueError(f"score_rows returned shape {S.shape}, expected {(len(q), len(dq.texts))}")
+        n = numpy.arange(len(q))
+        target = S[n, p].copy()
+        S[n, q] = -numpy.inf  # the query itself is not a candidate
+        S[n, p] = -numpy.inf
+        ranks[rows] = 1 + (S >= target[:, None]).sum(axis=1)
+    return ranks
+
+
+def rank_metrics(ranks: Union[Sequence[int], numpy.ndarray], ks: Sequence[int] = (1, 10)) -> Dict[str, float]:
+    """mrr, and for each k mrr@k and recall@k (share of partners in the top k), of 1-based ranks."""
+    r = numpy.asarray(ranks, dtype="f8")
+    out: Dict[str, float] = {"mrr": float((1.0 / r).mean())}
+    for k in ks:
+        out[f"mrr@{k}"] = float(numpy.where(r <= k, 1.0 / r, 0.0).mean())
+        out[f"recall@{k}"] = float((r <= k).mean())
+    out["median_rank"] = float(numpy.median(r))
+    out["n_queries"] = len(r)
+    return out
+
+
+def pipe_score_rows(
+    nlp: Language, texts: Sequence[str], *, pipe_name: str = PIPE_NAME, progress: bool = False
+) -> ScoreRows:
+    """Score rows with the pipe's own comparison (`pipe.compare`, the score `doc.similarity`
+    gives) between the learned vectors of the query and of every text."""
+    pipe = get_similarity_pipe(nlp, pipe_name)
+    docs = [nlp.make_doc(t) for t in tqdm(texts, desc="tokenizing", disable=not show_progress(progress))]
+    V = pipe.vectors(docs)
+
+    def score_rows(queries: numpy.ndarray) -> numpy.ndarray:
+        out = numpy.zeros((len(queries), len(V)), dtype="f8")
+        per_call = max(1, BLOCK_PAIRS // max(len(V), 1))
+        for start in range(0, len(queries), per_call):
+            q = queries[start : start + per_call]
+            A = numpy.repeat(V[q], len(V), axis=0)
+            B = numpy.tile(V, (len(q), 1))
+            out[start : start + len(q)] = pipe.compare(A, B).reshape(len(q), len(V))
+        return out
+
+    return score_rows
+
+
+def tfidf_score_rows(nlp: Language, texts: Sequence[str], fit_texts: Sequence[str]) -> ScoreRows:
+    """Score rows by the cosine of the package's TF-IDF vectors (`fit_tfidf`, its defaults,
+    fitted on the distinct `fit_texts`, tokenized by `nlp`)."""
+    model = fit_tfidf(nlp.make_doc(t) for t in dict.fromkeys(fit_texts))
+    X = tfidf_vectors(model, [nlp.make_doc(t) for t in texts]).tocsr().astype("f8")
+    norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]).tocsr()
+    XT = X.T.tocsc()
+
+    def score_rows(queries: numpy.ndarray) -> numpy.ndarray:
+        return numpy.asarray((X[queries] @ XT).toarray())
+
+    score_rows.settings = tfidf_settings(model)  # type: ignore[attr-defined]
+    return score_rows
+
+
+def evaluate_duplicates(
+    nlp: Optional[Language],
+    records: Iterable[Pair],
+    *,
+    fit_texts: Optional[Sequence[str]] = None,
+    n_pairs: int = 1000,
+    seed: int = 0,
+    ks: Sequence[int] = (1, 10),
+    pipe_name: str = PIPE_NAME,
+    progress: bool = False,
+) -> Dict[str, Any]:
+    """Duplicate retrieval of the pipe in `nlp` (None: baseline only) and, given `fit_texts`,
+    of TF-IDF cosine fitted on them (the first `N_FIT_TEXTS` distinct ones). Returns a
+    JSON-ready report with mrr, mrr@k, recall@k per method."""
+    dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
+    tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
+    report: Dict[str, Any] = {
+        "task": "duplicate retrieval",
+        "n_texts": len(dq.texts),
+        "n_queries": len(dq.queries),
+        "seed": seed,
+        "ranks": "pessimistic (ties count against the partner)",
+        "results": {},
+        "timing": {},
+    }
+    if nlp is not None:
+        start = time.perf_counter()
+        pipe = get_similarity_pipe(nlp, pipe_name)
+        report["model"] = describe_pipe(nlp, pipe)
+        ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, progress=progress), dq)
+        report["results"][MODEL] = rank_metrics(ranks, ks)
+        report["timing"]["model_s"] = round(time.perf_counter() - start, 3)
+    if fit_texts is not None:
+        start = time.perf_counter()
+        fit = list(dict.fromkeys(fit_texts))[:N_FIT_TEXTS]
+        rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
+        report["results"][TFIDF] = rank_metrics(partner_ranks(rows, dq, block=256), ks)
+        report["tfidf"] = {"fitted_on": f"{len(fit):,} distinct texts", **rows.settings}  # type: ignore[attr-defined]
+        report["timing"]["tfidf_s"] = round(time.perf_counter() - start, 3)
+    return report
+
+
+def pair_texts(path: Path) -> List[str]:
+    """Both sides of every pair in a pair file, distinct, in first-seen order."""
+    seen: Dict[str, None] = {}
+    for r in read_pairs(path):
+        seen.setdefault(r.text1)
+        seen.setdefault(r.text2)
+    return list(seen)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="trained pipeline directory or package, or '-' for baselines only")
+    parser.add_argument("pairs", type=Path, help="pair file whose texts form the collection")
+    parser.add_argument("--fit-texts", type=Path, default=None, help="pair file to fit TF-IDF on (baseline)")
+    parser.add_argument("--n-pairs", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output-json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    nlp = None if args.model == "-" else spacy.load(args.model)
+    fit = pair_texts(args.fit_texts) if args.fit_texts else None
+    report = evaluate_duplicates(nlp, list(read_pairs(args.pairs)), fit_texts=fit, n_pairs=args.n_pairs, seed=args.seed)
+    report["pairs"], report["model_path"] = str(args.pairs), args.model
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.output_json:
+        args.output_json.write_text(text + "\n", encoding="utf8")

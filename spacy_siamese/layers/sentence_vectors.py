@@ -1,0 +1,59 @@
+from typing import Any, Callable, List, Tuple, cast
+
+import numpy
+from spacy.pipeline import Sentencizer
+from spacy.tokens import Doc
+from thinc.api import Model, registry
+from thinc.types import Floats2d
+
+
+@registry.layers("spacy-siamese.sentence_vectors.v1")
+def sentence_vectors() -> Model[List[Doc], List[Floats2d]]:
+    """Each doc as a sequence of sentence vectors: (n_sentences, vector width), the mean of the
+    static vectors of a sentence's tokens (tokens without a vector count as zeros). Sentences
+    are the doc's own boundaries when it has them, else spaCy's sentencizer rule (the doc is
+    not changed). An empty doc has no sentences. No weights, no gradient."""
+    return Model("sentence_vectors", forward, dims={"nO": None}, init=init)
+
+
+def init(model: Model, X=None, Y=None) -> None:
+    if X is not None and len(X):
+        model.set_dim("nO", X[0].vocab.vectors.shape[1], force=True)
+
+
+_SENTENCIZER = Sentencizer()
+
+
+def sentence_starts(doc: Doc) -> List[int]:
+    """Token indices where sentences start."""
+    if not len(doc):
+        return []
+    if doc.has_annotation("SENT_START"):
+        return [sent.start for sent in doc.sents]
+    tags = _SENTENCIZER.predict([doc])[0]
+    return [0] + [i for i, tag in enumerate(tags) if tag and i > 0]
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    ops = model.ops
+    width = docs[0].vocab.vectors.shape[1] if docs else model.get_dim("nO")
+    if not width:
+        raise ValueError("sentence_vectors: the pipeline has no static vectors (set [initialize] vectors).")
+    out: List[Floats2d] = []
+    for doc in docs:
+        table = numpy.asarray(ops.to_numpy(doc.vocab.vectors.data))
+        T = numpy.zeros((len(doc), width), dtype="float32")
+        if len(doc):
+            rows = numpy.asarray(doc.vocab.vectors.find(keys=numpy.asarray([t.orth for t in doc], dtype="uint64")))
+            T[rows >= 0] = table[rows[rows >= 0]]
+        starts = sentence_starts(doc)
+        bounds = list(zip(starts, starts[1:] + [len(doc)]))
+        S = numpy.zeros((len(bounds), width), dtype="float32")
+        for i, (start, end) in enumerate(bounds):
+            S[i] = T[start:end].mean(axis=0)
+        out.append(cast(Floats2d, ops.asarray(cast(Any, S))))
+
+    def backprop(dY: List[Floats2d]) -> List[Doc]:
+        return []
+
+    return out, backprop

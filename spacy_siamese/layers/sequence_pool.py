@@ -1,0 +1,77 @@
+from typing import Callable, List, Tuple
+
+from thinc.api import Model, registry
+from thinc.types import Floats2d
+
+POOLINGS = ("last", "mean", "max")
+
+
+@registry.layers("spacy-siamese.sequence_pool.v1")
+def sequence_pool(*, mode: str = "last", bidirectional: bool = False) -> Model[List[Floats2d], Floats2d]:
+    """One vector per sequence of RNN outputs: (n_seqs, width).
+
+    `last` is the final hidden state: the output at the last position, and for a bidirectional
+    RNN (halves: forward, backward) the forward half at the last position beside the backward
+    half at the first. `mean` and `max` pool over the positions. An empty sequence gives zeros
+    and passes no gradient back.
+    """
+    if mode not in POOLINGS:
+        raise ValueError(f"sequence_pool: mode must be one of {', '.join(map(repr, POOLINGS))}, got {mode!r}")
+    return Model(
+        "sequence_pool",
+        forward,
+        init=init,
+        dims={"nI": None, "nO": None},
+        attrs={"mode": mode, "bidirectional": bidirectional},
+    )
+
+
+def init(model: Model, X=None, Y=None) -> None:
+    if X is not None and len(X):
+        model.set_dim("nI", X[0].shape[1], force=True)
+        model.set_dim("nO", X[0].shape[1], force=True)
+
+
+def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[Floats2d, Callable]:
+    ops = model.ops
+    xp = ops.xp
+    mode = model.attrs["mode"]
+    width = X[0].shape[1] if len(X) else model.get_dim("nO")
+    half = width // 2 if model.attrs["bidirectional"] else width
+    dtype = X[0].dtype if len(X) else "float32"
+    Y = ops.alloc2f(len(X), width, dtype=dtype)
+    argmaxes: List = []  # per sequence: the argmax of each column (max pooling only)
+    for i, x in enumerate(X):
+        n = x.shape[0]
+        if n == 0:
+            argmaxes.append(None)
+            continue
+        if mode == "last":
+            Y[i, :half] = x[n - 1, :half]
+            Y[i, half:] = x[0, half:]
+        elif mode == "mean":
+            Y[i] = x.mean(axis=0)
+        else:
+            arg = x.argmax(axis=0)
+            argmaxes.append(arg)
+            Y[i] = x[arg, xp.arange(width)]
+            continue
+        argmaxes.append(None)
+
+    def backprop(dY: Floats2d) -> List[Floats2d]:
+        dX = []
+        for i, x in enumerate(X):
+            n = x.shape[0]
+            dx = ops.alloc2f(n, width, dtype=dY.dtype)
+            if n:
+                if mode == "last":
+                    dx[n - 1, :half] += dY[i, :half]
+                    dx[0, half:] += dY[i, half:]
+                elif mode == "mean":
+                    dx += dY[i] / n
+                else:
+                    dx[argmaxes[i], xp.arange(width)] = dY[i]
+            dX.append(dx)
+        return dX
+
+    return Y, backprop

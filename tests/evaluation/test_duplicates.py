@@ -1,0 +1,95 @@
+import numpy
+import pytest
+import spacy
+import srsly
+
+from spacy_siamese.corpora import PairRecord
+from spacy_siamese.evaluation import evaluate_duplicates
+from spacy_siamese.evaluation.duplicates import (
+    DuplicateQueries,
+    duplicate_queries,
+    main,
+    partner_ranks,
+    pipe_score_rows,
+    rank_metrics,
+    tfidf_score_rows,
+)
+
+from ..conftest import PAIRS
+
+RECORDS = [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(PAIRS)]
+
+
+def test_collection_is_the_distinct_texts_and_queries_are_duplicates():
+    dq = duplicate_queries(RECORDS + RECORDS[:2], n_pairs=100, seed=0)
+    assert len(dq.texts) == len({t for r in RECORDS for t in (r.text1, r.text2)})
+    assert len(dq.queries) == 5  # each duplicate pair once
+    for q, p in zip(dq.queries, dq.partners):
+        assert (dq.texts[q], dq.texts[p], 1) in PAIRS
+
+
+def test_sample_is_seeded():
+    a = duplicate_queries(RECORDS, n_pairs=3, seed=0)
+    b = duplicate_queries(RECORDS, n_pairs=3, seed=0)
+    c = duplicate_queries(RECORDS, n_pairs=3, seed=5)
+    assert list(a.queries) == list(b.queries)
+    assert len(a.queries) == 3 and (list(a.queries) != list(c.queries) or list(a.partners) != list(c.partners))
+    with pytest.raises(ValueError, match="duplicate"):
+        duplicate_queries([r for r in RECORDS if r.label == 0])
+
+
+def test_ranks_exclude_the_query_and_count_ties_against_the_partner():
+    dq = DuplicateQueries(["q", "p", "x", "y"], numpy.array([0, 0]), numpy.array([1, 1]))
+    rows = {
+        0: numpy.array([9.0, 0.5, 0.1, 0.2]),  # the query's own score is ignored: rank 1
+    }
+    assert list(partner_ranks(lambda q: numpy.vstack([rows[i] for i in q]), dq)) == [1, 1]
+    tied = numpy.array([9.0, 0.5, 0.5, 0.7])
+    assert list(partner_ranks(lambda q: numpy.vstack([tied for _ in q]), dq)) == [3, 3]
+
+
+def test_rank_metrics():
+    out = rank_metrics([1, 2, 11, 4], ks=(1, 10))
+    assert out["recall@1"] == 0.25 and out["recall@10"] == 0.75
+    assert out["mrr@10"] == pytest.approx((1 + 0.5 + 0 + 0.25) / 4)
+    assert out["mrr"] == pytest.approx((1 + 0.5 + 1 / 11 + 0.25) / 4)
+    assert out["n_queries"] == 4
+
+
+def test_pipe_rows_are_doc_similarity(trained):
+    nlp = trained[0]
+    texts = [t for pair in PAIRS[:4] for t in pair[:2]]
+    texts = list(dict.fromkeys(texts))
+    rows = pipe_score_rows(nlp, texts)(numpy.arange(len(texts)))
+    docs = [nlp(t) for t in texts]
+    expected = numpy.array([[a.similarity(b) for b in docs] for a in docs])
+    numpy.testing.assert_allclose(rows, expected, rtol=1e-6, atol=1e-7)
+
+
+def test_tfidf_rows_are_cosines():
+    texts = ["how do I learn python", "learn python fast", "buy a car", "a fast car", "zebra"]
+    fit = texts + ["I buy python"]
+    rows = tfidf_score_rows(spacy.blank("en"), texts, fit)(numpy.arange(5))
+    numpy.testing.assert_allclose(numpy.diag(rows)[:4], 1.0)
+    assert rows[0, 1] > rows[0, 2] == 0.0
+    assert not rows[4].any()  # no known term: a zero vector
+    numpy.testing.assert_allclose(rows, rows.T)
+
+
+def test_evaluate_duplicates_reports_model_and_tfidf(trained):
+    report = evaluate_duplicates(trained[0], RECORDS, fit_texts=[t for r in RECORDS for t in (r.text1, r.text2)])
+    assert report["n_queries"] == 5 and report["n_texts"] == 15
+    for result in report["results"].values():
+        assert 0 < result["mrr"] <= 1 and result["recall@1"] <= result["recall@10"]
+    assert set(report["results"]) == {"siamese_similarity (trained)", "TF-IDF cosine"}
+    baseline = evaluate_duplicates(None, RECORDS, fit_texts=[r.text1 for r in RECORDS])
+    assert set(baseline["results"]) == {"TF-IDF cosine"}
+
+
+def test_script(tmp_path, trained):
+    pairs = tmp_path / "pairs.jsonl"
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    trained[0].to_disk(tmp_path / "model")
+    main([str(tmp_path / "model"), str(pairs), "--fit-texts", str(pairs), "--output-json", str(tmp_path / "out.json")])
+    report = srsly.read_json(tmp_path / "out.json")
+    assert report["n_queries"] == 5 and "TF-IDF cosine" in report["results"]

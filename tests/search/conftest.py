@@ -1,0 +1,58 @@
+import itertools
+
+import pytest
+
+from ..conftest import PAIRS, make_nlp, train
+
+CAUCHY = None
+COSINE = {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True}
+COSINE_RAW = {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": False}
+FEATURE = {"@architectures": "spacy-siamese.FeatureHead.v1", "hidden_width": 16}
+CALIBRATED = {
+    "@architectures": "spacy-siamese.WithAuxiliary.v1",
+    "main": {
+        "@architectures": "spacy-siamese.TrainCalibrated.v1",
+        "comparison": {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
+    },
+    "auxiliary": FEATURE,
+}
+EXP_L1 = {"@architectures": "spacy-siamese.ExpL1Similarity.v1", "norm": "l1", "scale": 0.1}
+EXP_L2 = {"@architectures": "spacy-siamese.ExpL1Similarity.v1", "norm": "l2", "scale": 0.5}
+IN_BATCH = {"@architectures": "spacy-siamese.WithInBatchScores.v1", "comparison": CALIBRATED}
+COMPARISONS = {
+    "cauchy": CAUCHY,
+    "cosine": COSINE,
+    "cosine_raw": COSINE_RAW,
+    "feature": FEATURE,
+    "calibrated": CALIBRATED,
+    "exp_l1": EXP_L1,
+    "exp_l2": EXP_L2,
+    "in_batch": IN_BATCH,
+}
+
+SUBJECTS = ["Python", "French", "guitar", "chess", "cooking", "math", "swimming", "drawing"]
+FRAMES = [
+    "How do I learn {} fast?",
+    "What is the best way to learn {}?",
+    "Is {} hard to learn?",
+    "Why do people like {}?",
+    "Where can I find {} lessons?",
+]
+# Texts with exact duplicates (ties) and a doc-free empty string.
+CORPUS = [f.format(s) for f, s in itertools.product(FRAMES, SUBJECTS)]
+CORPUS += [p[0] for p in PAIRS] + [p[1] for p in PAIRS] + [CORPUS[0], CORPUS[3], ""]
+
+
+@pytest.fixture(scope="session")
+def models():
+    """One small trained pipeline per comparison."""
+    # the in-batch wrapper trains with its own loss: initialized only, it predicts like any other
+    return {
+        name: train(make_nlp(comparison), n_iter=0 if name == "in_batch" else 15)[0]
+        for name, comparison in COMPARISONS.items()
+    }
+
+
+@pytest.fixture(params=sorted(COMPARISONS))
+def model(request, models):
+    return request.param, models[request.param]

@@ -1,0 +1,41 @@
+"""The Ray Data engine in local mode: the same duplicate pairs as the single-process path."""
+
+import numpy
+import pytest
+
+from spacy_siamese import distributed, find_duplicates
+
+from .conftest import CORPUS
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_dedupe_equals_single_process(local_ray, models, tmp_path):
+    nlp = models["cauchy"]
+    nlp.to_disk(tmp_path / "model")
+    texts = CORPUS * 2  # exact duplicates across the two halves
+    rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    dataset = ray.data.from_items(rows[::-1], override_num_blocks=4)  # the order on Ray does not matter
+    encoded = distributed.encode_dataset(dataset, str(tmp_path / "model"), batch_size=16, workers=2)
+    distributed.write_vectors(encoded, str(tmp_path / "vectors"))
+    assert list((tmp_path / "vectors").glob("*.parquet"))
+    stored = distributed.read_vectors(str(tmp_path / "vectors"))
+    ids, vectors, model_id = distributed.collect_vectors(stored)
+    assert ids == list(range(len(texts)))
+    assert model_id == nlp.get_pipe("siamese_similarity").model_id
+    expected_vectors = nlp.get_pipe("siamese_similarity").vectors(list(nlp.pipe(texts)))
+    numpy.testing.assert_array_equal(vectors, expected_vectors)
+    for k in (3, 10):
+        pairs = distributed.find_duplicates_dataset(stored, str(tmp_path / "model"), k=k, threshold=0.5, batch_size=25)
+        assert pairs == find_duplicates(nlp, texts, k=k, threshold=0.5, progress=False)
+        assert pairs

@@ -1,0 +1,120 @@
+import numpy
+import pytest
+
+from spacy_siamese import SimilarityIndex
+from spacy_siamese.search.space import COSINE, OTHER, predicting_head, vector_space
+
+from ..conftest import make_nlp, train
+from .conftest import CORPUS
+
+QUERIES = ["How can I learn Python quickly?", "best way to learn chess", "Why is the sky blue?", CORPUS[0], ""]
+
+
+def brute_force(pipe, query_docs, docs, k):
+    matrix = pipe.similarity_matrix(query_docs, docs)
+    hits = []
+    for row in matrix:
+        order = numpy.lexsort((numpy.arange(len(row)), -row.astype("float64")))[:k]
+        hits.append([(int(j), float(row[j])) for j in order])
+    return hits
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 200])
+def test_exact_backend_is_brute_force(model, k):
+    _, nlp = model
+    pipe = nlp.get_pipe("siamese_similarity")
+    docs = list(nlp.pipe(CORPUS))
+    query_docs = list(nlp.pipe(QUERIES))
+    index = SimilarityIndex.build(nlp, docs, progress=False)
+    hits = index.search(query_docs, k=k)
+    assert hits == brute_force(pipe, query_docs, docs, k)
+    for query, row in zip(query_docs, hits):
+        assert len(row) == min(k, len(docs))
+        for j, score in row:
+            assert score == query.similarity(docs[j])
+
+
+def test_texts_and_docs_give_one_index(models):
+    nlp = models["cauchy"]
+    by_text = SimilarityIndex.build(nlp, CORPUS, progress=False, batch_size=7)
+    by_doc = SimilarityIndex.build(nlp, list(nlp.pipe(CORPUS)), progress=False)
+    numpy.testing.assert_array_equal(by_text.vectors, by_doc.vectors)
+    assert by_text.texts == CORPUS
+    assert by_text.search(QUERIES, k=4) == by_doc.search(list(nlp.pipe(QUERIES)), k=4)
+
+
+def test_add_extends_ids(models):
+    nlp = models["cosine"]
+    index = SimilarityIndex.build(nlp, CORPUS[:20], progress=False)
+    assert index.add(CORPUS[20:], progress=False) == list(range(20, len(CORPUS)))
+    whole = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    assert index.search(QUERIES, k=6) == whole.search(QUERIES, k=6)
+    assert index.texts == CORPUS
+
+
+def test_spaces(models):
+    assert vector_space(models["cosine"].get_pipe("siamese_similarity").comparison).kind == COSINE
+    assert vector_space(models["feature"].get_pipe("siamese_similarity").comparison).kind == OTHER
+    calibrated = models["calibrated"].get_pipe("siamese_similarity").comparison
+    assert predicting_head(calibrated).name == "cauchy_similarity"
+    space = vector_space(calibrated)
+    assert space.metric == "l2" and space.exact and space.scale.shape == (64,)
+
+
+def test_feature_head_candidates_are_rescored(models):
+    nlp = models["feature"]
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False, candidates=len(CORPUS))
+    exact = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    assert index.search(QUERIES, k=5) == exact.search(QUERIES, k=5)
+    few = SimilarityIndex.build(nlp, CORPUS, progress=False, candidates=8)
+    docs = list(nlp.pipe(CORPUS))
+    for query, row in zip(nlp.pipe(QUERIES), few.search(list(nlp.pipe(QUERIES)), k=5)):
+        assert len(row) == 5
+        assert [s for _, s in row] == sorted((s for _, s in row), reverse=True)
+        for j, score in row:
+            assert score == query.similarity(docs[j])
+
+
+def test_save_load_round_trip(model, tmp_path):
+    _, nlp = model
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    index.save(tmp_path / "index", model="somewhere")
+    loaded = SimilarityIndex.load(tmp_path / "index", nlp)
+    numpy.testing.assert_array_equal(loaded.vectors, index.vectors)
+    assert loaded.texts == CORPUS
+    assert loaded.search(QUERIES, k=7) == index.search(QUERIES, k=7)
+    assert not list((tmp_path / "index").glob("*.pkl"))
+
+
+def test_load_refuses_another_model(models, tmp_path):
+    SimilarityIndex.build(models["cauchy"], CORPUS, progress=False).save(tmp_path / "index")
+    other = train(make_nlp(), n_iter=2)[0]
+    with pytest.raises(ValueError, match="was built by siamese_similarity model"):
+        SimilarityIndex.load(tmp_path / "index", other)
+    with pytest.raises(ValueError, match="not a saved SimilarityIndex"):
+        SimilarityIndex.load(tmp_path, other)
+
+
+def test_index_refuses_changed_weights(models):
+    nlp = train(make_nlp(), n_iter=2)[0]
+    index = SimilarityIndex.build(nlp, CORPUS[:10], progress=False)
+    pipe = nlp.get_pipe("siamese_similarity")
+    pipe._set_model_id("changed")
+    with pytest.raises(ValueError, match="weights changed"):
+        index.search(QUERIES)
+
+
+def test_bad_backend_and_inputs(models):
+    nlp = models["cauchy"]
+    with pytest.raises(ValueError, match="backend"):
+        SimilarityIndex.build(nlp, CORPUS, backend="annoy", progress=False)
+    with pytest.raises(TypeError, match="texts"):
+        SimilarityIndex.build(nlp, [1, 2], progress=False)
+    empty = SimilarityIndex.build(nlp, [], progress=False)
+    assert len(empty) == 0 and empty.search(QUERIES, k=3) == [[]] * len(QUERIES)
+
+
+def test_n_process_two(models):
+    nlp = models["cauchy"]
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False, n_process=2, batch_size=8)
+    numpy.testing.assert_array_equal(index.vectors, SimilarityIndex.build(nlp, CORPUS, progress=False).vectors)
