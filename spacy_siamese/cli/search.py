@@ -1,7 +1,7 @@
 """`index`, `search` and `dedupe`: collections at scale."""
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import srsly
 import typer
@@ -37,12 +37,7 @@ def index_command(
 ) -> None:
     """Encode a collection with a trained pipeline and save a searchable index."""
     with errors():
-        require_file(texts)
-        items, ids = read_texts(texts, format=format, field=field)
-        nlp = load_pipeline(model)
-        index = SimilarityIndex.build(
-            nlp, items, backend=backend, batch_size=batch_size, n_process=n_process, progress=progress
-        )
+        index, _, ids = build_index(model, texts, format, field, backend, batch_size, n_process, progress)
         index.save(output, model=model)
         srsly.write_jsonl(output / "ids.jsonl", ({"id": key} for key in ids))
         typer.echo(f"Indexed {len(index):,} docs ({backend}) in {output}")
@@ -100,12 +95,7 @@ def dedupe_command(
 ) -> None:
     """Find the duplicate pairs (or groups) of a collection with a trained pipeline."""
     with errors():
-        require_file(input)
-        texts, ids = read_texts(input, format=format, field=field)
-        nlp = load_pipeline(model)
-        index = SimilarityIndex.build(
-            nlp, texts, backend=backend, batch_size=batch_size, n_process=n_process, progress=progress
-        )
+        index, texts, ids = build_index(model, input, format, field, backend, batch_size, n_process, progress)
         pairs = duplicate_pairs(index, threshold=threshold, k=k, progress=progress)
         if clusters:
             groups = group_pairs(pairs, len(texts), method=method, min_size=min_size)
@@ -121,3 +111,16 @@ def dedupe_command(
         write_jsonl(output, rows)
         what = f"{len(rows):,} groups" if clusters else f"{len(rows):,} duplicate pairs"
         typer.echo(f"Wrote {what} among {len(texts):,} docs to {output}")
+
+
+def build_index(
+    model: str, path: Path, format: str, field: str, backend: str, batch_size: int, n_process: int, progress: bool
+) -> Tuple[SimilarityIndex, List[str], List[Any]]:
+    """The index of a text or JSONL collection, its texts and its ids."""
+    require_file(path)
+    texts, ids = read_texts(path, format=format, field=field)
+    nlp = load_pipeline(model)
+    index = SimilarityIndex.build(
+        nlp, texts, backend=backend, batch_size=batch_size, n_process=n_process, progress=progress
+    )
+    return index, texts, ids
