@@ -3,16 +3,20 @@
 their own files in `layers/`."""
 
 from .feature_head import Comparison, build_feature_head
+from .hybrid import build_hybrid_encoder
 from .lstm import build_lstm_encoder, build_sentence_lstm_encoder
 from .mwe import build_mwe_encoder, build_mwe_encoder_v1
 from .s2net import build_s2net_encoder
+from .tweak import build_tweak_encoder
 
 __all__ = [
     "Comparison",
     "build_feature_head",
+    "build_hybrid_encoder",
     "build_lstm_encoder",
     "build_mwe_encoder",
     "build_mwe_encoder_v1",
     "build_s2net_encoder",
     "build_sentence_lstm_encoder",
+    "build_tweak_encoder",
 ]

@@ -21,6 +21,7 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..corpora import read_pairs
+from ..search import SimilarityIndex, vector_space
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
 from .pairs import MODEL, PIPE_NAME, TFIDF, Pair, describe_pipe, get_similarity_pipe, show_progress
 
@@ -95,6 +96,13 @@ def pipe_score_rows(
     pipe = get_similarity_pipe(nlp, pipe_name)
     docs = [nlp.make_doc(t) for t in tqdm(texts, desc="tokenizing", disable=not show_progress(progress))]
     V = pipe.vectors(docs)
+    space = vector_space(pipe.comparison)
+    if space.scores_exactly:  # a hybrid: its score by matrix products (float64)
+
+        def hybrid_rows(queries: numpy.ndarray) -> numpy.ndarray:
+            return space.scores(V[queries], V)
+
+        return hybrid_rows
 
     def score_rows(queries: numpy.ndarray) -> numpy.ndarray:
         out = numpy.zeros((len(queries), len(V)), dtype="f8")
@@ -107,6 +115,20 @@ def pipe_score_rows(
         return out
 
     return score_rows
+
+
+def index_metrics(nlp: Language, dq: DuplicateQueries, *, k: int = 10, pipe_name: str = PIPE_NAME) -> Dict[str, float]:
+    """mrr@k and recall@k as a user of the index gets them: a `SimilarityIndex` (exact backend)
+    of the collection searched with each query for its k best other texts (ties by id)."""
+    pipe = get_similarity_pipe(nlp, pipe_name)
+    V = pipe.vectors([nlp.make_doc(t) for t in dq.texts])
+    ids, _ = SimilarityIndex(nlp, V, pipe_name=pipe_name).search_vectors(V[dq.queries], k, exclude=dq.queries)
+    found = ids == dq.partners[:, None]
+    ranks = numpy.where(found.any(axis=1), found.argmax(axis=1) + 1, 0)
+    return {
+        f"mrr@{k}": float(numpy.where(ranks > 0, 1.0 / numpy.maximum(ranks, 1), 0.0).mean()),
+        f"recall@{k}": float((ranks > 0).mean()),
+    }
 
 
 def tfidf_score_rows(nlp: Language, texts: Sequence[str], fit_texts: Sequence[str]) -> ScoreRows:
@@ -156,6 +178,7 @@ def evaluate_duplicates(
         report["model"] = describe_pipe(nlp, pipe)
         ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, progress=progress), dq)
         report["results"][MODEL] = rank_metrics(ranks, ks)
+        report["results"][MODEL]["index"] = index_metrics(nlp, dq, pipe_name=pipe_name)
         report["timing"]["model_s"] = round(time.perf_counter() - start, 3)
     if fit_texts is not None:
         start = time.perf_counter()

@@ -1,11 +1,13 @@
-"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, expl1, auxiliary,
-calibrated) and the siamese wrapper are registered as architectures in their files."""
+"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, expl1, hybrid,
+auxiliary, calibrated, in_batch) and the siamese wrapper are registered as architectures in their files."""
 
 from .auxiliary import with_auxiliary
 from .calibrated import train_calibrated
 from .cauchy import cauchy_similarity
 from .cosine import cosine_similarity
 from .expl1 import exp_l1_similarity
+from .hashed_tfidf import hashed_tfidf
+from .hybrid import hybrid_similarity
 from .pair_features import pair_features
 from .pooling import mean_max_pool
 from .projection import projection
@@ -19,6 +21,8 @@ __all__ = [
     "cauchy_similarity",
     "cosine_similarity",
     "exp_l1_similarity",
+    "hashed_tfidf",
+    "hybrid_similarity",
     "lstm",
     "mean_max_pool",
     "pair_features",

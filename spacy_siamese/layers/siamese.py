@@ -6,6 +6,8 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 InT = Tuple[List[Doc], List[Doc]]
+# Pairs the comparison is initialized on (the encoder sees every doc it is given).
+INIT_PAIRS = 1000
 
 
 @registry.architectures("spacy-siamese.Siamese.v1")
@@ -34,8 +36,9 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
         return
     docs_a, docs_b = X
     encoder.initialize(X=docs_a + docs_b)
-    V = encoder.predict(docs_a + docs_b)
-    comparison.initialize(X=(V[: len(docs_a)], V[len(docs_a) :]), Y=Y)
+    n = min(len(docs_a), INIT_PAIRS)
+    V = encoder.predict(docs_a[:n] + docs_b[:n])
+    comparison.initialize(X=(V[:n], V[n:]), Y=None if Y is None else Y[:n])
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:

@@ -27,6 +27,13 @@ class TermTable:
     def __len__(self) -> int:
         return len(self.terms)
 
+    @property
+    def hashes(self) -> numpy.ndarray:
+        """The StringStore hash of each term, by column."""
+        hashes = numpy.zeros(len(self._sorted), dtype="uint64")
+        hashes[self._order] = self._sorted
+        return hashes
+
     def lookup(self, keys: numpy.ndarray) -> numpy.ndarray:
         """Columns of term hashes, -1 for unknown terms."""
         if not len(self.terms):

@@ -25,6 +25,9 @@ BACKENDS = ("exact", "faiss", "faiss-flat")
 # Candidates within this fraction of |q|^2 + max |x|^2 of the k-th best key are re-scored:
 # it covers the float32 rounding of the fast metric and of the comparison.
 TOLERANCE = 2e-4
+# Hybrid scores from matrix products (float64) and from the comparison (float32) differ by
+# rounding only: candidates within this of the k-th best are re-scored.
+SCORE_TOLERANCE = 1e-4
 BLOCK_BYTES = 64 * 2**20  # bound on one block of query x item keys
 ITEM_CHUNK = 32768
 Hits = List[List[Tuple[int, float]]]
@@ -34,7 +37,9 @@ class SimilarityIndex:
     """A collection of learned vectors of one model, searchable with that model's similarity.
 
     Exactness by comparison: Cauchy ranks like L2 between sqrt(w)-scaled vectors, cosine like the
-    inner product of normalised vectors, exp(-||a - b||) like L2 or L1 (all exact). The feature
+    inner product of normalised vectors, exp(-||a - b||) like L2 or L1 (all exact). A hybrid
+    (HybridSimilarity.v1) over Cauchy or cosine is scored with matrix products by the exact
+    backend (exact); the faiss backends take candidates from a combined L2 space. The feature
     head is not a metric: the exact backend scores the query against every item with the
     comparison (brute force, as for L1), the faiss backends (or `candidates=N`) take the N
     nearest items by L2 between the learned vectors and re-score only those.
@@ -178,6 +183,12 @@ class SimilarityIndex:
         """(query row, item id, exact score) of a superset of each query's top k."""
         if self._faiss is not None:
             return self._faiss_candidates(queries, k, exclude)
+        if self.candidates is None and self.space.scores_exactly:
+            keys = numpy.empty((len(queries), len(self)), dtype="float32")
+            for s in range(0, len(self), ITEM_CHUNK):
+                keys[:, s : s + ITEM_CHUNK] = self.space.scores(queries, self.vectors[s : s + ITEM_CHUNK])
+            rows, cols = _near_kth(keys, k, exclude, numpy.full(len(queries), SCORE_TOLERANCE, dtype="float32"))
+            return rows, cols, score_pairs(self.pipe, queries, self.vectors, rows, cols)
         if self.candidates is None and (not self.space.exact or self.space.metric == "l1"):
             keys = score_matrix(self.pipe, queries, self.vectors)  # brute force: exact scores
             rows, cols = _near_kth(keys, k, exclude, numpy.zeros(len(queries), dtype="float32"))

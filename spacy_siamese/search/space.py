@@ -9,13 +9,18 @@
 - Any other comparison (the feature head, a custom one) is not a function of a metric: the
   candidates come from plain L2 distance between the learned vectors, and only the re-score
   with the comparison is exact.
+- Hybrid, `(1 - weight) * inner(a, b) + weight * clip(a_lex . b_lex, 0, 1)`: with a Cauchy or
+  cosine inner comparison the hybrid score itself is computed with matrix products (`scores`),
+  so the exact backend is exact. The faiss space is the learned part (mapped as for the inner
+  comparison) beside the lexical part, searched by L2: for a cosine inner comparison (without
+  the clip) that ranks exactly like the score, for Cauchy it only finds candidates.
 
 `WithAuxiliary`, `TrainCalibrated` and `WithInBatchScores` are looked through to the head that
 predicts.
 """
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy
 from thinc.api import Model
@@ -24,6 +29,7 @@ CAUCHY = "cauchy"
 COSINE = "cosine"
 EXP_L1 = "exp_l1"
 EXP_L2 = "exp_l2"
+HYBRID = "hybrid"
 OTHER = "other"
 
 
@@ -46,6 +52,10 @@ class VectorSpace:
 
     kind: str
     scale: Optional[numpy.ndarray] = None  # sqrt(w) for Cauchy
+    inner: Optional["VectorSpace"] = None  # hybrid: the space of the learned part
+    weight: float = 0.0  # hybrid: the weight of the lexical part
+    lexical_width: int = 0  # hybrid: the number of lexical columns (the last ones)
+    rescale: bool = False  # cosine: (1 + cos) / 2
 
     @property
     def metric(self) -> str:
@@ -55,7 +65,14 @@ class VectorSpace:
     @property
     def exact(self) -> bool:
         """Whether ranking in this space is ranking by the comparison."""
+        if self.kind == HYBRID:
+            return False
         return self.kind != OTHER
+
+    @property
+    def scores_exactly(self) -> bool:
+        """Whether `scores` computes the comparison (hybrid spaces with a Cauchy or cosine inner part)."""
+        return self.kind == HYBRID and self.inner is not None and self.inner.kind in (CAUCHY, COSINE)
 
     def transform(self, vectors: numpy.ndarray) -> numpy.ndarray:
         vectors = numpy.asarray(vectors, dtype="float32")
@@ -64,18 +81,58 @@ class VectorSpace:
         if self.kind == COSINE:
             norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
             return vectors / numpy.where(norms > 0, norms, 1.0)
+        if self.kind == HYBRID and self.inner is not None:
+            learned, lexical = self.split(vectors)
+            # Cauchy: 1 / (1 + d^2) falls by about d^2 / 4 near d^2 = 1, the lexical part by
+            # weight * (1 - a.b) = weight * |a - b|^2 / 2; cosine: |a - b|^2 = 2 - 2 a.b exactly.
+            factor = 0.5 if self.inner.kind == CAUCHY else numpy.sqrt(0.5) if self.inner.rescale else 1.0
+            return numpy.hstack(
+                [
+                    self.inner.transform(learned) * factor * numpy.sqrt(1.0 - self.weight),
+                    lexical * numpy.sqrt(self.weight),
+                ]
+            ).astype("float32")
         return vectors
+
+    def split(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """A hybrid space's (learned, lexical) columns."""
+        width = vectors.shape[1] - self.lexical_width
+        return vectors[:, :width], vectors[:, width:]
+
+    def scores(self, queries: numpy.ndarray, items: numpy.ndarray) -> numpy.ndarray:
+        """(n_queries, n_items) hybrid scores from matrix products (in float64), for
+        `scores_exactly` spaces."""
+        if not self.scores_exactly or self.inner is None:
+            raise ValueError(f"A {self.kind} space has no matrix scores")
+        (q, q_lex), (x, x_lex) = self.split(queries), self.split(items)
+        q, x = (self.inner.transform(v).astype("float64") for v in (q, x))
+        if self.inner.kind == CAUCHY:
+            d2 = (q * q).sum(axis=1)[:, None] + (x * x).sum(axis=1)[None, :] - 2.0 * (q @ x.T)
+            learned = 1.0 / (1.0 + numpy.maximum(d2, 0.0))
+        else:
+            learned = q @ x.T
+            if self.inner.rescale:
+                learned = (1.0 + learned) / 2.0
+        lexical = numpy.clip(q_lex.astype("float64") @ x_lex.T.astype("float64"), 0.0, 1.0)
+        return (1.0 - self.weight) * learned + self.weight * lexical
 
 
 def vector_space(comparison: Model) -> VectorSpace:
     """The search space of a pipe's comparison (see the module docstring)."""
+    if comparison.name == "hybrid_similarity":
+        return VectorSpace(
+            HYBRID,
+            inner=vector_space(comparison.get_ref("comparison")),
+            weight=float(comparison.attrs["weight"]),
+            lexical_width=int(comparison.attrs["lexical_width"]),
+        )
     head = predicting_head(comparison)
     if head.name == "cauchy_similarity":
         v = numpy.asarray(head.ops.to_numpy(head.get_param("v")), dtype="float64")
         w = numpy.logaddexp(0.0, v)  # softplus, as in the layer
         return VectorSpace(CAUCHY, numpy.sqrt(w).astype("float32"))
     if head.name == "cosine_similarity":
-        return VectorSpace(COSINE)
+        return VectorSpace(COSINE, rescale=bool(head.attrs.get("rescale", False)))
     if head.name == "exp_l1_similarity":
         return VectorSpace(EXP_L1 if head.attrs.get("norm") == "l1" else EXP_L2)
     return VectorSpace(OTHER)

@@ -15,7 +15,7 @@ from spacy_siamese.evaluation.duplicates import (
     tfidf_score_rows,
 )
 
-from ..conftest import PAIRS
+from ..conftest import PAIRS, train
 
 RECORDS = [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(PAIRS)]
 
@@ -93,3 +93,20 @@ def test_script(tmp_path, trained):
     main([str(tmp_path / "model"), str(pairs), "--fit-texts", str(pairs), "--output-json", str(tmp_path / "out.json")])
     report = srsly.read_json(tmp_path / "out.json")
     assert report["n_queries"] == 5 and "TF-IDF cosine" in report["results"]
+
+
+def test_hybrid_rows_are_the_pipe_scores_and_the_index_agrees():
+    from ..search.conftest import build_nlp
+
+    nlp = train(build_nlp("hybrid_cauchy"), n_iter=10)[0]
+    dq = duplicate_queries(RECORDS)
+    pipe = nlp.get_pipe("siamese_similarity")
+    V = pipe.vectors([nlp.make_doc(t) for t in dq.texts])
+    rows = pipe_score_rows(nlp, dq.texts)(dq.queries)
+    for row, q in zip(rows, dq.queries):
+        expected = pipe.compare(numpy.repeat(V[q : q + 1], len(V), axis=0), V)
+        numpy.testing.assert_allclose(row, expected, atol=1e-6)
+    report = evaluate_duplicates(nlp, RECORDS)
+    result = report["results"]["siamese_similarity (trained)"]
+    assert result["index"]["mrr@10"] == pytest.approx(result["mrr@10"], abs=0.05)
+    assert 0.0 <= result["index"]["recall@10"] <= 1.0

@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from ..conftest import PAIRS, make_nlp, train
+from ..conftest import PAIRS, SMALL_MODEL, make_nlp, train
 
 CAUCHY = None
 COSINE = {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True}
@@ -19,6 +19,20 @@ CALIBRATED = {
 EXP_L1 = {"@architectures": "spacy-siamese.ExpL1Similarity.v1", "norm": "l1", "scale": 0.1}
 EXP_L2 = {"@architectures": "spacy-siamese.ExpL1Similarity.v1", "norm": "l2", "scale": 0.5}
 IN_BATCH = {"@architectures": "spacy-siamese.WithInBatchScores.v1", "comparison": CALIBRATED}
+LEXICAL_WIDTH = 64
+
+
+def hybrid(inner):
+    return {
+        "@architectures": "spacy-siamese.HybridSimilarity.v1",
+        "comparison": inner,
+        "lexical_width": LEXICAL_WIDTH,
+        "weight": 0.3,
+    }
+
+
+HYBRID_CAUCHY = hybrid({"@architectures": "spacy-siamese.CauchySimilarity.v1"})
+HYBRID_COSINE = hybrid(COSINE)
 COMPARISONS = {
     "cauchy": CAUCHY,
     "cosine": COSINE,
@@ -28,6 +42,8 @@ COMPARISONS = {
     "exp_l1": EXP_L1,
     "exp_l2": EXP_L2,
     "in_batch": IN_BATCH,
+    "hybrid_cauchy": HYBRID_CAUCHY,
+    "hybrid_cosine": HYBRID_COSINE,
 }
 
 SUBJECTS = ["Python", "French", "guitar", "chess", "cooking", "math", "swimming", "drawing"]
@@ -47,10 +63,20 @@ CORPUS += [p[0] for p in PAIRS] + [p[1] for p in PAIRS] + [CORPUS[0], CORPUS[3],
 def models():
     """One small trained pipeline per comparison."""
     # the in-batch wrapper trains with its own loss: initialized only, it predicts like any other
-    return {
-        name: train(make_nlp(comparison), n_iter=0 if name == "in_batch" else 15)[0]
-        for name, comparison in COMPARISONS.items()
+    return {name: train(build_nlp(name), n_iter=0 if name == "in_batch" else 15)[0] for name in COMPARISONS}
+
+
+def build_nlp(name):
+    """An untrained pipeline with the named comparison (hybrids with a HybridEncoder)."""
+    if not name.startswith("hybrid"):
+        return make_nlp(COMPARISONS[name])
+    encoder = {
+        "@architectures": "spacy-siamese.HybridEncoder.v1",
+        "encoder": {"@architectures": "spacy-siamese.MWEEncoder.v2", **SMALL_MODEL["model"]["encoder"]},
+        "lexical_width": LEXICAL_WIDTH,
+        "min_df": 1,
     }
+    return make_nlp(COMPARISONS[name], model={"encoder": encoder})
 
 
 @pytest.fixture(params=sorted(COMPARISONS))

@@ -1,0 +1,32 @@
+"""The TWEAK encoder (Yih 2009): term vectors weighted by a learned function of term features."""
+
+from typing import List, Sequence
+
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from ..layers.tweak import FEATURE_GROUPS, tweak
+
+
+@registry.architectures("spacy-siamese.TweakEncoder.v1")
+def build_tweak_encoder(
+    *,
+    width: int = 4096,
+    attr: str = "lower",
+    features: Sequence[str] = tuple(FEATURE_GROUPS),
+    drop_punct: bool = True,
+    min_df: int = 2,
+    max_vocab: int = 0,
+) -> Model[List[Doc], Floats2d]:
+    """TWEAK (Yih 2009): each term's weight is softplus of a learned linear function of its
+    features (the `features` groups of `spacy-siamese.tweak.v1`), and the weighted term vector
+    is signed-hashed into `width` columns. Compare with `spacy-siamese.CosineSimilarity.v1`.
+
+    The document frequencies are fitted on every training doc when the pipe is initialized
+    (`attrs["fit_on_corpus"]`); the weights start close to log(tf+1) + idf.
+    """
+    model = tweak(width=width, attr=attr, features=features, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab)
+    model.attrs["fit_on_corpus"] = True
+    return model
