@@ -21,14 +21,13 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..corpora import read_pairs
-from ..search import SimilarityIndex, vector_space
+from ..search import SimilarityIndex, score_matrix, vector_space
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
 from .pairs import MODEL, PIPE_NAME, TFIDF, Pair, describe_pipe, get_similarity_pipe, show_progress
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
 ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
 N_FIT_TEXTS = 100_000
-BLOCK_PAIRS = 1 << 16  # pairs scored per call of pipe.compare (memory: a few arrays of this many vectors)
 
 
 @dataclass
@@ -89,40 +88,39 @@ def rank_metrics(ranks: Union[Sequence[int], numpy.ndarray], ks: Sequence[int] =
 
 
 def pipe_score_rows(
-    nlp: Language, texts: Sequence[str], *, pipe_name: str = PIPE_NAME, progress: bool = False
+    nlp: Language,
+    texts: Sequence[str],
+    *,
+    pipe_name: str = PIPE_NAME,
+    progress: bool = False,
+    vectors: Optional[numpy.ndarray] = None,
 ) -> ScoreRows:
-    """Score rows with the pipe's own comparison (`pipe.compare`, the score `doc.similarity`
-    gives) between the learned vectors of the query and of every text."""
+    """Score rows with the pipe's own similarity between the learned vectors of the query and of
+    every text (`vectors`, else encoded): `score_matrix`, the score `doc.similarity` gives, or
+    for a hybrid its score by matrix products (`VectorSpace.scores`, equal up to rounding)."""
     pipe = get_similarity_pipe(nlp, pipe_name)
-    docs = [nlp.make_doc(t) for t in tqdm(texts, desc="tokenizing", disable=not show_progress(progress))]
-    V = pipe.vectors(docs)
+    V = pipe_vectors(nlp, texts, pipe_name=pipe_name, progress=progress) if vectors is None else vectors
     space = vector_space(pipe.comparison)
-    if space.scores_exactly:  # a hybrid: its score by matrix products (float64)
-
-        def hybrid_rows(queries: numpy.ndarray) -> numpy.ndarray:
-            return space.scores(V[queries], V)
-
-        return hybrid_rows
-
-    def score_rows(queries: numpy.ndarray) -> numpy.ndarray:
-        out = numpy.zeros((len(queries), len(V)), dtype="f8")
-        per_call = max(1, BLOCK_PAIRS // max(len(V), 1))
-        for start in range(0, len(queries), per_call):
-            q = queries[start : start + per_call]
-            A = numpy.repeat(V[q], len(V), axis=0)
-            B = numpy.tile(V, (len(q), 1))
-            out[start : start + len(q)] = pipe.compare(A, B).reshape(len(q), len(V))
-        return out
-
-    return score_rows
+    if space.scores_exactly:
+        return lambda queries: space.scores(V[queries], V)
+    return lambda queries: score_matrix(pipe, V[queries], V)
 
 
-def index_metrics(nlp: Language, dq: DuplicateQueries, *, k: int = 10, pipe_name: str = PIPE_NAME) -> Dict[str, float]:
+def pipe_vectors(
+    nlp: Language, texts: Sequence[str], *, pipe_name: str = PIPE_NAME, progress: bool = False
+) -> numpy.ndarray:
+    """The pipe's learned vectors of texts (tokenized by `nlp`)."""
+    docs = [nlp.make_doc(t) for t in tqdm(texts, desc="tokenizing", disable=not show_progress(progress))]
+    return get_similarity_pipe(nlp, pipe_name).vectors(docs)
+
+
+def index_metrics(
+    nlp: Language, dq: DuplicateQueries, vectors: numpy.ndarray, *, k: int = 10, pipe_name: str = PIPE_NAME
+) -> Dict[str, float]:
     """mrr@k and recall@k as a user of the index gets them: a `SimilarityIndex` (exact backend)
-    of the collection searched with each query for its k best other texts (ties by id)."""
-    pipe = get_similarity_pipe(nlp, pipe_name)
-    V = pipe.vectors([nlp.make_doc(t) for t in dq.texts])
-    ids, _ = SimilarityIndex(nlp, V, pipe_name=pipe_name).search_vectors(V[dq.queries], k, exclude=dq.queries)
+    of the collection's `vectors` searched with each query for its k best other texts (ties by id)."""
+    index = SimilarityIndex(nlp, vectors, pipe_name=pipe_name)
+    ids, _ = index.search_vectors(vectors[dq.queries], k, exclude=dq.queries)
     found = ids == dq.partners[:, None]
     ranks = numpy.where(found.any(axis=1), found.argmax(axis=1) + 1, 0)
     return {
@@ -176,9 +174,10 @@ def evaluate_duplicates(
         start = time.perf_counter()
         pipe = get_similarity_pipe(nlp, pipe_name)
         report["model"] = describe_pipe(nlp, pipe)
-        ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, progress=progress), dq)
+        V = pipe_vectors(nlp, dq.texts, pipe_name=pipe_name, progress=progress)
+        ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, vectors=V), dq)
         report["results"][MODEL] = rank_metrics(ranks, ks)
-        report["results"][MODEL]["index"] = index_metrics(nlp, dq, pipe_name=pipe_name)
+        report["results"][MODEL]["index"] = index_metrics(nlp, dq, V, pipe_name=pipe_name)
         report["timing"]["model_s"] = round(time.perf_counter() - start, 3)
     if fit_texts is not None:
         start = time.perf_counter()

@@ -30,10 +30,10 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[Floats2d, Calla
     tfidf = model.layers[0]
     rows = tfidf.predict(X)
     width = model.get_dim("nO")
-    cols, signs = hash_columns(tfidf.attrs["table"].hashes, width)
+    cols, signs = hash_columns(tfidf.attrs["table"].hashes[rows.indices], width)  # the batch's terms only
     Y = numpy.zeros((len(X), width), dtype="float32")
     row_ids = numpy.repeat(numpy.arange(len(X)), numpy.diff(rows.indptr))
-    numpy.add.at(Y, (row_ids, cols[rows.indices]), signs[rows.indices] * rows.data)
+    numpy.add.at(Y, (row_ids, cols), signs * rows.data)
     norms = numpy.linalg.norm(Y, axis=1, keepdims=True)
     Y /= numpy.where(norms > 0, norms, 1.0)
 

@@ -1,4 +1,4 @@
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
@@ -15,24 +15,17 @@ TERM_ATTRS = {"lower": LOWER, "lemma": LEMMA, "norm": NORM, "orth": ORTH}
 class TermTable:
     """The fitted vocabulary (term -> column) and inverse document frequencies."""
 
-    def __init__(self, terms: Sequence[str] = (), idf: Sequence[float] = ()) -> None:
+    def __init__(self, terms: Sequence[str] = (), idf: Union[Sequence[float], numpy.ndarray] = ()) -> None:
         if len(terms) != len(idf):
             raise ValueError(f"TermTable: {len(terms)} terms but {len(idf)} idf values")
         self.terms = list(terms)
         self.idf = numpy.asarray(idf, dtype="float32")
-        hashes = numpy.asarray([get_string_id(term) for term in self.terms], dtype="uint64")
-        self._order = numpy.argsort(hashes)
-        self._sorted = hashes[self._order]
+        self.hashes = numpy.asarray([get_string_id(term) for term in self.terms], dtype="uint64")  # by column
+        self._order = numpy.argsort(self.hashes)
+        self._sorted = self.hashes[self._order]
 
     def __len__(self) -> int:
         return len(self.terms)
-
-    @property
-    def hashes(self) -> numpy.ndarray:
-        """The StringStore hash of each term, by column."""
-        hashes = numpy.zeros(len(self._sorted), dtype="uint64")
-        hashes[self._order] = self._sorted
-        return hashes
 
     def lookup(self, keys: numpy.ndarray) -> numpy.ndarray:
         """Columns of term hashes, -1 for unknown terms."""
@@ -132,25 +125,12 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         if not len(model.attrs["table"]):
             raise ValueError("tfidf: initialize with training docs to fit the vocabulary and idf")
         return
-    seen = set()
-    unique: List[numpy.ndarray] = []
-    stores = {}
-    for doc in X:
-        if doc.text in seen:  # count each distinct text once, however many pairs hold it
-            continue
-        seen.add(doc.text)
-        stores[id(doc.vocab)] = doc.vocab.strings
-        unique.append(numpy.unique(_term_keys(model, doc)))
-    keys, df = numpy.unique(numpy.concatenate(unique or [numpy.zeros((0,), "uint64")]), return_counts=True)
-    keep = df >= model.attrs["min_df"]
-    keys, df = keys[keep], df[keep]
-    terms = [_string(stores.values(), int(key)) for key in keys]
+    terms, df, n = document_frequencies(X, lambda doc: _term_keys(model, doc), min_df=model.attrs["min_df"])
     order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
     if model.attrs["max_vocab"]:
         order = order[: model.attrs["max_vocab"]]
     if not order:
-        raise ValueError(f"tfidf: no term occurs in at least min_df={model.attrs['min_df']} of the {len(seen)} docs")
-    n = len(seen)
+        raise ValueError(f"tfidf: no term occurs in at least min_df={model.attrs['min_df']} of the {n} docs")
     idf = numpy.log((1.0 + n) / (1.0 + df[order])) + 1.0
     model.attrs["table"] = TermTable([terms[i] for i in order], idf)
     model.set_dim("nO", len(order), force=True)
@@ -198,8 +178,29 @@ def _term_keys(model: Model, doc: Doc) -> numpy.ndarray:
     return keys[keep]
 
 
+def document_frequencies(
+    docs: Iterable[Doc], term_keys: Callable[[Doc], numpy.ndarray], *, min_df: int = 1
+) -> Tuple[List[str], numpy.ndarray, int]:
+    """The terms (in hash order) that occur in at least `min_df` distinct texts of `docs`, their
+    document frequencies, and the number of distinct texts. `term_keys` gives a doc's term hashes;
+    each distinct text counts once, however many pairs hold it."""
+    seen = set()
+    unique: List[numpy.ndarray] = []
+    stores = {}
+    for doc in docs:
+        if doc.text in seen:
+            continue
+        seen.add(doc.text)
+        stores[id(doc.vocab)] = doc.vocab.strings
+        unique.append(numpy.unique(term_keys(doc)))
+    keys, df = numpy.unique(numpy.concatenate(unique or [numpy.zeros((0,), "uint64")]), return_counts=True)
+    keep = df >= min_df
+    keys, df = keys[keep], df[keep]
+    return [_string(stores.values(), int(key)) for key in keys], df, len(seen)
+
+
 def _string(stores, key: int) -> str:
     for strings in stores:
         if key in strings:
             return strings[key]
-    raise KeyError(f"tfidf: term hash {key} is in no doc's StringStore")
+    raise KeyError(f"term hash {key} is in no doc's StringStore")

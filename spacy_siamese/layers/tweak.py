@@ -1,4 +1,4 @@
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, cast
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 import srsly
@@ -10,7 +10,7 @@ from thinc.model import deserialize_attr, serialize_attr
 from thinc.types import Floats1d, Floats2d
 
 from .hashed_tfidf import hash_columns
-from .tfidf import TERM_ATTRS, TermTable
+from .tfidf import TERM_ATTRS, TermTable, document_frequencies
 
 PAPER_FEATURES = ("log_tf", "log_df", "capitalized", "log_loc", "rel_loc", "log_len")
 POS_TAGS: Tuple[str, ...] = tuple(
@@ -37,7 +37,9 @@ class DocFrequencies(TermTable):
     """The fitted vocabulary with each term's document frequency (`df`) and the number of
     distinct training docs (`n_docs`)."""
 
-    def __init__(self, terms: Sequence[str] = (), df: Sequence[float] = (), n_docs: int = 0) -> None:
+    def __init__(
+        self, terms: Sequence[str] = (), df: Union[Sequence[float], numpy.ndarray] = (), n_docs: int = 0
+    ) -> None:
         super().__init__(terms, df)
         self.n_docs = int(n_docs)
 
@@ -252,30 +254,13 @@ def _token_rows(model: Model, doc: Doc, doc_id: int) -> Dict[str, numpy.ndarray]
 
 def _fit_df(model: Model, docs: Sequence[Doc]) -> None:
     """Document frequencies of the kept terms over the distinct texts of `docs`."""
-    seen = set()
-    unique: List[numpy.ndarray] = []
-    stores = {}
-    for doc in docs:
-        if doc.text in seen:  # count each distinct text once, however many pairs hold it
-            continue
-        seen.add(doc.text)
-        stores[id(doc.vocab)] = doc.vocab.strings
-        unique.append(numpy.unique(_token_rows(model, doc, 0)["key"]))
-    keys, df = numpy.unique(numpy.concatenate(unique or [numpy.zeros((0,), "uint64")]), return_counts=True)
-    keep = df >= model.attrs["min_df"]
-    keys, df = keys[keep], df[keep]
+    terms, df, n_docs = document_frequencies(
+        docs, lambda doc: _token_rows(model, doc, 0)["key"], min_df=model.attrs["min_df"]
+    )
     order = numpy.argsort(-df, kind="stable")
     if model.attrs["max_vocab"]:
         order = order[: model.attrs["max_vocab"]]
-    terms = [_string(stores.values(), int(key)) for key in keys[order]]
-    model.attrs["table"] = DocFrequencies(terms, df[order].astype("float32"), max(len(seen), 1))
-
-
-def _string(stores, key: int) -> str:
-    for strings in stores:
-        if key in strings:
-            return strings[key]
-    raise KeyError(f"tweak: term hash {key} is in no doc's StringStore")
+    model.attrs["table"] = DocFrequencies([terms[i] for i in order], df[order].astype("float32"), max(n_docs, 1))
 
 
 def sigmoid(z: numpy.ndarray) -> numpy.ndarray:

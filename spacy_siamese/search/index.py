@@ -183,25 +183,27 @@ class SimilarityIndex:
         """(query row, item id, exact score) of a superset of each query's top k."""
         if self._faiss is not None:
             return self._faiss_candidates(queries, k, exclude)
-        if self.candidates is None and self.space.scores_exactly:
-            keys = numpy.empty((len(queries), len(self)), dtype="float32")
-            for s in range(0, len(self), ITEM_CHUNK):
-                keys[:, s : s + ITEM_CHUNK] = self.space.scores(queries, self.vectors[s : s + ITEM_CHUNK])
-            rows, cols = _near_kth(keys, k, exclude, numpy.full(len(queries), SCORE_TOLERANCE, dtype="float32"))
-            return rows, cols, score_pairs(self.pipe, queries, self.vectors, rows, cols)
-        if self.candidates is None and (not self.space.exact or self.space.metric == "l1"):
+        matrix_scores = self.candidates is None and self.space.scores_exactly  # a hybrid's own score
+        ranks_exactly = matrix_scores or (self.space.exact and self.space.metric != "l1")
+        if self.candidates is None and not ranks_exactly:
             keys = score_matrix(self.pipe, queries, self.vectors)  # brute force: exact scores
             rows, cols = _near_kth(keys, k, exclude, numpy.zeros(len(queries), dtype="float32"))
             return rows, cols, keys[rows, cols]
-        keys, tol = self._keys(queries)
-        if not self.space.exact or self.space.metric == "l1":
+        keys, tol = self._keys(queries, matrix_scores=matrix_scores)
+        if not ranks_exactly:
             tol = numpy.zeros(len(queries), dtype="float32")
             k = max(k, int(self.candidates or k))
         rows, cols = _near_kth(keys, k, exclude, tol)
         return rows, cols, score_pairs(self.pipe, queries, self.vectors, rows, cols)
 
-    def _keys(self, queries: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """Fast-metric keys (larger is better) of queries x items, and a rounding tolerance per query."""
+    def _keys(self, queries: numpy.ndarray, *, matrix_scores: bool = False) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Fast-metric keys (larger is better) of queries x items, and a rounding tolerance per query;
+        with `matrix_scores`, the space's own scores (`VectorSpace.scores`)."""
+        if matrix_scores:
+            keys = numpy.empty((len(queries), len(self)), dtype="float32")
+            for s in range(0, len(self), ITEM_CHUNK):
+                keys[:, s : s + ITEM_CHUNK] = self.space.scores(queries, self.vectors[s : s + ITEM_CHUNK])
+            return keys, numpy.full(len(queries), SCORE_TOLERANCE, dtype="float32")
         q = self.space.transform(queries)
         if self.space.metric == "l1":  # only with `candidates`: L1 keys of the nearest candidates
             keys = -numpy.vstack([numpy.abs(self.vectors - row).sum(axis=1) for row in q]).astype("float32")
