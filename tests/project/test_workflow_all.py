@@ -63,7 +63,9 @@ def test_quora_pipeline_uses_the_static_vectors(run):
     project, _ = run
     nlp = spacy.load(project.dir / "training/quora/model-best")
     assert nlp.vocab.vectors.shape[1] == 16
-    encoder = nlp.config["components"]["siamese_similarity"]["model"]["encoder"]
+    hybrid = nlp.config["components"]["siamese_similarity"]["model"]["encoder"]
+    assert hybrid["@architectures"] == "spacy-siamese.HybridEncoder.v1"
+    encoder = hybrid["encoder"]
     assert encoder["@architectures"] == "spacy-siamese.MWEEncoder.v2" and encoder["include_static_vectors"]
 
 
