@@ -13,6 +13,7 @@ Usage:
 """
 
 import gc
+import json
 import os
 import platform
 import statistics
@@ -96,34 +97,25 @@ def ray_dedupe(model: str, texts: List[str], threshold: Optional[float], k: int,
         ray.shutdown()
 
 
-def main(
-    model: str = typer.Argument(..., help="Trained pipeline"),
-    data: Path = typer.Option(DEFAULT_DATA, "--data", help="Quora pair file whose distinct questions are indexed"),
-    n: int = typer.Option(0, "--n", help="Index the first N distinct questions (0 = all)"),
-    n_speed: int = typer.Option(5000, "--n-speed", help="Texts for the encoding-speed runs"),
-    runs: int = typer.Option(3, "--runs", help="Encoding-speed runs (median)"),
-    n_queries: int = typer.Option(1000, "--n-queries", help="Queries for the search timings"),
-    n_dedupe: int = typer.Option(100000, "--n-dedupe", help="Questions for the dedupe timings (0 = skip)"),
-    k: int = typer.Option(10, "-k"),
-    threshold: Optional[float] = typer.Option(None, "--threshold", help="Dedupe threshold (default: the pipe's)"),
-    ray_workers: int = typer.Option(2, "--ray-workers", help="Ray workers for dedupe (0 = skip Ray)"),
-    quality: bool = typer.Option(False, "--quality", help="Also duplicate retrieval on the BiMPM dev questions"),
-    dev: Path = typer.Option(DEFAULT_DEV, "--dev", help="Pair file for --quality"),
-    batch_size: int = typer.Option(256, "--batch-size"),
-    output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
+def save(report: Dict[str, Any], output: Optional[Path]) -> None:
+    """Write the report so far (after every stage, so a later failure keeps the earlier ones)."""
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf8")
+
+
+def index_timings(
+    nlp: Any,
+    texts: List[str],
+    report: Dict[str, Any],
+    *,
+    n_speed: int,
+    runs: int,
+    n_queries: int,
+    k: int,
+    batch_size: int,
 ) -> None:
-    nlp = spacy.load(model)
-    texts = distinct_questions(data, n)
-    report: Dict[str, Any] = {
-        "benchmark": "corpus-scale search",
-        "model": model if not Path(model).is_absolute() else Path(model).name,
-        "data": "/".join(Path(data).parts[-2:]),
-        "n_texts": len(texts),
-        "k": k,
-        "versions": {"python": platform.python_version(), "spacy": spacy.__version__, "numpy": numpy.__version__},
-        "cpus": os.cpu_count(),
-    }
-    print(f"{len(texts):,} distinct questions", flush=True)
+    """Encoding speed, then build time, memory and queries/s of the exact and HNSW indexes."""
     report["encoding"] = encoding_speed(nlp, texts[:n_speed], runs, batch_size)
     print(report["encoding"], flush=True)
 
@@ -157,22 +149,62 @@ def main(
         report["hnsw"] = "faiss not installed"
     del exact
 
+
+def main(
+    model: str = typer.Argument(..., help="Trained pipeline"),
+    data: Path = typer.Option(DEFAULT_DATA, "--data", help="Quora pair file whose distinct questions are indexed"),
+    n: int = typer.Option(0, "--n", help="Index the first N distinct questions (0 = all)"),
+    n_speed: int = typer.Option(5000, "--n-speed", help="Texts for the encoding-speed runs"),
+    runs: int = typer.Option(3, "--runs", help="Encoding-speed runs (median)"),
+    n_queries: int = typer.Option(1000, "--n-queries", help="Queries for the search timings"),
+    n_dedupe: int = typer.Option(100000, "--n-dedupe", help="Questions for the dedupe timings (0 = skip)"),
+    k: int = typer.Option(10, "-k"),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Dedupe threshold (default: the pipe's)"),
+    ray_workers: int = typer.Option(2, "--ray-workers", help="Ray workers for dedupe (0 = skip Ray)"),
+    index: bool = typer.Option(True, "--index/--no-index", help="Encoding speed, index build and search timings"),
+    single: bool = typer.Option(True, "--single/--no-single", help="Dedupe on one process (and compare Ray with it)"),
+    quality: bool = typer.Option(False, "--quality", help="Also duplicate retrieval on the BiMPM dev questions"),
+    dev: Path = typer.Option(DEFAULT_DEV, "--dev", help="Pair file for --quality"),
+    batch_size: int = typer.Option(256, "--batch-size"),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
+) -> None:
+    nlp = spacy.load(model)
+    texts = distinct_questions(data, n)
+    report: Dict[str, Any] = {
+        "benchmark": "corpus-scale search",
+        "model": model if not Path(model).is_absolute() else Path(model).name,
+        "data": "/".join(Path(data).parts[-2:]),
+        "n_texts": len(texts),
+        "k": k,
+        "versions": {"python": platform.python_version(), "spacy": spacy.__version__, "numpy": numpy.__version__},
+        "cpus": os.cpu_count(),
+    }
+    print(f"{len(texts):,} distinct questions", flush=True)
+    if index:
+        index_timings(nlp, texts, report, n_speed=n_speed, runs=runs, n_queries=n_queries, k=k, batch_size=batch_size)
+        save(report, output)
+
     if n_dedupe:
         sample = texts[:n_dedupe]
-        pairs, t = timed(lambda: find_duplicates(nlp, sample, threshold=threshold, k=k, progress=False))
-        report["dedupe"] = {"n_texts": len(sample), "threshold": threshold, "single_process_seconds": round(t, 1)}
-        report["dedupe"]["n_pairs"] = len(pairs)
-        print("dedupe", report["dedupe"], flush=True)
+        report["dedupe"] = {"n_texts": len(sample), "threshold": threshold}
+        pairs = None
+        if single:
+            pairs, t = timed(lambda: find_duplicates(nlp, sample, threshold=threshold, k=k, progress=False))
+            report["dedupe"].update({"single_process_seconds": round(t, 1), "n_pairs": len(pairs)})
+            print("dedupe", report["dedupe"], flush=True)
+            save(report, output)
         if ray_workers:
             ray_pairs, info = ray_dedupe(model, sample, threshold, k, ray_workers)
             report["dedupe"]["ray"] = {"workers": ray_workers, **info, "n_pairs": len(ray_pairs)}
-            same = {(i, j) for i, j, _ in pairs} == {(i, j) for i, j, _ in ray_pairs}
-            report["dedupe"]["ray"]["same_pairs_as_single_process"] = same
-            report["dedupe"]["ray"]["identical_scores"] = ray_pairs == pairs
-            single = {(i, j): s for i, j, s in pairs}
-            diffs = [abs(s - single[(i, j)]) for i, j, s in ray_pairs if (i, j) in single]
-            report["dedupe"]["ray"]["max_abs_score_diff"] = float(max(diffs, default=0.0))
+            if pairs is not None:
+                same = {(i, j) for i, j, _ in pairs} == {(i, j) for i, j, _ in ray_pairs}
+                report["dedupe"]["ray"]["same_pairs_as_single_process"] = same
+                report["dedupe"]["ray"]["identical_scores"] = ray_pairs == pairs
+                single_scores = {(i, j): s for i, j, s in pairs}
+                diffs = [abs(s - single_scores[(i, j)]) for i, j, s in ray_pairs if (i, j) in single_scores]
+                report["dedupe"]["ray"]["max_abs_score_diff"] = float(max(diffs, default=0.0))
             print("ray", report["dedupe"]["ray"], flush=True)
+            save(report, output)
 
     if quality:
         from spacy_siamese.evaluation.duplicates import evaluate_duplicates, pair_texts
@@ -183,11 +215,7 @@ def main(
         report["quality"] = {"data": "/".join(Path(dev).parts[-2:]), **result}
         print("quality", result["results"], flush=True)
 
-    if output:
-        import json
-
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf8")
+    save(report, output)
 
 
 if __name__ == "__main__":

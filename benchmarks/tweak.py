@@ -5,7 +5,8 @@ For each dataset (train/dev splits only):
 - quora: the first `--fit-pairs` pairs of `quora/train.tsv` fit the document frequencies, the
   first `--train-pairs` of them (seeded shuffle) train the weights; dev = BiMPM `dev.tsv`.
 - stackexchange: AskUbuntu + Meta, the project's question-disjoint split
-  (`project/scripts/convert.py`, seed 0, dev fraction 0.2).
+  (`spacy_siamese.corpora.sampling.grouped_split`, as `project/scripts/convert.py`: seed 0,
+  dev fraction 0.2).
 - mrpc: `msr_paraphrase_train.txt`, the last 500 pairs as dev (the usual convention).
 - twitter: the Twitter URL train pairs, split by first sentence (seed 0, 20% of the first
   sentences to dev); `--dev-pairs` caps dev (seeded sample).
@@ -46,6 +47,7 @@ from spacy.language import Language
 from thinc.api import Adam
 
 from spacy_siamese.corpora import PairRecord, read_pairs
+from spacy_siamese.corpora.sampling import grouped_split, title_key
 from spacy_siamese.evaluation import fit_tfidf, tfidf_cosine
 from spacy_siamese.evaluation.pair_ranking import ranking_metrics
 from spacy_siamese.layers.cosine import cosine_similarity
@@ -81,9 +83,6 @@ def load_split(name: str, args: argparse.Namespace) -> Split:
         train = rng.sample(fit, min(args.train_pairs, len(fit)))
         return Split(fit, train, list(read_pairs(DATA / "quora" / "dev.tsv", format="bimpm")))
     if name == "stackexchange":
-        sys.path.insert(0, str(ROOT / "project" / "scripts"))
-        from convert import grouped_split, title_key  # the project's question-disjoint split
-
         sourced = [
             (site, pair)
             for site in ("askubuntu", "meta")

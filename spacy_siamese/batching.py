@@ -1,5 +1,6 @@
 """Batches of pair examples for in-batch negatives: no two pairs of one batch share a
-duplicate cluster, so every other text in the batch is a true negative."""
+duplicate cluster, so every other text in the batch is a true negative; and batches of labelled
+docs grouped by label, for triplet mining."""
 
 import random
 from collections import deque
@@ -8,6 +9,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Sequence, Set, Tupl
 from spacy.training import Example
 from spacy.util import registry
 
+from .labelled import get_doc_labels
 from .pairs import PAIR_KEY, get_label
 
 Batcher = Callable[[Iterable[Example]], Iterator[List[Example]]]
@@ -85,5 +87,39 @@ def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
     def batcher(items: Iterable[Example]) -> Iterator[List[Example]]:
         calls[0] += 1
         yield from cluster_batches(list(items), size, seed=seed + calls[0] - 1)
+
+    return batcher
+
+
+def label_batches(examples: Sequence[Example], size: int, per_label: int, *, seed: int = 0) -> Iterator[List[Example]]:
+    """Batches of `size` labelled docs (`spacy_siamese.labelled`) made of groups of up to
+    `per_label` docs that share their first label, so that in-batch triplet mining finds
+    positives even for fine labels (news stories). Shuffled with `seed`; every doc is yielded
+    exactly once."""
+    rng = random.Random(seed)
+    groups: Dict[str, List[int]] = {}
+    for i, eg in enumerate(examples):
+        groups.setdefault(get_doc_labels(eg)[0], []).append(i)
+    chunks: List[List[int]] = []
+    for members in groups.values():
+        rng.shuffle(members)
+        chunks.extend(members[start : start + per_label] for start in range(0, len(members), per_label))
+    rng.shuffle(chunks)
+    order = [i for chunk in chunks for i in chunk]
+    for start in range(0, len(order), size):
+        yield [examples[i] for i in order[start : start + size]]
+
+
+@registry.batchers("spacy-siamese.batch_by_labels.v1")
+def configure_batch_by_labels(*, size: int = 128, per_label: int = 4, seed: int = 0) -> Batcher:
+    """Batches of `size` labelled docs in groups of `per_label` docs with one label (P x K
+    batches for triplet mining); each call shuffles with the next seed."""
+    if size < 1 or per_label < 1:
+        raise ValueError(f"batch_by_labels: size and per_label must be >= 1, got {size} and {per_label}")
+    calls = [0]
+
+    def batcher(items: Iterable[Example]) -> Iterator[List[Example]]:
+        calls[0] += 1
+        yield from label_batches(list(items), size, per_label, seed=seed + calls[0] - 1)
 
     return batcher

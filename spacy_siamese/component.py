@@ -17,6 +17,8 @@ from thinc.types import Floats2d
 
 from . import hooks
 from .identity import ModelIdentity, in_training_evaluation
+from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
+from .layers.in_batch import score_matrix
 from .pairs import get_label, get_partner, is_pair_example, split_pairs
 from .scoring import best_threshold, is_binary, score_pairs
 from .validation import check_scores, check_settings, check_sizes, score_range
@@ -252,6 +254,12 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         if not examples:
             return losses
         self._check_initialized()
+        if any(is_labelled_doc(eg) for eg in examples):
+            losses[self.name] += self._update_labelled(examples, drop=drop)
+            self._trained = True
+            if sgd is not None:
+                self.finish_update(sgd)
+            return losses
         docs_a, docs_b, labels = split_pairs(examples, self.vocab)
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update((docs_a, docs_b))
@@ -269,6 +277,36 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
+
+    def _update_labelled(self, examples: List[Example], *, drop: float) -> float:
+        """One update on labelled single docs (`spacy_siamese.labelled`): encode the batch, score
+        every two docs with the comparison (its predicting head) and let the loss mine the
+        triplets (`from_labels`, e.g. spacy-siamese.TripletLoss.v1)."""
+        if not all(is_labelled_doc(eg) for eg in examples):
+            raise ValueError(f"The '{self.name}' pipe got a batch that mixes labelled docs and pairs.")
+        if not hasattr(self.loss, "from_labels"):
+            raise ValueError(
+                f"The '{self.name}' pipe got labelled docs, which need a loss that mines triplets in the "
+                f"batch (spacy-siamese.TripletLoss.v1), not {type(self.loss).__name__}."
+            )
+        docs = [eg.predicted for eg in examples]
+        same = same_label_matrix([get_doc_labels(eg) for eg in examples])
+        comparison = self.comparison
+        for ref in ("scorer", "main"):
+            if comparison.has_ref(ref):
+                comparison = comparison.get_ref(ref)
+        set_dropout_rate(self.model, drop)
+        vectors, backprop_encoder = self.encoder.begin_update(docs)
+        matrix, backprop_matrix = score_matrix(comparison, vectors, vectors, True)
+        d_matrix, loss = self.loss.from_labels(matrix, same)
+        if not math.isfinite(loss) or not self.model.ops.xp.isfinite(d_matrix).all():
+            raise ValueError(
+                f"The '{self.name}' pipe's loss is {loss} on a batch of {len(examples)} labelled docs: "
+                "stopped before the weights become nan. Lower the learning rate."
+            )
+        d_a, d_b = backprop_matrix(self.model.ops.asarray2f(d_matrix))
+        backprop_encoder(d_a + d_b)
+        return float(loss)
 
     def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
         labels = self.model.ops.asarray1f([get_label(eg) for eg in examples])

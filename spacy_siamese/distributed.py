@@ -161,8 +161,11 @@ def find_duplicates_dataset(
 
         faiss_bytes = faiss.serialize_index(index._faiss)
     state = ray.put((vectors, faiss_bytes, backend))
-    # in-memory positions: a read task could wait forever for the CPUs the actors hold
-    shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), 4 * workers)))
+    # In-memory positions: a read task could wait forever for the CPUs the actors hold. Shards
+    # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress
+    # (it stops an execution whose blocks do not move for 30 minutes).
+    n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
+    shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), n_shards)))
     positions = ray.data.from_numpy(shards)
     found = positions.map_batches(
         SearchShard,

@@ -1,6 +1,6 @@
 """Pair losses. Each returns (d_scores, loss) for scores of shape (n, 1)."""
 
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numpy
 from thinc.api import get_array_module, registry
@@ -196,3 +196,151 @@ def make_in_batch_negatives(
     """In-batch negatives (multiple-negatives ranking, symmetric) plus a pair loss, for a
     comparison wrapped in WithInBatchScores.v1."""
     return InBatchNegativesLoss(pair_loss, scale=scale, logits=logits, weight=weight, eps=eps)
+
+
+TRIPLET_FORMS = ("logistic", "margin")
+MINING = ("all", "hard")
+
+
+class TripletLoss:
+    """Triplet loss with in-batch mining: for an anchor a, a positive p (similar to a) and a
+    negative q (not), a penalty on x = s(a, q) - s(a, p): `form="logistic"`,
+    log(1 + exp(scale * x)) (Tajima et al. 2016 with scale 1 and inner products), or
+    `form="margin"`, max(0, margin + x). `mining="all"` averages over every valid triplet
+    of the batch, `mining="hard"` over the anchors, each with its hardest positive (lowest
+    score) and hardest negative (highest score). The loss is scaled by `weight` (alpha).
+
+    From labelled docs (`from_labels`, called by the pipe for `spacy-siamese.LabelledDocuments.v1`
+    examples): the triplets of the batch's score matrix M[i, j] = s(doc_i, doc_j), positives
+    sharing a label with the anchor. From labelled pairs (`__call__`): the output of
+    `spacy-siamese.WithInBatchScores.v1`, as for InBatchNegatives.v1; for each duplicate pair
+    (A_i, B_i), B_i is the positive of anchor A_i and every other B_j of the batch a negative
+    (and the same with the sides swapped); `pair_loss`, if given, trains the pair columns too.
+    A batch without a triplet has loss 0 and a zero gradient.
+    """
+
+    def __init__(
+        self,
+        *,
+        form: str = "logistic",
+        mining: str = "all",
+        margin: float = 0.2,
+        scale: float = 1.0,
+        weight: float = 1.0,
+        pair_loss: Optional[Callable] = None,
+    ) -> None:
+        if form not in TRIPLET_FORMS:
+            raise ValueError(f"TripletLoss: form must be one of {', '.join(TRIPLET_FORMS)}, got {form!r}")
+        if mining not in MINING:
+            raise ValueError(f"TripletLoss: mining must be one of {', '.join(MINING)}, got {mining!r}")
+        if scale <= 0 or weight < 0 or margin < 0:
+            raise ValueError(f"TripletLoss: need scale > 0, weight >= 0, margin >= 0, got {scale}, {weight}, {margin}")
+        self.form = form
+        self.mining = mining
+        self.margin = margin
+        self.scale = scale
+        self.weight = weight
+        self.pair_loss = pair_loss
+
+    def from_labels(self, M: Floats2d, same: numpy.ndarray) -> Tuple[Floats2d, float]:
+        """(dM, loss) for the (n, n) score matrix of n labelled docs; `same[i, j]`: docs i and j
+        share a label."""
+        xp = get_array_module(M)
+        if M.ndim != 2 or M.shape[0] != M.shape[1] or same.shape != M.shape:
+            raise ValueError(f"TripletLoss: need an (n, n) score matrix and label matrix, got {M.shape}, {same.shape}")
+        same = xp.asarray(same, dtype=bool)
+        eye = xp.eye(len(M), dtype=bool)
+        dM, loss = self.mine(M, same & ~eye, ~same)
+        return (self.weight * dM).astype(M.dtype), self.weight * loss
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        n = len(truths)
+        k = scores.shape[1] - n
+        if k < 1:
+            raise ValueError(
+                f"TripletLoss: got {scores.shape[1]} score columns for {n} pairs; the comparison must "
+                "be wrapped in spacy-siamese.WithInBatchScores.v1 (or train on labelled docs)"
+            )
+        d_pair, loss = xp.zeros((n, k)), 0.0
+        if self.pair_loss is not None:
+            d_pair, loss = self.pair_loss(xp.ascontiguousarray(scores[:, :k]), truths)
+        M = xp.asarray(scores[:, k:], dtype="float64")
+        eye = xp.eye(n, dtype=bool)
+        positive = eye & (xp.asarray(truths) >= 0.5)[:, None]
+        d_rows, loss_rows = self.mine(M, positive, ~eye)
+        d_cols, loss_cols = self.mine(xp.ascontiguousarray(M.T), positive, ~eye)
+        d_matrix = self.weight * (d_rows + d_cols.T) / 2
+        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
+        return d.astype(scores.dtype), float(loss) + self.weight * (loss_rows + loss_cols) / 2
+
+    def mine(self, M: Floats2d, positive: numpy.ndarray, negative: numpy.ndarray) -> Tuple[Floats2d, float]:
+        """(dM, loss) of the triplets (a, p, q) with positive[a, p] and negative[a, q], on rows
+        a of the score matrix M; `mining` picks them, without `weight`."""
+        if self.mining == "all":
+            return batch_all_triplets(M, positive, negative, self.penalty)
+        return batch_hard_triplets(M, positive, negative, self.penalty)
+
+    def penalty(self, x: Any) -> Tuple[Any, Any]:
+        """The penalty of x = s(a, q) - s(a, p) and its derivative."""
+        xp = get_array_module(x)
+        if self.form == "logistic":
+            z = self.scale * x
+            return xp.logaddexp(0.0, z), self.scale / (1.0 + xp.exp(-z))
+        return xp.maximum(0.0, self.margin + x), (self.margin + x > 0).astype(x.dtype)
+
+
+Penalty = Callable[[Any], Tuple[Any, Any]]
+
+
+def batch_all_triplets(M: Any, positive: Any, negative: Any, penalty: Penalty) -> Tuple[Floats2d, float]:
+    """Mean penalty over every (a, p, q) with positive[a, p] and negative[a, q]; (dM, loss)."""
+    xp = get_array_module(M)
+    M = xp.asarray(M, dtype="float64")
+    dM = xp.zeros_like(M)
+    anchors, positives = xp.nonzero(positive)
+    valid = negative[anchors]  # (n_positive_pairs, n_columns): the negatives of each (a, p)
+    count = int(valid.sum())
+    if count == 0:
+        return dM, 0.0
+    X = M[anchors] - M[anchors, positives][:, None]
+    value, slope = penalty(X)
+    loss = float((value * valid).sum() / count)
+    G = slope * valid / count
+    xp.add.at(dM, anchors, G)
+    xp.add.at(dM, (anchors, positives), -G.sum(axis=1))
+    return dM, loss
+
+
+def batch_hard_triplets(M: Any, positive: Any, negative: Any, penalty: Penalty) -> Tuple[Floats2d, float]:
+    """Mean penalty over the anchors with a positive and a negative, each with its lowest-scoring
+    positive and highest-scoring negative (Hermans et al. 2017); (dM, loss)."""
+    xp = get_array_module(M)
+    M = xp.asarray(M, dtype="float64")
+    dM = xp.zeros_like(M)
+    anchors = xp.nonzero(positive.any(axis=1) & negative.any(axis=1))[0]
+    if not len(anchors):
+        return dM, 0.0
+    hardest_p = xp.where(positive[anchors], M[anchors], xp.inf).argmin(axis=1)
+    hardest_q = xp.where(negative[anchors], M[anchors], -xp.inf).argmax(axis=1)
+    value, slope = penalty(M[anchors, hardest_q] - M[anchors, hardest_p])
+    k = len(anchors)
+    xp.add.at(dM, (anchors, hardest_q), slope / k)
+    xp.add.at(dM, (anchors, hardest_p), -slope / k)
+    return dM, float(value.sum() / k)
+
+
+@registry.losses("spacy-siamese.TripletLoss.v1")
+def make_triplet_loss(
+    *,
+    form: str = "logistic",
+    mining: str = "all",
+    margin: float = 0.2,
+    scale: float = 1.0,
+    weight: float = 1.0,
+    pair_loss: Optional[Callable] = None,
+) -> TripletLoss:
+    """Triplet loss (logistic or margin form) with batch-all or batch-hard mining, for any encoder
+    and comparison: from labelled docs (LabelledDocuments.v1), or from labelled pairs with the
+    comparison wrapped in WithInBatchScores.v1."""
+    return TripletLoss(form=form, mining=mining, margin=margin, scale=scale, weight=weight, pair_loss=pair_loss)

@@ -10,14 +10,16 @@ quora
 stackexchange
     askubuntu.tsv + meta.tsv ("stackexchange" format: the reader strips the HTML
     and keeps "title\\nbody"). Seeded, question-disjoint split, stratified by site
-    and label.
+    and label. The dev pairs of each site are also written alone
+    (dev_askubuntu.jsonl, dev_meta.jsonl).
 
-Question-disjoint split: every question gets a key (StackExchange: its normalized
-title; Quora: its normalized text). Keys that occur in the same pair are joined, so each
-connected component of the pair graph (scipy's `connected_components`) is kept on one
-side. Components are shuffled with `random.Random(seed)` and taken into dev while no
-(site, label) stratum exceeds its share of --dev-fraction; the rest is train. No key,
-and so no question, occurs on both sides (checked before writing).
+Question-disjoint split (`spacy_siamese.corpora.sampling.grouped_split`): every
+question gets a key (StackExchange: its normalized title; Quora: its normalized text).
+Keys that occur in the same pair are joined, so each connected component of the pair
+graph (scipy's `connected_components`) is kept on one side. Components are shuffled with
+`random.Random(seed)` and taken into dev while no (site, label) stratum exceeds its share
+of --dev-fraction; the rest is train. No key, and so no question, occurs on both sides
+(checked before writing).
 
 Usage:
     python scripts/convert.py stackexchange corpus/stackexchange/sources.json corpus/stackexchange \
@@ -25,87 +27,20 @@ Usage:
 """
 
 import json
-import random
-import re
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Sequence
 
-import numpy
 import srsly
 import typer
 from convert_errors import exit_on_error, require_sources
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
-from spacy_siamese.corpora import PairRecord, read_pairs
-
-Sourced = Tuple[str, PairRecord]  # (file the pair came from, e.g. "askubuntu"; the pair)
-_WORD = re.compile(r"\w+")
-
-
-def normalize(text: str) -> str:
-    """Lowercased word tokens: differences in case, spacing and punctuation vanish."""
-    return " ".join(_WORD.findall(text.lower()))
-
-
-def title_key(text: str) -> str:
-    """A StackExchange question as the reader returns it is "title\\nbody"."""
-    return normalize(text.split("\n", 1)[0])
+from spacy_siamese.corpora import read_pairs
+from spacy_siamese.corpora.sampling import Sourced, grouped_split, normalize, questions, title_key
 
 
 def read_file(path: Path, format: str) -> List[Sourced]:
     return [(path.stem, pair) for pair in read_pairs(path, format=format)]
-
-
-def components(pairs: Sequence[Sourced], key: Callable[[str], str]) -> List[List[int]]:
-    """Pair indices grouped by connected component of the question graph, in
-    order of first appearance."""
-    ids: Dict[str, int] = {}
-    ends = numpy.asarray(
-        [[ids.setdefault(key(p.text1), len(ids)), ids.setdefault(key(p.text2), len(ids))] for _, p in pairs],
-        dtype="int64",
-    ).reshape(-1, 2)
-    graph = coo_matrix((numpy.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(len(ids), len(ids)))
-    _, component = connected_components(graph, directed=False)
-    groups: Dict[int, List[int]] = defaultdict(list)
-    for i, first in enumerate(ends[:, 0]):
-        groups[int(component[first])].append(i)
-    return list(groups.values())
-
-
-def grouped_split(
-    pairs: Sequence[Sourced], key: Callable[[str], str], dev_fraction: float, seed: int
-) -> Tuple[List[Sourced], List[Sourced]]:
-    """Seeded question-disjoint train/dev split, stratified by (source, label)."""
-    if not 0.0 < dev_fraction < 1.0:
-        raise ValueError(f"--dev-fraction must be between 0 and 1, got {dev_fraction}")
-    strata = [(source, p.label >= 0.5) for source, p in pairs]
-    target = {s: round(n * dev_fraction) for s, n in Counter(strata).items()}
-    comps = components(pairs, key)
-    random.Random(seed).shuffle(comps)
-    taken: Counter = Counter()
-    dev_idx: List[int] = []
-    for comp in comps:
-        need = Counter(strata[i] for i in comp)
-        if all(taken[s] + n <= target[s] for s, n in need.items()):
-            taken.update(need)
-            dev_idx.extend(comp)
-    in_dev = set(dev_idx)
-    train = [p for i, p in enumerate(pairs) if i not in in_dev]
-    dev = [p for i, p in enumerate(pairs) if i in in_dev]  # source order kept
-    if not train or not dev:
-        raise ValueError(
-            f"Cannot split {len(pairs)} pair(s) into non-empty question-disjoint train and dev sets "
-            f"(dev fraction {dev_fraction}): the dataset is too small or one question links them all."
-        )
-    shared = questions(train, key) & questions(dev, key)
-    assert not shared, f"{len(shared)} question(s) on both sides of the split"
-    return train, dev
-
-
-def questions(pairs: Iterable[Sourced], key: Callable[[str], str]) -> Set[str]:
-    return {key(text) for _, p in pairs for text in (p.text1, p.text2)}
 
 
 def write_jsonl(path: Path, pairs: Iterable[Sourced]) -> None:
@@ -152,6 +87,9 @@ def convert(dataset: str, sources: Path, output_dir: Path, seed: int, dev_fracti
         raise ValueError(f"Unknown dataset {dataset!r}")
     write_jsonl(output_dir / "train.jsonl", train)
     write_jsonl(output_dir / "dev.jsonl", dev)
+    if dataset == "stackexchange":
+        for site in sorted({source for source, _ in dev}):
+            write_jsonl(output_dir / f"dev_{site}.jsonl", (pair for pair in dev if pair[0] == site))
     stats = {
         "dataset": dataset,
         "source": info.get("source"),

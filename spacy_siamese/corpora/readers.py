@@ -8,9 +8,11 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
+from ..labelled import labelled_doc_example
 from ..pairs import make_pair_example
-from .base import DocRecord
+from .base import DocRecord, DocumentFormatError
 from .document_files import read_documents
+from .hierarchy import group_of, group_path, sample_hierarchy_pairs
 from .pair_files import read_pairs
 from .sampling import PairIndex, doc_pair_examples, sample_pairs, split_documents
 
@@ -175,3 +177,201 @@ class DocumentPairs:
         docs = tokenizer.pipe(batch) if hasattr(tokenizer, "pipe") else map(tokenizer, batch)
         tokenized = dict(zip(used, docs))  # each document once
         yield from doc_pair_examples(tokenized, sampled)
+
+
+LABEL_FIELDS = ("labels", "group")
+
+
+@registry.readers("spacy-siamese.LabelledDocuments.v1")
+def create_labelled_documents(
+    path: Optional[Path],
+    *,
+    collection: str,
+    split: str = "train",
+    dev_fraction: float = 0.2,
+    seed: int = 0,
+    label: str = "labels",
+    strip_headers: bool = True,
+    strip_quotes: bool = True,
+    strip_signatures: bool = True,
+    max_chars: int = 0,
+    limit: int = 0,
+    lenient: bool = False,
+) -> Callable[[Language], Iterator[Example]]:
+    """The documents of a labelled collection as labelled single-doc Examples
+    (`spacy_siamese.labelled`), for losses that mine triplets in each batch
+    (`spacy-siamese.TripletLoss.v1`).
+
+    split: as in `spacy-siamese.DocumentPairs.v1` (the same `dev_fraction` and `seed` give the
+    same documents). label: "labels" (20news: the newsgroup; UCI news: the story; Reuters: the
+    topics) or "group" (UCI news: the category). At most `limit` documents if > 0.
+    """
+    if path is None:
+        raise ValueError(
+            "spacy-siamese.LabelledDocuments.v1: the collection path is None. Set it in the config or on "
+            "the command line, e.g. `--paths.collection corpus/20news/documents.jsonl`."
+        )
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    if label not in LABEL_FIELDS:
+        raise ValueError(f"label must be one of {', '.join(LABEL_FIELDS)}, got {label!r}")
+    return LabelledDocuments(
+        path,
+        collection=collection,
+        split=split,
+        dev_fraction=dev_fraction,
+        seed=seed,
+        label=label,
+        strip=(strip_headers, strip_quotes, strip_signatures),
+        max_chars=max_chars,
+        limit=limit,
+        lenient=lenient,
+    )
+
+
+class LabelledDocuments:
+    """Callable corpus: `corpus(nlp)` yields one labelled-doc Example per document, in
+    collection order. The collection is read once, on the first call."""
+
+    def __init__(
+        self,
+        path: Union[str, Path],
+        *,
+        collection: str,
+        split: str = "train",
+        dev_fraction: float = 0.2,
+        seed: int = 0,
+        label: str = "labels",
+        strip: Tuple[bool, bool, bool] = (True, True, True),
+        max_chars: int = 0,
+        limit: int = 0,
+        lenient: bool = False,
+    ) -> None:
+        self.source = DocumentPairs(
+            path, collection=collection, split=split, dev_fraction=dev_fraction, seed=seed, strip=strip, lenient=lenient
+        )
+        self.label = label
+        self.max_chars = max_chars
+        self.limit = limit
+        self._docs: Optional[List[Tuple[str, Tuple[str, ...]]]] = None
+
+    def documents(self) -> List[Tuple[str, Tuple[str, ...]]]:
+        """(text, labels) of each document, read once."""
+        if self._docs is None:
+            docs = self.source.documents()
+            if self.limit > 0:
+                docs = docs[: self.limit]
+            cut = self.max_chars if self.max_chars > 0 else None
+            out = []
+            for doc in docs:
+                labels = doc.labels if self.label == "labels" else ((doc.group,) if doc.group else ())
+                if not labels or not all(labels):
+                    raise DocumentFormatError(self.source.path, doc.id or None, f"the document has no {self.label}")
+                out.append((doc.text[:cut], tuple(labels)))
+            self._docs = out
+        return self._docs
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        docs = self.documents()
+        tokenizer = nlp.tokenizer
+        texts = (text for text, _ in docs)
+        tokenized = tokenizer.pipe(texts) if hasattr(tokenizer, "pipe") else map(tokenizer, texts)
+        for doc, (_, labels) in zip(tokenized, docs):
+            yield labelled_doc_example(doc, labels)
+
+
+@registry.readers("spacy-siamese.HierarchyPairs.v1")
+def create_hierarchy_pairs(
+    path: Optional[Path],
+    *,
+    collection: str = "jsonl",
+    split: str = "train",
+    test_fraction: float = 0.2,
+    dev_fraction: float = 0.1,
+    n_pairs: int = 5000,
+    depth: int = 0,
+    seed: int = 0,
+    max_chars: int = 0,
+    lenient: bool = False,
+) -> Callable[[Language], Iterator[Example]]:
+    """Seeded document pairs graded by the lowest common ancestor of their dotted group names
+    (Patel 2017; see `spacy_siamese.corpora.hierarchy`), about equally many per score value. A
+    document without a group is placed by its first label.
+
+    split: "test" = a seeded `test_fraction` of the collection, "train" / "dev" = the two parts
+    (`dev_fraction`) of the rest, "all" = everything. `depth` is the tree depth d (0 = from
+    the groups). `max_chars` > 0 truncates every document.
+    """
+    if path is None:
+        raise ValueError(
+            "spacy-siamese.HierarchyPairs.v1: the collection path is None. Set it in the config or on "
+            "the command line, e.g. `python -m spacy train config.cfg --paths.collection documents.jsonl`."
+        )
+    if split not in ("train", "dev", "test", "all"):
+        raise ValueError(f"split must be one of train, dev, test, all, got {split!r}")
+    return HierarchyPairs(
+        path,
+        collection=collection,
+        split=split,
+        test_fraction=test_fraction,
+        dev_fraction=dev_fraction,
+        n_pairs=n_pairs,
+        depth=depth,
+        seed=seed,
+        max_chars=max_chars,
+        lenient=lenient,
+    )
+
+
+class HierarchyPairs(DocumentPairs):
+    """Callable corpus of hierarchy-graded pairs (label = LCA score); sampled once."""
+
+    def __init__(
+        self,
+        path: Union[str, Path],
+        *,
+        collection: str = "jsonl",
+        split: str = "train",
+        test_fraction: float = 0.2,
+        dev_fraction: float = 0.1,
+        n_pairs: int = 5000,
+        depth: int = 0,
+        seed: int = 0,
+        max_chars: int = 0,
+        lenient: bool = False,
+    ) -> None:
+        super().__init__(
+            path,
+            collection=collection,
+            split=split,
+            dev_fraction=dev_fraction,
+            n_pairs=n_pairs,
+            seed=seed,
+            max_chars=max_chars,
+            lenient=lenient,
+        )
+        self.test_fraction = test_fraction
+        self.depth = depth
+
+    def documents(self) -> List[DocRecord]:
+        docs = read_documents(self.collection, self.path, split="train", lenient=self.lenient)
+        for doc in docs:
+            try:
+                group_path(group_of(doc))
+            except ValueError as err:
+                raise DocumentFormatError(self.path, doc.id or None, str(err)) from None
+        if self.split == "all":
+            return docs
+        rest, test = split_documents(docs, dev_fraction=self.test_fraction, seed=self.seed)
+        if self.split == "test":
+            return test
+        train, dev = split_documents(rest, dev_fraction=self.dev_fraction, seed=self.seed)
+        return train if self.split == "train" else dev
+
+    def pairs(self) -> Tuple[List[str], List[PairIndex]]:
+        if self._pairs is None:
+            docs = self.documents()
+            sampled, _ = sample_hierarchy_pairs(docs, n_pairs=self.n_pairs, depth=self.depth, seed=self.seed)
+            cut = self.max_chars if self.max_chars > 0 else None
+            self._pairs = ([doc.text[:cut] for doc in docs], sampled)
+        return self._pairs

@@ -1,14 +1,19 @@
-"""Seeded splits of a document collection and seeded document pairs."""
+"""Seeded splits of a document collection, seeded document pairs, and the seeded
+question-disjoint split of labelled pairs."""
 
-from collections import defaultdict
-from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+import random
+import re
+from collections import Counter, defaultdict
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import numpy
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..pairs import pair_example
-from .base import DocRecord
+from .base import DocRecord, PairRecord
 
 
 class PairIndex(NamedTuple):
@@ -94,3 +99,71 @@ def doc_pair_examples(docs: Union[Sequence[Doc], Dict[int, Doc]], pairs: Sequenc
     tokenized once."""
     for i, j, label in pairs:
         yield pair_example(docs[i].copy(), docs[j], label)
+
+
+Sourced = Tuple[str, PairRecord]  # (the file the pair came from, e.g. "askubuntu"; the pair)
+_WORD = re.compile(r"\w+")
+
+
+def normalize(text: str) -> str:
+    """Lowercased word tokens: differences in case, spacing and punctuation vanish."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def title_key(text: str) -> str:
+    """A StackExchange question as the reader returns it is "title\\nbody": its normalized title."""
+    return normalize(text.split("\n", 1)[0])
+
+
+def question_components(pairs: Sequence[Sourced], key: Callable[[str], str]) -> List[List[int]]:
+    """Pair indices grouped by connected component of the question graph (questions are
+    nodes, identified by `key`; pairs are edges), in order of first appearance."""
+    ids: Dict[str, int] = {}
+    ends = numpy.asarray(
+        [[ids.setdefault(key(p.text1), len(ids)), ids.setdefault(key(p.text2), len(ids))] for _, p in pairs],
+        dtype="int64",
+    ).reshape(-1, 2)
+    graph = coo_matrix((numpy.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(len(ids), len(ids)))
+    _, component = connected_components(graph, directed=False)
+    groups: Dict[int, List[int]] = defaultdict(list)
+    for i, first in enumerate(ends[:, 0]):
+        groups[int(component[first])].append(i)
+    return list(groups.values())
+
+
+def grouped_split(
+    pairs: Sequence[Sourced], key: Callable[[str], str], dev_fraction: float, seed: int
+) -> Tuple[List[Sourced], List[Sourced]]:
+    """Seeded question-disjoint train/dev split, stratified by (source, label): each connected
+    component of the question graph stays on one side. Components are shuffled with
+    `random.Random(seed)` and taken into dev while no stratum exceeds its share of
+    `dev_fraction`; the rest is train. Both keep the input order."""
+    if not 0.0 < dev_fraction < 1.0:
+        raise ValueError(f"dev_fraction must be between 0 and 1, got {dev_fraction}")
+    strata = [(source, p.label >= 0.5) for source, p in pairs]
+    target = {s: round(n * dev_fraction) for s, n in Counter(strata).items()}
+    comps = question_components(pairs, key)
+    random.Random(seed).shuffle(comps)
+    taken: Counter = Counter()
+    dev_idx: List[int] = []
+    for comp in comps:
+        need = Counter(strata[i] for i in comp)
+        if all(taken[s] + n <= target[s] for s, n in need.items()):
+            taken.update(need)
+            dev_idx.extend(comp)
+    in_dev = set(dev_idx)
+    train = [p for i, p in enumerate(pairs) if i not in in_dev]
+    dev = [p for i, p in enumerate(pairs) if i in in_dev]
+    if not train or not dev:
+        raise ValueError(
+            f"Cannot split {len(pairs)} pair(s) into non-empty question-disjoint train and dev sets "
+            f"(dev fraction {dev_fraction}): the dataset is too small or one question links them all."
+        )
+    shared = questions(train, key) & questions(dev, key)
+    assert not shared, f"{len(shared)} question(s) on both sides of the split"
+    return train, dev
+
+
+def questions(pairs: Iterable[Sourced], key: Callable[[str], str]) -> Set[str]:
+    """The distinct question keys of the pairs."""
+    return {key(text) for _, p in pairs for text in (p.text1, p.text2)}

@@ -1,10 +1,13 @@
-"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, expl1, hybrid,
+"""Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, dot, expl1, hybrid,
 auxiliary, calibrated, in_batch) and the siamese wrapper are registered as architectures in their files."""
 
 from .auxiliary import with_auxiliary
+from .bag_of_words import bag_of_words
 from .calibrated import train_calibrated
 from .cauchy import cauchy_similarity
 from .cosine import cosine_similarity
+from .dae import denoising_autoencoder
+from .dot import dot_similarity
 from .expl1 import exp_l1_similarity
 from .hashed_tfidf import hashed_tfidf
 from .hybrid import hybrid_similarity
@@ -18,6 +21,9 @@ from .siamese import siamese
 from .tfidf import tfidf
 
 __all__ = [
+    "bag_of_words",
+    "denoising_autoencoder",
+    "dot_similarity",
     "cauchy_similarity",
     "cosine_similarity",
     "exp_l1_similarity",

@@ -38,22 +38,34 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         return comparison(X, is_train)
     xp = model.ops.xp
     A, B = X
-    n, width = A.shape
     Y, backprop_pairs = comparison(X, is_train)
     k = Y.shape[1]
-    # row i * n + j holds (A_i, B_j)
-    A_rep = xp.ascontiguousarray(xp.repeat(A, n, axis=0))
-    B_rep = xp.ascontiguousarray(xp.tile(B, (n, 1)))
-    M, backprop_matrix = model.get_ref("scorer")((A_rep, B_rep), is_train)
-    n_cols = M.shape[1]
+    M, backprop_matrix = score_matrix(model.get_ref("scorer"), A, B, is_train)
 
     def backprop(dY: Floats2d) -> InT:
         dA, dB = backprop_pairs(xp.ascontiguousarray(dY[:, :k]))
-        dM = model.ops.alloc2f(n * n, n_cols)
-        dM[:, 0] = dY[:, k:].reshape((-1,))  # type: ignore[call-overload]
-        dA_rep, dB_rep = backprop_matrix(dM)
-        dA = dA + dA_rep.reshape(n, n, width).sum(axis=1)
-        dB = dB + dB_rep.reshape(n, n, width).sum(axis=0)
-        return dA, dB
+        dA_rep, dB_rep = backprop_matrix(xp.ascontiguousarray(dY[:, k:]))
+        return dA + dA_rep, dB + dB_rep
 
-    return xp.hstack([Y, M[:, 0].reshape(n, n)]), backprop
+    return xp.hstack([Y, M]), backprop
+
+
+def score_matrix(scorer: Model[InT, Floats2d], A: Floats2d, B: Floats2d, is_train: bool) -> Tuple[Floats2d, Callable]:
+    """M[i, j] = score(A_i, B_j) of a comparison's first score column, (len(A), len(B)), and its
+    backprop dM -> (dA, dB). Shared by in-batch negatives and the triplet mining of labelled docs."""
+    xp = scorer.ops.xp
+    n, width = A.shape
+    m = len(B)
+    # row i * m + j holds (A_i, B_j)
+    A_rep = xp.ascontiguousarray(xp.repeat(A, m, axis=0))
+    B_rep = xp.ascontiguousarray(xp.tile(B, (n, 1)))
+    S, backprop_scores = scorer((A_rep, B_rep), is_train)
+    n_cols = S.shape[1]
+
+    def backprop(dM: Floats2d) -> InT:
+        dS = scorer.ops.alloc2f(n * m, n_cols)
+        dS[:, 0] = dM.reshape((-1,))  # type: ignore[call-overload]
+        dA_rep, dB_rep = backprop_scores(dS)
+        return dA_rep.reshape((n, m, width)).sum(axis=1), dB_rep.reshape((n, m, width)).sum(axis=0)
+
+    return xp.ascontiguousarray(S[:, 0].reshape((n, m))), backprop

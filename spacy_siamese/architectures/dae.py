@@ -1,0 +1,43 @@
+"""The denoising autoencoder encoder of Tajima et al. (2016): binary bag of words -> DAE hidden layer."""
+
+from typing import List
+
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model, chain
+from thinc.types import Floats2d
+
+from ..layers.bag_of_words import bag_of_words
+from ..layers.dae import denoising_autoencoder
+
+
+@registry.architectures("spacy-siamese.DAEEncoder.v1")
+def build_dae_encoder(
+    *,
+    width: int = 50,
+    max_vocab: int = 10000,
+    attr: str = "lower",
+    drop_stop: bool = True,
+    drop_punct: bool = True,
+    min_df: int = 2,
+    noise: float = 0.3,
+    reconstruction_weight: float = 1.0,
+    seed: int = 0,
+) -> Model[List[Doc], Floats2d]:
+    """DAE + triplet (Tajima et al. 2016): a binary bag of words over the `max_vocab` most
+    frequent terms -> masking noise (training only) -> sigmoid hidden layer of `width` units,
+    h = f(b) - f(0) so that a doc without a known term is the zero vector. The decoder's
+    reconstruction cross-entropy is trained inside the encoder (see `spacy-siamese.dae.v1`);
+    the pipe's loss adds the triplet term, `spacy-siamese.TripletLoss.v1` with `weight` = alpha.
+    Compare with `spacy-siamese.DotSimilarity.v1` (the paper) or `CosineSimilarity.v1`.
+
+    The vocabulary is fitted on every training doc when the pipe is initialized
+    (`attrs["fit_on_corpus"]`) and saved with the pipe.
+    """
+    model: Model[List[Doc], Floats2d] = chain(
+        bag_of_words(attr=attr, drop_stop=drop_stop, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab),
+        denoising_autoencoder(nO=width, noise=noise, reconstruction_weight=reconstruction_weight, seed=seed),
+    )
+    model.set_dim("nO", width)
+    model.attrs["fit_on_corpus"] = True
+    return model

@@ -1,0 +1,58 @@
+"""How a labelled single doc travels through spaCy's training loop, for losses that mine
+triplets inside each batch (`spacy-siamese.TripletLoss.v1`).
+
+One `Example` per doc: its predicted doc is the text; the reference doc is a copy whose
+`user_data[DOC_LABELS_KEY]` holds the doc's labels (strings; docs that share a label are
+similar, e.g. one newsgroup, one news story). Pair examples (`spacy_siamese.pairs`) and
+labelled docs are not mixed in one batch.
+"""
+
+from typing import Iterable, List, Sequence
+
+import numpy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from .hooks import VECTOR_KEY
+
+DOC_LABELS_KEY = "spacy_siamese.labels"
+
+
+def labelled_doc_example(doc: Doc, labels: Iterable[str]) -> Example:
+    """An Example of one doc and its labels (at least one non-empty string)."""
+    labels = list(labels)
+    if not labels or not all(isinstance(label, str) and label for label in labels):
+        raise ValueError(f"A labelled doc needs one or more non-empty string labels, got {labels!r}: {doc.text[:60]!r}")
+    reference = doc.copy()
+    reference.user_data.pop(VECTOR_KEY, None)
+    reference.user_hooks = {}
+    reference.user_span_hooks = {}
+    reference.user_token_hooks = {}
+    reference.user_data[DOC_LABELS_KEY] = labels
+    return Example(doc, reference)
+
+
+def is_labelled_doc(eg: Example) -> bool:
+    return DOC_LABELS_KEY in eg.reference.user_data
+
+
+def get_doc_labels(eg: Example) -> List[str]:
+    labels = eg.reference.user_data.get(DOC_LABELS_KEY)
+    if labels is None:
+        raise ValueError(
+            "This Example is not a labelled doc: its reference doc has no "
+            f"user_data['{DOC_LABELS_KEY}']. Read labelled docs with the "
+            "'spacy-siamese.LabelledDocuments.v1' reader (or build examples with "
+            f"spacy_siamese.labelled.labelled_doc_example). Doc text: {eg.predicted.text[:80]!r}"
+        )
+    return list(labels)
+
+
+def same_label_matrix(labels: Sequence[Iterable[str]]) -> numpy.ndarray:
+    """(n, n) boolean matrix: docs i and j share a label (the diagonal is True)."""
+    sets = [set(ls) for ls in labels]
+    index = {label: k for k, label in enumerate(sorted(set().union(*sets)))}
+    member = numpy.zeros((len(sets), len(index)), dtype="float32")
+    for i, ls in enumerate(sets):
+        member[i, [index[label] for label in ls]] = 1.0
+    return (member @ member.T) > 0
