@@ -33,9 +33,10 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from spacy.tokens import Doc
 from spacy.util import fix_random_seed, minibatch
 
-from spacy_siamese.corpora import read_documents, sample_pairs, split_documents
+from spacy_siamese.corpora import doc_pair_examples, read_documents, sample_pairs, split_documents
 from spacy_siamese.evaluation import pair_auc, retrieval_metrics
 from spacy_siamese.evaluation.baselines import fit_tfidf, lsa, tfidf_vectors
+from spacy_siamese.evaluation.metrics import _unit_rows
 from spacy_siamese.evaluation.retrieval import encode
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.dae import reconstruction_loss
@@ -121,9 +122,7 @@ def train_dae(
 
 def all_pair_auc(vectors, labels: Sequence[str]) -> Tuple[float, numpy.ndarray, numpy.ndarray]:
     """ROC AUC of the cosine of every two rows against 'same label', and the (i, j, score) order."""
-    V = numpy.asarray(vectors.toarray() if hasattr(vectors, "toarray") else vectors, dtype="f8")
-    norms = numpy.linalg.norm(V, axis=1, keepdims=True)
-    V = V / numpy.where(norms > 0, norms, 1.0)
+    V = _unit_rows(numpy.asarray(vectors.toarray() if hasattr(vectors, "toarray") else vectors))
     i, j = numpy.triu_indices(len(V), k=1)
     scores = (V @ V.T)[i, j]
     y = numpy.asarray(labels)[i] == numpy.asarray(labels)[j]
@@ -255,25 +254,20 @@ def train_s2net(args, train_docs, valid_docs, held, scores, log) -> Dict:
     valid = list(tokenizer.pipe(d.text for d in valid_docs))
     train_pairs = sample_pairs(train_docs, n_pairs=12000, seed=args.seed)
     valid_pairs = sample_pairs(valid_docs, n_pairs=2000, seed=args.seed + 1)
-    from spacy_siamese.corpora import doc_pair_examples
-
     examples = list(doc_pair_examples(tok_train, train_pairs))
     optimizer = nlp.initialize(lambda: examples)
     optimizer.learn_rate = 0.001
-    best, best_bytes, bad = -1.0, None, 0
-    for epoch in range(4):
-        random.Random(args.seed + epoch).shuffle(examples)
-        for batch in minibatch(examples, 256):
-            nlp.update(batch, sgd=optimizer)
-        score = pair_auc(encode(pipe, valid), valid_pairs)
-        log(f"[20news] s2net@{args.s2net_k} epoch {epoch + 1}: valid pair AUC {score:.4f}")
-        if score > best:
-            best, best_bytes, bad = score, pipe.model.to_bytes(), 0
-        else:
-            bad += 1
-            if bad >= 1:
-                break
-    pipe.model.from_bytes(best_bytes)
+    best, _ = retrieval.train_best(
+        nlp,
+        optimizer,
+        examples,
+        lambda: pair_auc(encode(pipe, valid), valid_pairs),
+        max_epochs=4,
+        patience=1,
+        batch_size=256,
+        seed=args.seed,
+        log=lambda msg: log(f"[20news] s2net@{args.s2net_k} {msg}"),
+    )
     return {**scores(encode(pipe, held)), "valid_auc": round(best, 4), "seconds": round(time.time() - t0)}
 
 

@@ -29,7 +29,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import spacy
 from spacy.util import fix_random_seed, load_config, minibatch
@@ -73,6 +73,40 @@ def make_nlp(k: int, args: argparse.Namespace):
     pipe_config = {key: value for key, value in config["components"]["siamese_similarity"].items() if key != "factory"}
     nlp.add_pipe("siamese_similarity", config=pipe_config)
     return nlp
+
+
+def train_best(
+    nlp,
+    optimizer,
+    examples: List,
+    validate: Callable[[], float],
+    *,
+    max_epochs: int,
+    patience: int,
+    batch_size: int,
+    seed: int,
+    log: Callable[[str], None],
+) -> Tuple[float, int]:
+    """Train the pipeline's siamese pipe with `nlp.update` (examples shuffled with seed + epoch),
+    stop after `patience` epochs without a better `validate()` (valid pair AUC), and keep the
+    best epoch's weights; (best score, epochs run)."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    best, best_bytes, bad, epochs = -1.0, None, 0, 0
+    for epoch in range(max_epochs):
+        random.Random(seed + epoch).shuffle(examples)
+        for batch in minibatch(examples, batch_size):
+            nlp.update(batch, sgd=optimizer)
+        epochs += 1
+        score = validate()
+        log(f"epoch {epoch + 1}: valid pair AUC {score:.4f}")
+        if score > best:
+            best, best_bytes, bad = score, pipe.model.to_bytes(), 0
+        else:
+            bad += 1
+            if bad >= patience:
+                break
+    pipe.model.from_bytes(best_bytes)
+    return best, epochs
 
 
 def collection_path(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
@@ -139,21 +173,17 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
             out["vocab_size"] = featuriser.get_dim("nO")
         lsa = encode(pipe, held)  # right after initialization: the truncated SVD of the training TF-IDF
         out["results"][f"lsa@{k}"] = scores(lsa, labels, eval_pairs)
-        best, best_bytes, bad, epochs = -1.0, None, 0, 0
-        for epoch in range(args.max_epochs):
-            random.Random(args.seed + epoch).shuffle(train_examples)
-            for batch in minibatch(train_examples, args.batch_size):
-                nlp.update(batch, sgd=optimizer)
-            epochs += 1
-            score = pair_auc(encode(pipe, valid), valid_pairs)
-            log(f"[{name}] k={k} epoch {epoch + 1}: valid pair AUC {score:.4f}")
-            if score > best:
-                best, best_bytes, bad = score, pipe.model.to_bytes(), 0
-            else:
-                bad += 1
-                if bad >= args.patience:
-                    break
-        pipe.model.from_bytes(best_bytes)
+        best, epochs = train_best(
+            nlp,
+            optimizer,
+            train_examples,
+            lambda: pair_auc(encode(pipe, valid), valid_pairs),  # noqa: B023  (called in the loop)
+            max_epochs=args.max_epochs,
+            patience=args.patience,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            log=lambda msg: log(f"[{name}] k={k} {msg}"),  # noqa: B023
+        )
         s2 = encode(pipe, held)
         out["results"][f"s2net@{k}"] = {
             **scores(s2, labels, eval_pairs),

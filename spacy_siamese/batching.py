@@ -82,11 +82,17 @@ def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
     seed, so epochs differ and a run is reproducible."""
     if size < 1:
         raise ValueError(f"batch_by_clusters: size must be >= 1, got {size}")
+    return reseeded(lambda examples, epoch_seed: cluster_batches(examples, size, seed=epoch_seed), seed)
+
+
+def reseeded(batches: Callable[[List[Example], int], Iterator[List[Example]]], seed: int) -> Batcher:
+    """A batcher that calls `batches(examples, seed)` with seed, seed + 1, ... on its successive
+    calls (epochs): epochs differ and a run is reproducible."""
     calls = [0]
 
     def batcher(items: Iterable[Example]) -> Iterator[List[Example]]:
         calls[0] += 1
-        yield from cluster_batches(list(items), size, seed=seed + calls[0] - 1)
+        yield from batches(list(items), seed + calls[0] - 1)
 
     return batcher
 
@@ -116,10 +122,4 @@ def configure_batch_by_labels(*, size: int = 128, per_label: int = 4, seed: int 
     batches for triplet mining); each call shuffles with the next seed."""
     if size < 1 or per_label < 1:
         raise ValueError(f"batch_by_labels: size and per_label must be >= 1, got {size} and {per_label}")
-    calls = [0]
-
-    def batcher(items: Iterable[Example]) -> Iterator[List[Example]]:
-        calls[0] += 1
-        yield from label_batches(list(items), size, per_label, seed=seed + calls[0] - 1)
-
-    return batcher
+    return reseeded(lambda examples, epoch_seed: label_batches(examples, size, per_label, seed=epoch_seed), seed)

@@ -255,33 +255,34 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             return losses
         self._check_initialized()
         if any(is_labelled_doc(eg) for eg in examples):
-            losses[self.name] += self._update_labelled(examples, drop=drop)
-            self._trained = True
-            if sgd is not None:
-                self.finish_update(sgd)
-            return losses
-        docs_a, docs_b, labels = split_pairs(examples, self.vocab)
-        set_dropout_rate(self.model, drop)
-        scores, backprop = self.model.begin_update((docs_a, docs_b))
-        d_scores, loss = self.loss(scores, self.model.ops.asarray1f(labels))
-        loss = float(loss)
-        if not math.isfinite(loss) or not self.model.ops.xp.isfinite(d_scores).all():
-            raise ValueError(
-                f"The '{self.name}' pipe's loss is {loss} on a batch of {len(examples)} pairs (first: "
-                f"{examples[0].predicted.text[:60]!r}): stopped before the weights become nan. Check the "
-                "labels and the loss settings, or lower the learning rate."
-            )
-        backprop(d_scores)
+            loss = self._update_labelled(examples, drop=drop)
+        else:
+            loss = self._update_pairs(examples, drop=drop)
         self._trained = True
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
 
+    def _update_pairs(self, examples: List[Example], *, drop: float) -> float:
+        """Forward and backward pass on a batch of pair examples; the loss."""
+        docs_a, docs_b, labels = split_pairs(examples, self.vocab)
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update((docs_a, docs_b))
+        d_scores, loss = self.loss(scores, self.model.ops.asarray1f(labels))
+        self._check_loss(
+            float(loss),
+            d_scores,
+            f"a batch of {len(examples)} pairs (first: {examples[0].predicted.text[:60]!r})",
+            "Check the labels and the loss settings, or lower the learning rate.",
+        )
+        backprop(d_scores)
+        return float(loss)
+
     def _update_labelled(self, examples: List[Example], *, drop: float) -> float:
-        """One update on labelled single docs (`spacy_siamese.labelled`): encode the batch, score
-        every two docs with the comparison (its predicting head) and let the loss mine the
-        triplets (`from_labels`, e.g. spacy-siamese.TripletLoss.v1)."""
+        """Forward and backward pass on labelled single docs (`spacy_siamese.labelled`): encode the
+        batch, score every two docs with the comparison (its predicting head) and let the loss
+        mine the triplets (`from_labels`, e.g. spacy-siamese.TripletLoss.v1); the loss."""
         if not all(is_labelled_doc(eg) for eg in examples):
             raise ValueError(f"The '{self.name}' pipe got a batch that mixes labelled docs and pairs.")
         if not hasattr(self.loss, "from_labels"):
@@ -299,14 +300,17 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         vectors, backprop_encoder = self.encoder.begin_update(docs)
         matrix, backprop_matrix = score_matrix(comparison, vectors, vectors, True)
         d_matrix, loss = self.loss.from_labels(matrix, same)
-        if not math.isfinite(loss) or not self.model.ops.xp.isfinite(d_matrix).all():
-            raise ValueError(
-                f"The '{self.name}' pipe's loss is {loss} on a batch of {len(examples)} labelled docs: "
-                "stopped before the weights become nan. Lower the learning rate."
-            )
+        self._check_loss(float(loss), d_matrix, f"a batch of {len(examples)} labelled docs", "Lower the learning rate.")
         d_a, d_b = backprop_matrix(self.model.ops.asarray2f(d_matrix))
         backprop_encoder(d_a + d_b)
         return float(loss)
+
+    def _check_loss(self, loss: float, d_scores: Floats2d, batch: str, advice: str) -> None:
+        """Stop on a loss or gradient that is not finite, before the weights become nan."""
+        if not math.isfinite(loss) or not self.model.ops.xp.isfinite(d_scores).all():
+            raise ValueError(
+                f"The '{self.name}' pipe's loss is {loss} on {batch}: stopped before the weights become nan. {advice}"
+            )
 
     def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
         labels = self.model.ops.asarray1f([get_label(eg) for eg in examples])

@@ -7,13 +7,14 @@ similar, e.g. one newsgroup, one news story). Pair examples (`spacy_siamese.pair
 labelled docs are not mixed in one batch.
 """
 
-from typing import Iterable, List, Sequence
+from typing import Dict, Iterable, List, Sequence
 
 import numpy
+from scipy.sparse import csr_matrix
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from .hooks import VECTOR_KEY
+from .pairs import gold_copy
 
 DOC_LABELS_KEY = "spacy_siamese.labels"
 
@@ -23,11 +24,7 @@ def labelled_doc_example(doc: Doc, labels: Iterable[str]) -> Example:
     labels = list(labels)
     if not labels or not all(isinstance(label, str) and label for label in labels):
         raise ValueError(f"A labelled doc needs one or more non-empty string labels, got {labels!r}: {doc.text[:60]!r}")
-    reference = doc.copy()
-    reference.user_data.pop(VECTOR_KEY, None)
-    reference.user_hooks = {}
-    reference.user_span_hooks = {}
-    reference.user_token_hooks = {}
+    reference = gold_copy(doc)
     reference.user_data[DOC_LABELS_KEY] = labels
     return Example(doc, reference)
 
@@ -50,9 +47,18 @@ def get_doc_labels(eg: Example) -> List[str]:
 
 def same_label_matrix(labels: Sequence[Iterable[str]]) -> numpy.ndarray:
     """(n, n) boolean matrix: docs i and j share a label (the diagonal is True)."""
-    sets = [set(ls) for ls in labels]
-    index = {label: k for k, label in enumerate(sorted(set().union(*sets)))}
-    member = numpy.zeros((len(sets), len(index)), dtype="float32")
-    for i, ls in enumerate(sets):
-        member[i, [index[label] for label in ls]] = 1.0
-    return (member @ member.T) > 0
+    member = label_matrix(labels)
+    return (member @ member.T).toarray() > 0
+
+
+def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
+    """A (n_docs, n_labels) 0/1 matrix of the documents' labels."""
+    index: Dict[str, int] = {}
+    rows: List[int] = []
+    cols: List[int] = []
+    for i, doc_labels in enumerate(labels):
+        for label in set(doc_labels):
+            rows.append(i)
+            cols.append(index.setdefault(label, len(index)))
+    data = numpy.ones(len(rows), dtype="f4")
+    return csr_matrix((data, (rows, cols)), shape=(len(labels), max(len(index), 1)))

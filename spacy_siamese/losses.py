@@ -133,16 +133,10 @@ class InBatchNegativesLoss:
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
-        n = len(truths)
-        k = scores.shape[1] - n
-        if k < 1:
-            raise ValueError(
-                f"InBatchNegatives: got {scores.shape[1]} score columns for {n} pairs; the comparison "
-                "must be wrapped in spacy-siamese.WithInBatchScores.v1"
-            )
-        d_pair, loss = self.pair_loss(xp.ascontiguousarray(scores[:, :k]), truths)
-        dZ, rank_loss = ranking_loss(self.logit_map(scores[:, k:]), xp.asarray(truths) >= 0.5)
-        d_matrix = self.weight * dZ * self.logit_grad(scores[:, k:])
+        pair_scores, M = in_batch_columns(scores, len(truths), "InBatchNegatives")
+        d_pair, loss = self.pair_loss(pair_scores, truths)
+        dZ, rank_loss = ranking_loss(self.logit_map(M), xp.asarray(truths) >= 0.5)
+        d_matrix = self.weight * dZ * self.logit_grad(M)
         d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
         return d.astype(scores.dtype), float(loss) + self.weight * rank_loss
 
@@ -165,6 +159,19 @@ class InBatchNegativesLoss:
 
 
 LOGITS = ("scaled", "logit")
+
+
+def in_batch_columns(scores: Floats2d, n: int, loss: str, hint: str = "") -> Tuple[Floats2d, Floats2d]:
+    """Split the training output of `spacy-siamese.WithInBatchScores.v1` for n pairs into the
+    comparison's pair score columns and the n x n in-batch score matrix."""
+    k = scores.shape[1] - n
+    if k < 1:
+        raise ValueError(
+            f"{loss}: got {scores.shape[1]} score columns for {n} pairs; the comparison must be wrapped "
+            f"in spacy-siamese.WithInBatchScores.v1{hint}"
+        )
+    xp = get_array_module(scores)
+    return xp.ascontiguousarray(scores[:, :k]), scores[:, k:]
 
 
 def ranking_loss(Z: Floats2d, positive: numpy.ndarray) -> Tuple[Floats2d, float]:
@@ -256,16 +263,11 @@ class TripletLoss:
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
         n = len(truths)
-        k = scores.shape[1] - n
-        if k < 1:
-            raise ValueError(
-                f"TripletLoss: got {scores.shape[1]} score columns for {n} pairs; the comparison must "
-                "be wrapped in spacy-siamese.WithInBatchScores.v1 (or train on labelled docs)"
-            )
-        d_pair, loss = xp.zeros((n, k)), 0.0
+        pair_scores, M = in_batch_columns(scores, n, "TripletLoss", " (or train on labelled docs)")
+        d_pair, loss = xp.zeros(pair_scores.shape), 0.0
         if self.pair_loss is not None:
-            d_pair, loss = self.pair_loss(xp.ascontiguousarray(scores[:, :k]), truths)
-        M = xp.asarray(scores[:, k:], dtype="float64")
+            d_pair, loss = self.pair_loss(pair_scores, truths)
+        M = xp.asarray(M, dtype="float64")
         eye = xp.eye(n, dtype=bool)
         positive = eye & (xp.asarray(truths) >= 0.5)[:, None]
         d_rows, loss_rows = self.mine(M, positive, ~eye)

@@ -30,12 +30,7 @@ def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
         label = check_label(label)
     except ValueError as e:
         raise ValueError(f"{e} Pair: {doc_a.text[:60]!r} / {doc_b.text[:60]!r}") from None
-    reference = doc_a.copy()
-    # a processed doc_a carries a learned vector and hooks: the gold copy needs neither
-    reference.user_data.pop(VECTOR_KEY, None)
-    reference.user_hooks = {}
-    reference.user_span_hooks = {}
-    reference.user_token_hooks = {}
+    reference = gold_copy(doc_a)
     reference.user_data[PAIR_KEY] = {
         "words": [t.text for t in doc_b],
         "spaces": [bool(t.whitespace_) for t in doc_b],
@@ -44,6 +39,17 @@ def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
         "label": label,
     }
     return Example(doc_a, reference)
+
+
+def gold_copy(doc: Doc) -> Doc:
+    """A copy of `doc` for an Example's reference: a processed doc carries a learned vector and
+    hooks, and the gold copy needs neither."""
+    reference = doc.copy()
+    reference.user_data.pop(VECTOR_KEY, None)
+    reference.user_hooks = {}
+    reference.user_span_hooks = {}
+    reference.user_token_hooks = {}
+    return reference
 
 
 def is_pair_example(eg: Example) -> bool:

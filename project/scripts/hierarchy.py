@@ -25,13 +25,12 @@ import typer
 from scipy.sparse import csr_matrix
 from sklearn.decomposition import PCA, LatentDirichletAllocation
 from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.metrics import mean_absolute_error, mean_squared_error
 from sklearn.neural_network import MLPRegressor
 from sklearn.svm import SVR
 
 from spacy_siamese.corpora.readers import HierarchyPairs
 from spacy_siamese.corpora.sampling import PairIndex
-from spacy_siamese.evaluation.metrics import correlation
+from spacy_siamese.evaluation.metrics import regression_metrics
 
 READER_KEYS = ("collection", "test_fraction", "dev_fraction", "n_pairs", "depth", "seed", "max_chars")
 app = typer.Typer(add_completion=False)
@@ -80,12 +79,9 @@ def regressors(seed: int) -> Dict[str, Callable[[], Any]]:
 
 
 def errors(scores: numpy.ndarray, labels: numpy.ndarray) -> Dict[str, Any]:
-    s = numpy.clip(numpy.asarray(scores, dtype="f8"), 0.0, 1.0)
-    return {
-        "mae": float(mean_absolute_error(labels, s)),
-        "mse": float(mean_squared_error(labels, s)),
-        "spearman": correlation(s, labels)["spearman"],
-    }
+    """MAE, MSE and Spearman of the scores clipped to [0, 1]."""
+    metrics = regression_metrics(numpy.clip(numpy.asarray(scores, dtype="f8"), 0.0, 1.0), labels)
+    return {key: metrics[key] for key in ("mae", "mse", "spearman")}
 
 
 @app.command()

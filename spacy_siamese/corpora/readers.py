@@ -2,9 +2,10 @@
 labelled documents, both as pair Examples (see `spacy_siamese.pairs`)."""
 
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
@@ -154,17 +155,21 @@ class DocumentPairs:
             docs = train if self.split == "train" else dev
         return docs
 
+    def sample(self, docs: List[DocRecord]) -> List[PairIndex]:
+        """The seeded pairs of indices into `docs`."""
+        return sample_pairs(
+            docs,
+            n_pairs=self.n_pairs,
+            positive_ratio=self.positive_ratio,
+            hard_negative_ratio=self.hard_negative_ratio,
+            seed=self.seed,
+        )
+
     def pairs(self) -> Tuple[List[str], List[PairIndex]]:
         """(texts, sampled pairs of indices into texts), computed once."""
         if self._pairs is None:
             docs = self.documents()
-            sampled = sample_pairs(
-                docs,
-                n_pairs=self.n_pairs,
-                positive_ratio=self.positive_ratio,
-                hard_negative_ratio=self.hard_negative_ratio,
-                seed=self.seed,
-            )
+            sampled = self.sample(docs)
             cut = self.max_chars if self.max_chars > 0 else None
             self._pairs = ([doc.text[:cut] for doc in docs], sampled)
         return self._pairs
@@ -172,11 +177,14 @@ class DocumentPairs:
     def __call__(self, nlp: Language) -> Iterator[Example]:
         texts, sampled = self.pairs()
         used = sorted({p.i for p in sampled} | {p.j for p in sampled})
-        tokenizer = nlp.tokenizer
-        batch = (texts[i] for i in used)
-        docs = tokenizer.pipe(batch) if hasattr(tokenizer, "pipe") else map(tokenizer, batch)
-        tokenized = dict(zip(used, docs))  # each document once
+        tokenized = dict(zip(used, tokenize(nlp, (texts[i] for i in used))))  # each document once
         yield from doc_pair_examples(tokenized, sampled)
+
+
+def tokenize(nlp: Language, texts: Iterable[str]) -> Iterator[Doc]:
+    """The texts through the pipeline's tokenizer, batched where it can."""
+    tokenizer = nlp.tokenizer
+    return tokenizer.pipe(texts) if hasattr(tokenizer, "pipe") else map(tokenizer, texts)
 
 
 LABEL_FIELDS = ("labels", "group")
@@ -273,10 +281,7 @@ class LabelledDocuments:
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         docs = self.documents()
-        tokenizer = nlp.tokenizer
-        texts = (text for text, _ in docs)
-        tokenized = tokenizer.pipe(texts) if hasattr(tokenizer, "pipe") else map(tokenizer, texts)
-        for doc, (_, labels) in zip(tokenized, docs):
+        for doc, (_, labels) in zip(tokenize(nlp, (text for text, _ in docs)), docs):
             yield labelled_doc_example(doc, labels)
 
 
@@ -368,10 +373,5 @@ class HierarchyPairs(DocumentPairs):
         train, dev = split_documents(rest, dev_fraction=self.dev_fraction, seed=self.seed)
         return train if self.split == "train" else dev
 
-    def pairs(self) -> Tuple[List[str], List[PairIndex]]:
-        if self._pairs is None:
-            docs = self.documents()
-            sampled, _ = sample_hierarchy_pairs(docs, n_pairs=self.n_pairs, depth=self.depth, seed=self.seed)
-            cut = self.max_chars if self.max_chars > 0 else None
-            self._pairs = ([doc.text[:cut] for doc in docs], sampled)
-        return self._pairs
+    def sample(self, docs: List[DocRecord]) -> List[PairIndex]:
+        return sample_hierarchy_pairs(docs, n_pairs=self.n_pairs, depth=self.depth, seed=self.seed)[0]

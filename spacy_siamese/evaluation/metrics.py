@@ -1,6 +1,6 @@
 """Metrics for scored pairs (classification, ranking, correlation) and for retrieval."""
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy
 from scipy.sparse import csr_matrix, issparse
@@ -15,7 +15,10 @@ from sklearn.metrics import (
     roc_curve,
 )
 
+from ..labelled import label_matrix
+
 ArrayLike = Union[Sequence[float], numpy.ndarray]
+
 Vectors = Union[numpy.ndarray, csr_matrix]
 
 
@@ -174,19 +177,6 @@ def pair_auc(vectors: Vectors, pairs: Sequence[Tuple[int, int, float]]) -> float
         dots = (V[i] * V[j]).sum(axis=1)
     norms = numpy.where(norms > 0, norms, 1.0)  # a zero vector has cosine 0 with everything
     return float(roc_auc_score([p[2] for p in pairs], dots / (norms[i] * norms[j])))
-
-
-def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
-    """A (n_docs, n_labels) 0/1 matrix of the documents' labels."""
-    index: Dict[str, int] = {}
-    rows: List[int] = []
-    cols: List[int] = []
-    for i, doc_labels in enumerate(labels):
-        for label in set(doc_labels):
-            rows.append(i)
-            cols.append(index.setdefault(label, len(index)))
-    data = numpy.ones(len(rows), dtype="f4")
-    return csr_matrix((data, (rows, cols)), shape=(len(labels), max(len(index), 1)))
 
 
 def _unit_rows(vectors: Vectors) -> Vectors:

@@ -5,7 +5,7 @@ from scipy.sparse import csr_matrix
 from spacy.tokens import Doc
 from thinc.api import Model, registry
 
-from .tfidf import TERM_ATTRS, TermTable, _term_keys, document_frequencies
+from .tfidf import TermTable, check_term_settings, fit_vocabulary, term_counts
 
 
 @registry.layers("spacy-siamese.bag_of_words.v1")
@@ -26,10 +26,7 @@ def bag_of_words(
     fitted in `initialize` and saved with the model. Unknown terms are ignored; a doc without
     a known term is a zero row.
     """
-    if attr not in TERM_ATTRS:
-        raise ValueError(f"bag_of_words: attr must be one of {', '.join(TERM_ATTRS)}, got {attr!r}")
-    if min_df < 1 or max_vocab < 0:
-        raise ValueError(f"bag_of_words: need min_df >= 1 and max_vocab >= 0, got {min_df} and {max_vocab}")
+    check_term_settings("bag_of_words", attr=attr, min_df=min_df, max_vocab=max_vocab)
     return Model(
         "bag_of_words",
         forward,
@@ -51,28 +48,13 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         if not len(model.attrs["table"]):
             raise ValueError("bag_of_words: initialize with training docs to fit the vocabulary")
         return
-    terms, df, n = document_frequencies(X, lambda doc: _term_keys(model, doc), min_df=model.attrs["min_df"])
-    order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
-    if model.attrs["max_vocab"]:
-        order = order[: model.attrs["max_vocab"]]
-    if not order:
-        raise ValueError(f"bag_of_words: no term occurs in at least min_df={model.attrs['min_df']} of the {n} docs")
-    model.attrs["table"] = TermTable([terms[i] for i in order], numpy.ones(len(order), dtype="float32"))
-    model.set_dim("nO", len(order), force=True)
+    terms, _, _ = fit_vocabulary(model, X)
+    model.attrs["table"] = TermTable(terms, numpy.ones(len(terms), dtype="float32"))
+    model.set_dim("nO", len(terms), force=True)
 
 
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
-    table = model.attrs["table"]
-    if not len(table):
-        raise ValueError("bag_of_words: the vocabulary is empty; initialize the model on training docs first")
-    keys = [_term_keys(model, doc) for doc in X]
-    rows = numpy.repeat(numpy.arange(len(X)), [len(k) for k in keys])
-    cols = table.lookup(numpy.concatenate(keys) if keys else numpy.zeros((0,), "uint64"))
-    known = cols >= 0
-    B = csr_matrix(
-        (numpy.ones(int(known.sum()), dtype="float32"), (rows[known], cols[known])), shape=(len(X), len(table))
-    )
-    B.sum_duplicates()
+    B = term_counts(model, X)
     B.data[:] = 1.0  # presence, not counts
 
     def backprop(dY) -> List[Doc]:

@@ -15,6 +15,7 @@ def cosine_similarity(*, rescale: bool = False, nI: Optional[int] = None) -> Mod
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
+    """The init of a comparison without parameters (cosine, dot, exp(-L1)): its input width."""
     if X is not None:
         model.set_dim("nI", X[0].shape[1], force=True)
 

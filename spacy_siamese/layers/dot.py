@@ -4,6 +4,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from .cosine import init
+
 InT = Tuple[Floats2d, Floats2d]
 
 
@@ -19,11 +21,6 @@ def dot_similarity(*, nI: Optional[int] = None) -> Model[InT, Floats2d]:
         dims={"nI": nI, "nO": 1},
         attrs={"score_range": (float("-inf"), float("inf"))},
     )
-
-
-def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
-    if X is not None:
-        model.set_dim("nI", X[0].shape[1], force=True)
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:

@@ -4,6 +4,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from .cosine import init
+
 InT = Tuple[Floats2d, Floats2d]
 NORMS = ("l1", "l2")
 
@@ -27,11 +29,6 @@ def exp_l1_similarity(*, norm: str = "l1", scale: float = 1.0, nI: Optional[int]
         dims={"nI": nI, "nO": 1},
         attrs={"norm": norm, "scale": float(scale), "score_range": (0.0, 1.0)},
     )
-
-
-def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
-    if X is not None:
-        model.set_dim("nI", X[0].shape[1], force=True)
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:

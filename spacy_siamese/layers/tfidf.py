@@ -74,10 +74,7 @@ def tfidf(
     `sublinear_tf`; rows are l2-normalised with `normalize`. Unknown terms are ignored;
     a doc without a known term is a zero row.
     """
-    if attr not in TERM_ATTRS:
-        raise ValueError(f"tfidf: attr must be one of {', '.join(TERM_ATTRS)}, got {attr!r}")
-    if min_df < 1 or max_vocab < 0:
-        raise ValueError(f"tfidf: need min_df >= 1 and max_vocab >= 0, got {min_df} and {max_vocab}")
+    check_term_settings("tfidf", attr=attr, min_df=min_df, max_vocab=max_vocab)
     return Model(
         "tfidf",
         forward,
@@ -125,30 +122,15 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         if not len(model.attrs["table"]):
             raise ValueError("tfidf: initialize with training docs to fit the vocabulary and idf")
         return
-    terms, df, n = document_frequencies(X, lambda doc: _term_keys(model, doc), min_df=model.attrs["min_df"])
-    order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
-    if model.attrs["max_vocab"]:
-        order = order[: model.attrs["max_vocab"]]
-    if not order:
-        raise ValueError(f"tfidf: no term occurs in at least min_df={model.attrs['min_df']} of the {n} docs")
-    idf = numpy.log((1.0 + n) / (1.0 + df[order])) + 1.0
-    model.attrs["table"] = TermTable([terms[i] for i in order], idf)
-    model.set_dim("nO", len(order), force=True)
+    terms, df, n = fit_vocabulary(model, X)
+    idf = numpy.log((1.0 + n) / (1.0 + df)) + 1.0
+    model.attrs["table"] = TermTable(terms, idf)
+    model.set_dim("nO", len(terms), force=True)
 
 
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
     table = model.attrs["table"]
-    if not len(table):
-        raise ValueError("tfidf: the vocabulary is empty; initialize the model on training docs first")
-    keys = [_term_keys(model, doc) for doc in X]
-    rows = numpy.repeat(numpy.arange(len(X)), [len(k) for k in keys])
-    cols = table.lookup(numpy.concatenate(keys) if keys else numpy.zeros((0,), "uint64"))
-    known = cols >= 0  # unknown terms are ignored
-    # Summing the duplicate (row, col) entries of ones gives the term counts.
-    tf = coo_matrix(
-        (numpy.ones(int(known.sum()), dtype="float32"), (rows[known], cols[known])), shape=(len(X), len(table))
-    ).tocsr()
-    tf.sum_duplicates()
+    tf = term_counts(model, X)
     if model.attrs["sublinear_tf"]:
         tf.data = 1.0 + numpy.log(tf.data)
     tf.data *= table.idf[tf.indices]
@@ -160,6 +142,45 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Cal
         return X  # no parameters
 
     return tf, backprop
+
+
+def check_term_settings(name: str, *, attr: str, min_df: int, max_vocab: int) -> None:
+    """Raise on settings a term layer cannot fit a vocabulary with."""
+    if attr not in TERM_ATTRS:
+        raise ValueError(f"{name}: attr must be one of {', '.join(TERM_ATTRS)}, got {attr!r}")
+    if min_df < 1 or max_vocab < 0:
+        raise ValueError(f"{name}: need min_df >= 1 and max_vocab >= 0, got {min_df} and {max_vocab}")
+
+
+def fit_vocabulary(model: Model, X: List[Doc]) -> Tuple[List[str], numpy.ndarray, int]:
+    """The vocabulary of a term layer (`attr`, `drop_stop`, `drop_punct`, `min_df`, `max_vocab`
+    in its attrs), most frequent first: (terms, their document frequencies, number of distinct
+    docs). Raises if no term is frequent enough."""
+    terms, df, n = document_frequencies(X, lambda doc: _term_keys(model, doc), min_df=model.attrs["min_df"])
+    order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
+    if model.attrs["max_vocab"]:
+        order = order[: model.attrs["max_vocab"]]
+    if not order:
+        raise ValueError(f"{model.name}: no term occurs in at least min_df={model.attrs['min_df']} of the {n} docs")
+    return [terms[i] for i in order], df[order], n
+
+
+def term_counts(model: Model, X: List[Doc]) -> csr_matrix:
+    """(n_docs, n_terms) counts of the docs' terms in a term layer's fitted vocabulary (its
+    `table`); unknown terms are ignored, a doc without a known term is a zero row."""
+    table = model.attrs["table"]
+    if not len(table):
+        raise ValueError(f"{model.name}: the vocabulary is empty; initialize the model on training docs first")
+    keys = [_term_keys(model, doc) for doc in X]
+    rows = numpy.repeat(numpy.arange(len(X)), [len(k) for k in keys])
+    cols = table.lookup(numpy.concatenate(keys) if keys else numpy.zeros((0,), "uint64"))
+    known = cols >= 0
+    # Summing the duplicate (row, col) entries of ones gives the term counts.
+    counts = coo_matrix(
+        (numpy.ones(int(known.sum()), dtype="float32"), (rows[known], cols[known])), shape=(len(X), len(table))
+    ).tocsr()
+    counts.sum_duplicates()
+    return counts
 
 
 def _term_keys(model: Model, doc: Doc) -> numpy.ndarray:

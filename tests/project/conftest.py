@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import numpy
 import pytest
@@ -132,6 +132,14 @@ class Project:
         result = subprocess.run(cmd, capture_output=True, text=True, cwd=str(self.tmp), env=env)
         result.output = result.stdout + result.stderr
         return result
+
+
+def run_workflow(tmp: Path, workflow: str, **overrides) -> Tuple[Project, subprocess.CompletedProcess]:
+    """Run a workflow in a new project copy under `tmp`; fails with the output's tail if it fails."""
+    project = Project(tmp)
+    result = project(workflow, **overrides)
+    assert result.returncode == 0, result.output[-6000:]
+    return project, result
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from .conftest import TINY_RETRIEVAL, Project
+from .conftest import TINY_RETRIEVAL, run_workflow
 
 pytestmark = pytest.mark.slow
 COLLECTIONS = ("20news", "reuters")
@@ -13,10 +13,7 @@ COLLECTIONS = ("20news", "reuters")
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    project = Project(tmp_path_factory.mktemp("retrieval"))
-    result = project("retrieval", **TINY_RETRIEVAL)
-    assert result.returncode == 0, result.output[-6000:]
-    return project, result
+    return run_workflow(tmp_path_factory.mktemp("retrieval"), "retrieval", **TINY_RETRIEVAL)
 
 
 def test_convert_documents(run):

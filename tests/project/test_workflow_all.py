@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import spacy
 
-from .conftest import TINY, Project
+from .conftest import TINY, run_workflow
 
 pytestmark = pytest.mark.slow
 PIPELINES = ("quora", "stackexchange", "stackexchange_finetune")
@@ -19,10 +19,7 @@ PIPELINES = ("quora", "stackexchange", "stackexchange_finetune")
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    project = Project(tmp_path_factory.mktemp("all"))
-    result = project("all", **TINY)
-    assert result.returncode == 0, result.output[-6000:]
-    return project, result
+    return run_workflow(tmp_path_factory.mktemp("all"), "all", **TINY)
 
 
 def test_convert_stackexchange_is_question_disjoint(run):

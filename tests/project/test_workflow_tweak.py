@@ -7,7 +7,7 @@ import json
 import pytest
 import spacy
 
-from .conftest import TINY, Project
+from .conftest import TINY, run_workflow
 
 pytestmark = pytest.mark.slow
 TINY_TWEAK = {
@@ -22,10 +22,7 @@ PIPELINES = ("tweak_quora", "tweak_stackexchange")
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    project = Project(tmp_path_factory.mktemp("tweak"))
-    result = project("tweak", **TINY_TWEAK)
-    assert result.returncode == 0, result.output[-6000:]
-    return project, result
+    return run_workflow(tmp_path_factory.mktemp("tweak"), "tweak", **TINY_TWEAK)
 
 
 @pytest.mark.parametrize("name", PIPELINES)
