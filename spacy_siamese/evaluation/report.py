@@ -3,7 +3,7 @@
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy
 
@@ -111,50 +111,69 @@ def retrieval_markdown(report: Mapping[str, Any]) -> str:
 
 
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """One summary table per task (pairs, retrieval) over saved evaluation reports, then
-    each report's own table (with its example pairs and their scores)."""
-    pairs = {n: r for n, r in reports.items() if r.get("task", "pairs") == "pairs"}
-    retrieval = {n: r for n, r in reports.items() if r.get("task") == "retrieval"}
+    """One summary table per task (binary pairs, graded pairs, retrieval) over saved evaluation
+    reports, then each report's own table (with its example pairs and their scores)."""
+    kinds: Dict[str, Dict[str, Mapping[str, Any]]] = {"pairs": {}, "graded": {}, "retrieval": {}}
+    for name, rep in reports.items():
+        task = rep.get("task", "pairs")
+        kinds["graded" if task == "pairs" and not rep.get("binary", True) else task][name] = rep
     lines: List[str] = []
-    if pairs:
-        lines += [
-            "## Pair similarity",
-            "",
-            "| evaluation | model | pairs | acc | F1 | AUC | AP | TF-IDF AUC | vectors AUC |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        for name, rep in pairs.items():
-            res = rep["results"]
-            ours, tfidf, vec = res.get(MODEL, {}), res.get(TFIDF, {}), res.get(VECTORS, {})
-            cells = [fmt(ours.get(k)) for k in ("acc", "f", "auc", "ap")] + [fmt(tfidf.get("auc")), fmt(vec.get("auc"))]
-            lines.append(f"| {name} | {model_kind(rep)} | {rep['n_pairs']:,} | " + " | ".join(cells) + " |")
+    if kinds["pairs"]:
+        lines += _summary_table(
+            "Pair similarity",
+            ("pairs", "acc", "F1", "AUC", "AP", "TF-IDF AUC", "vectors AUC"),
+            kinds["pairs"],
+            lambda rep, res: (
+                [f"{rep['n_pairs']:,}"]
+                + [fmt(res.get(MODEL, {}).get(k)) for k in ("acc", "f", "auc", "ap")]
+                + [fmt(res.get(method, {}).get("auc")) for method in (TFIDF, VECTORS)]
+            ),
+        )
         lines += ["", "acc and F1 of the trained pipelines are at their stored thresholds."]
-    if retrieval:
-        lines += [
-            ("\n" if lines else "") + "## Document retrieval",
-            "",
-            "| evaluation | model | k | query docs | MRR | P@10 | MAP | TF-IDF MRR | LSA MRR |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        for name, rep in retrieval.items():
-            res = rep["results"]
-            ours, tfidf, lsa_ = res.get(MODEL, {}), res.get(TFIDF, {}), res.get("LSA", {})
-            cells = [fmt(ours.get(k), 4) for k in ("mrr", "p@10", "map")] + [
-                fmt(tfidf.get("mrr"), 4),
-                fmt(lsa_.get("mrr"), 4),
-            ]
-            lines.append(
-                f"| {name} | {model_kind(rep)} | {ours.get('k', '-')} | {rep['n_heldout_docs']:,} | "
-                + " | ".join(cells)
-                + " |"
-            )
+    if kinds["graded"]:
+        lines += _summary_table(
+            "Graded similarity",
+            ("pairs", "Spearman", "Pearson", "MSE", "MAE", "TF-IDF Spearman", "vectors Spearman"),
+            kinds["graded"],
+            lambda rep, res: (
+                [f"{rep['n_pairs']:,}"]
+                + [fmt(res.get(MODEL, {}).get(k)) for k in ("spearman", "pearson", "mse", "mae")]
+                + [fmt(res.get(method, {}).get("spearman")) for method in (TFIDF, VECTORS)]
+            ),
+        )
+    if kinds["retrieval"]:
+        lines += _summary_table(
+            "Document retrieval",
+            ("k", "query docs", "MRR", "P@10", "MAP", "TF-IDF MRR", "LSA MRR"),
+            kinds["retrieval"],
+            lambda rep, res: (
+                [str(res.get(MODEL, {}).get("k", "-")), f"{rep['n_heldout_docs']:,}"]
+                + [fmt(res.get(MODEL, {}).get(k), 4) for k in ("mrr", "p@10", "map")]
+                + [fmt(res.get(method, {}).get("mrr"), 4) for method in (TFIDF, "LSA")]
+            ),
+        )
     for rep in reports.values():
         if rep.get("task", "pairs") == "pairs":
             detail = pairs_markdown(rep).rstrip() + "\n\n" + examples_markdown(rep)
         else:
             detail = retrieval_markdown(rep)
         lines += ["", detail.rstrip()]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _summary_table(
+    title: str,
+    columns: Sequence[str],
+    reports: Mapping[str, Mapping[str, Any]],
+    cells: Callable[[Mapping[str, Any], Mapping[str, Any]], List[str]],
+) -> List[str]:
+    """A summary section: one row per report, its name, model kind, then `cells(report, results)`."""
+    lines = ["", f"## {title}", "", "| evaluation | model | " + " | ".join(columns) + " |"]
+    lines.append("|---" * (len(columns) + 2) + "|")
+    for name, rep in reports.items():
+        row = cells(rep, rep["results"])
+        lines.append(f"| {name} | {model_kind(rep)} | " + " | ".join(row) + " |")
+    return lines
 
 
 def model_kind(report: Mapping[str, Any]) -> str:

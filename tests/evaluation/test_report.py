@@ -91,3 +91,19 @@ def test_plot_curves(result, tmp_path):
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="both classes"):
         plot_curves(tmp_path / "one.png", numpy.ones(3), {"x": numpy.ones(3)})
+
+
+def test_summary_puts_graded_reports_in_their_own_table(result, nlp):
+    scores = (0.9, 0.1, 0.8, 0.2, 0.7, 0.0, 0.6, 0.3)
+    records = [PairRecord(a, b, y, i + 1) for i, ((a, b, _), y) in enumerate(zip(PAIRS, scores))]
+    graded = evaluate_pairs(nlp, records, baselines=True).report
+    graded["name"] = "graded"
+    assert graded["binary"] is False
+    md = summary_markdown({"tiny": result.report, "graded": graded})
+    assert "## Pair similarity" in md and "## Graded similarity" in md
+    pair_table, graded_table = md.split("## Graded similarity")[0], md.split("## Graded similarity")[1].split("###")[0]
+    assert "| tiny |" in pair_table and "| graded |" not in pair_table
+    ours, tfidf = graded["results"][MODEL], graded["results"][TFIDF]
+    row = f"| graded | MWEEncoder.v2 + CauchySimilarity.v1 | 8 | {ours['spearman']:.3f} | {ours['pearson']:.3f} |"
+    assert row in graded_table
+    assert f"| {tfidf['spearman']:.3f} |" in graded_table

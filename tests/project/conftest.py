@@ -57,7 +57,9 @@ def small_vectors_pipeline(words, name: str = "test_vectors", version: str = "0.
 
 def mirror_words(mirror: Path):
     tokenizer = spacy.blank("en").tokenizer
-    for path in mirror.rglob("*.tsv"):
+    for path in sorted(mirror.rglob("*")):
+        if path.suffix not in (".tsv", ".csv", ".txt"):
+            continue
         for doc in tokenizer.pipe(path.read_text(encoding="utf8").split("\t")):
             yield from (t.text for t in doc)
 

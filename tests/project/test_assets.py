@@ -42,3 +42,28 @@ def test_truncated_sgm_fails_the_checksum(project):
     result = project("assets-documents")
     assert result.returncode != 0
     assert "Wrong checksum for" in result.output and "reut2-003.sgm" in result.output
+
+
+def test_sts_assets_are_copied_and_verified(project):
+    result = project("assets-sts")
+    assert result.returncode == 0, result.output[-3000:]
+    for name in ("sts-train.csv", "sts-dev.csv", "SICK_train.txt", "SICK_trial.txt"):
+        copied = project.dir / "assets/sts" / name
+        assert copied.read_bytes() == (project.mirror / "sts" / name).read_bytes()
+    assert "OK sts/SICK_trial.txt" in result.output
+
+
+def test_missing_sts_file_fails_and_names_it(project):
+    (project.mirror / "sts/SICK_trial.txt").unlink()
+    result = project("assets-sts")
+    assert result.returncode != 0
+    assert "Missing asset: sts/SICK_trial.txt" in result.output
+
+
+def test_sts_files_without_a_mirror_must_be_placed_by_hand(project):
+    """The official STS Benchmark and SICK releases are archives: without a mirror, the check asks
+    for the extracted files in assets/sts/ and never tries the network."""
+    result = project("assets-sts", mirror="none")
+    assert result.returncode != 0
+    assert "Missing asset: sts/sts-train.csv is not in assets" in result.output
+    assert "place the file there yourself" in result.output
