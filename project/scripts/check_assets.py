@@ -34,7 +34,7 @@ import typer
 DATASETS = ("quora", "stackexchange", "20news", "reuters", "sts")
 # What `fetch_assets.py all` / `documents` fetch: the pair datasets / the document collections.
 GROUPS = {"all": ("quora", "stackexchange"), "documents": ("20news", "reuters")}
-STS_FILES = ("sts-train.csv", "sts-dev.csv", "SICK_train.txt", "SICK_trial.txt")
+STS_FILES = [f"sts/{name}" for name in ("sts-train.csv", "sts-dev.csv", "SICK_train.txt", "SICK_trial.txt")]
 # The raw files each dataset needs, relative to the data directory, per source.
 FILES: Dict[str, Dict[str, List[str]]] = {
     "quora": {
@@ -58,8 +58,8 @@ FILES: Dict[str, Dict[str, List[str]]] = {
     # STS Benchmark and SICK, train and dev splits only (the test splits are not used). Their
     # official releases are archives; the four files are placed in <data_dir>/sts/ from them.
     "sts": {
-        "mirror": [f"sts/{name}" for name in STS_FILES],
-        "official": [f"sts/{name}" for name in STS_FILES],
+        "mirror": STS_FILES,
+        "official": STS_FILES,
     },
 }
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -206,7 +206,7 @@ def write_sources(output: Path, dataset: str, source: str, records: List[Dict[st
 
 
 def main(
-    dataset: str = typer.Argument(..., help="quora, stackexchange, 20news, reuters or sts"),
+    dataset: str = typer.Argument(..., help=", ".join(DATASETS)),
     data_dir: Path = typer.Option(Path("assets"), "--data-dir", help="Where the raw files are"),
     mirror: str = typer.Option("", "--mirror", help="Local data mirror; if it exists its checksums apply"),
     checksums: Path = typer.Option(Path("checksums.sha256"), "--checksums", help="sha256 list for mirror files"),

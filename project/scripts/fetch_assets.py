@@ -65,7 +65,7 @@ def download_official(dataset: str, data_dir: Path) -> None:
 
 def main(
     dataset: str = typer.Argument(
-        "all", help="all (quora + stackexchange), documents (20news + reuters), or one of them (or sts)"
+        "all", help=f"all (quora + stackexchange), documents (20news + reuters), or one of {', '.join(DATASETS)}"
     ),
     data_dir: Path = typer.Option(Path("assets"), "--data-dir", help="Where the raw files go"),
     mirror: str = typer.Option("", "--mirror", help="Local data mirror to copy from, if it exists"),

@@ -3,7 +3,7 @@
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 import numpy
 
@@ -110,48 +110,46 @@ def retrieval_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The summary table of each kind of report: title, the trained pipe's metrics (key: column), the
+# baselines' metric, the baselines (method: column prefix) and the digits shown.
+SUMMARIES = {
+    "pairs": (
+        "Pair similarity",
+        {"acc": "acc", "f": "F1", "auc": "AUC", "ap": "AP"},
+        "auc",
+        {TFIDF: "TF-IDF", VECTORS: "vectors"},
+        3,
+    ),
+    "graded": (
+        "Graded similarity",
+        {"spearman": "Spearman", "pearson": "Pearson", "mse": "MSE", "mae": "MAE"},
+        "spearman",
+        {TFIDF: "TF-IDF", VECTORS: "vectors"},
+        3,
+    ),
+    "retrieval": (
+        "Document retrieval",
+        {"mrr": "MRR", "p@10": "P@10", "map": "MAP"},
+        "mrr",
+        {TFIDF: "TF-IDF", "LSA": "LSA"},
+        4,
+    ),
+}
+
+
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """One summary table per task (binary pairs, graded pairs, retrieval) over saved evaluation
-    reports, then each report's own table (with its example pairs and their scores)."""
-    kinds: Dict[str, Dict[str, Mapping[str, Any]]] = {"pairs": {}, "graded": {}, "retrieval": {}}
+    """One summary table per kind of report (binary pairs, graded pairs, retrieval), then each
+    report's own table (with its example pairs and their scores)."""
+    kinds: Dict[str, Dict[str, Mapping[str, Any]]] = {kind: {} for kind in SUMMARIES}
     for name, rep in reports.items():
         task = rep.get("task", "pairs")
         kinds["graded" if task == "pairs" and not rep.get("binary", True) else task][name] = rep
     lines: List[str] = []
-    if kinds["pairs"]:
-        lines += _summary_table(
-            "Pair similarity",
-            ("pairs", "acc", "F1", "AUC", "AP", "TF-IDF AUC", "vectors AUC"),
-            kinds["pairs"],
-            lambda rep, res: (
-                [f"{rep['n_pairs']:,}"]
-                + [fmt(res.get(MODEL, {}).get(k)) for k in ("acc", "f", "auc", "ap")]
-                + [fmt(res.get(method, {}).get("auc")) for method in (TFIDF, VECTORS)]
-            ),
-        )
-        lines += ["", "acc and F1 of the trained pipelines are at their stored thresholds."]
-    if kinds["graded"]:
-        lines += _summary_table(
-            "Graded similarity",
-            ("pairs", "Spearman", "Pearson", "MSE", "MAE", "TF-IDF Spearman", "vectors Spearman"),
-            kinds["graded"],
-            lambda rep, res: (
-                [f"{rep['n_pairs']:,}"]
-                + [fmt(res.get(MODEL, {}).get(k)) for k in ("spearman", "pearson", "mse", "mae")]
-                + [fmt(res.get(method, {}).get("spearman")) for method in (TFIDF, VECTORS)]
-            ),
-        )
-    if kinds["retrieval"]:
-        lines += _summary_table(
-            "Document retrieval",
-            ("k", "query docs", "MRR", "P@10", "MAP", "TF-IDF MRR", "LSA MRR"),
-            kinds["retrieval"],
-            lambda rep, res: (
-                [str(res.get(MODEL, {}).get("k", "-")), f"{rep['n_heldout_docs']:,}"]
-                + [fmt(res.get(MODEL, {}).get(k), 4) for k in ("mrr", "p@10", "map")]
-                + [fmt(res.get(method, {}).get("mrr"), 4) for method in (TFIDF, "LSA")]
-            ),
-        )
+    for kind, of_kind in kinds.items():
+        if of_kind:
+            lines += _summary_table(kind, of_kind)
+        if kind == "pairs" and of_kind:
+            lines += ["", "acc and F1 of the trained pipelines are at their stored thresholds."]
     for rep in reports.values():
         if rep.get("task", "pairs") == "pairs":
             detail = pairs_markdown(rep).rstrip() + "\n\n" + examples_markdown(rep)
@@ -161,18 +159,23 @@ def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
-def _summary_table(
-    title: str,
-    columns: Sequence[str],
-    reports: Mapping[str, Mapping[str, Any]],
-    cells: Callable[[Mapping[str, Any], Mapping[str, Any]], List[str]],
-) -> List[str]:
-    """A summary section: one row per report, its name, model kind, then `cells(report, results)`."""
+def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The SUMMARIES table of `kind`: one row per report."""
+    title, metrics, baseline_metric, baselines, digits = SUMMARIES[kind]
+    lead = ("k", "query docs") if kind == "retrieval" else ("pairs",)
+    columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
     lines = ["", f"## {title}", "", "| evaluation | model | " + " | ".join(columns) + " |"]
     lines.append("|---" * (len(columns) + 2) + "|")
     for name, rep in reports.items():
-        row = cells(rep, rep["results"])
-        lines.append(f"| {name} | {model_kind(rep)} | " + " | ".join(row) + " |")
+        res = rep["results"]
+        ours = res.get(MODEL, {})
+        if kind == "retrieval":
+            cells = [str(ours.get("k", "-")), f"{rep['n_heldout_docs']:,}"]
+        else:
+            cells = [f"{rep['n_pairs']:,}"]
+        cells += [fmt(ours.get(key), digits) for key in metrics]
+        cells += [fmt(res.get(method, {}).get(baseline_metric), digits) for method in baselines]
+        lines.append(f"| {name} | {model_kind(rep)} | " + " | ".join(cells) + " |")
     return lines
 
 
