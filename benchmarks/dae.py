@@ -34,12 +34,11 @@ from spacy.tokens import Doc
 from spacy.util import fix_random_seed, minibatch
 
 from spacy_siamese.corpora import doc_pair_examples, read_documents, sample_pairs, split_documents
-from spacy_siamese.evaluation import pair_auc, retrieval_metrics
 from spacy_siamese.evaluation.baselines import fit_tfidf, lsa, tfidf_vectors
-from spacy_siamese.evaluation.metrics import _unit_rows
 from spacy_siamese.evaluation.retrieval import encode
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.dae import reconstruction_loss
+from spacy_siamese.metrics import _unit_rows, pair_auc, retrieval_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "documents"

@@ -35,9 +35,10 @@ import spacy
 from spacy.util import fix_random_seed, load_config, minibatch
 
 from spacy_siamese.corpora import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
-from spacy_siamese.evaluation import pair_auc, retrieval_metrics, tfidf_vectors
+from spacy_siamese.evaluation import tfidf_vectors
 from spacy_siamese.evaluation.baselines import find_tfidf
 from spacy_siamese.evaluation.retrieval import encode
+from spacy_siamese.metrics import pair_auc, retrieval_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "project" / "configs" / "s2net_documents.cfg"  # the S2Net settings of the project's pipelines

@@ -25,10 +25,9 @@ import typer
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from spacy_siamese.component import PIPE_NAME, get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
-from spacy_siamese.evaluation.pairs import get_similarity_pipe
 
-PIPE_NAME = "siamese_similarity"
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quora" / "dev.tsv"
 
 
@@ -57,6 +56,11 @@ def time_pipe(nlp: Language, texts: List[str], batch_size: int) -> float:
         gc.enable()
     assert len(docs) == len(texts)
     return elapsed
+
+
+def given_path(path: Path) -> str:
+    """A path as given if relative, else its last two parts: results name no machine path."""
+    return str(path) if not path.is_absolute() else "/".join(path.parts[-2:])
 
 
 def time_similarity(docs: List[Doc]) -> float:
@@ -124,9 +128,9 @@ def main(
     sim_median = statistics.median(sim_rates)
 
     result: Dict[str, Any] = {
-        "model": str(model),
+        "model": given_path(model),
         "pipeline": trained.pipe_names,
-        "data": str(data),
+        "data": given_path(data),
         "n_texts": len(texts),
         "n_tokens": n_tokens,
         "runs": runs,

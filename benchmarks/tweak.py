@@ -386,7 +386,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     print(table(results))
     if args.output_json:
         args.output_json.parent.mkdir(parents=True, exist_ok=True)
-        report = {"settings": {k: str(v) for k, v in vars(args).items()}, "gradient_check": grad_error}
+        settings = {k: str(v) for k, v in vars(args).items() if k != "output_json"}  # no output path
+        report = {"settings": settings, "gradient_check": grad_error}
         args.output_json.write_text(json.dumps({**report, "results": results}, indent=2) + "\n", encoding="utf8")
 
 

@@ -4,7 +4,7 @@ from . import architectures, callbacks, corpora, layers, losses, scoring  # noqa
 from .component import SiameseSimilarity, make_siamese_similarity
 from .corpora import DocumentFormatError, PairFormatError, PairRecord, read_pairs
 from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
-from .pairs import make_pair_example
+from .pair_examples import make_pair_example
 from .search import SimilarityIndex, cluster_duplicates, find_duplicates
 
 __version__ = "0.1.0"

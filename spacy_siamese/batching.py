@@ -10,7 +10,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from .labelled import get_doc_labels
-from .pairs import PAIR_KEY, get_label
+from .pair_examples import PAIR_KEY, get_label
 
 Batcher = Callable[[Iterable[Example]], Iterator[List[Example]]]
 

@@ -18,10 +18,14 @@ from thinc.types import Floats2d
 from . import hooks
 from .identity import ModelIdentity, in_training_evaluation
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
-from .layers.in_batch import score_matrix
-from .pairs import get_label, get_partner, is_pair_example, split_pairs
-from .scoring import best_threshold, is_binary, score_pairs
-from .validation import check_scores, check_settings, check_sizes, score_range
+from .layers.heads import predicting_head, score_range
+from .layers.in_batch import cross_scores
+from .metrics import best_threshold, is_binary, precision_threshold
+from .pair_examples import get_label, get_partner, is_pair_example, split_pairs
+from .pairwise import vector_similarity_matrix
+from .scoring import score_pairs
+from .validation import DEDUPE_PRECISION, check_scores, check_settings, check_sizes
+from .vectors import store_vector, stored_vector
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -44,6 +48,7 @@ squash = false
 @architectures = "spacy-siamese.CauchySimilarity.v1"
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
+PIPE_NAME = "siamese_similarity"
 BATCH_SIZE = 256
 PAD_ROWS = 32
 
@@ -56,6 +61,7 @@ PAD_ROWS = 32
         "loss": {"@losses": "spacy-siamese.LogLoss.v2"},
         "threshold": 0.5,
         "tune_threshold": True,
+        "dedupe_precision": DEDUPE_PRECISION,
         "on_unknown": "encode",
         "scorer": {"@scorers": "spacy-siamese.pair_scorer.v1"},
     },
@@ -70,6 +76,7 @@ def make_siamese_similarity(
     tune_threshold: bool,
     on_unknown: str,
     scorer: Callable,
+    dedupe_precision: float = DEDUPE_PRECISION,
 ) -> "SiameseSimilarity":
     return SiameseSimilarity(
         nlp.vocab,
@@ -78,6 +85,7 @@ def make_siamese_similarity(
         loss=loss,
         threshold=threshold,
         tune_threshold=tune_threshold,
+        dedupe_precision=dedupe_precision,
         on_unknown=on_unknown,
         scorer=scorer,
     )
@@ -93,7 +101,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     score that is not finite raises. Each set of weights has its own `model_id`, renewed at the
     first use after an update, and vectors of one model are never read through another.
 
-    Training examples are labelled pairs (see `spacy_siamese.pairs`). With `tune_threshold`,
+    Training examples are labelled pairs (see `spacy_siamese.pair_examples`). With `tune_threshold`,
     the evaluation step of `spacy train` picks the accuracy-maximising decision threshold on the
     dev pairs and stores it in `cfg` (saved with `model-best`). Other evaluations keep the
     threshold unless asked: `nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})`.
@@ -108,6 +116,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         loss: Callable,
         threshold: float = 0.5,
         tune_threshold: bool = True,
+        dedupe_precision: float = DEDUPE_PRECISION,
         on_unknown: str = "encode",
         scorer: Callable = score_pairs,
     ) -> None:
@@ -120,6 +129,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         self.cfg: Dict[str, Any] = {
             "threshold": threshold,
             "tune_threshold": tune_threshold,
+            "dedupe_threshold": None,
+            "dedupe_precision": dedupe_precision,
             "on_unknown": on_unknown,
             "model_id": None,
         }
@@ -130,6 +141,15 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     @property
     def threshold(self) -> float:
         return float(self.cfg["threshold"])
+
+    @property
+    def dedupe_threshold(self) -> Optional[float]:
+        """The score from which two texts count as duplicates when mining a collection: the lowest
+        threshold with `dedupe_precision` on the dev pairs, tuned with the decision threshold
+        (None for a pipe trained before it existed, or whose dev pairs never reach that
+        precision; `calibrate_dedupe_threshold` sets it)."""
+        value = self.cfg.get("dedupe_threshold")
+        return None if value is None else float(value)
 
     @property
     def encoder(self) -> Model:
@@ -164,7 +184,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         model_id = self._require_initialized()
         array = numpy.asarray(self.model.ops.to_numpy(vectors), dtype="float32")
         for doc, vector in zip(docs, array):
-            hooks.store(doc, model_id, vector)
+            store_vector(doc, model_id, vector)
+            hooks.install_hooks(doc, model_id)
 
     def compare(self, vectors_a: numpy.ndarray, vectors_b: numpy.ndarray) -> numpy.ndarray:
         """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`.
@@ -186,9 +207,9 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     ) -> numpy.ndarray:
         """(len(docs_a), len(docs_b)) scores, each exactly `docs_a[i].similarity(docs_b[j])`, in
         blocks of at most `block_size` pairs; `docs_b=None` compares docs_a with themselves."""
-        from .search.matrix import similarity_matrix
-
-        return similarity_matrix(self, docs_a, docs_b, block_size=block_size)
+        vectors_a = self.vectors(list(docs_a))
+        vectors_b = None if docs_b is None else self.vectors(list(docs_b))
+        return vector_similarity_matrix(self.compare, vectors_a, vectors_b, block_size=block_size)
 
     def vectors(self, docs: Sequence[Doc]) -> numpy.ndarray:
         """Learned vectors for docs: the one this model stored, else encoded now (subject to
@@ -197,7 +218,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         out: List[Optional[numpy.ndarray]] = []
         todo: List[Tuple[int, Doc]] = []
         for i, doc in enumerate(docs):
-            out.append(hooks.stored_vector(doc, model_id))
+            out.append(stored_vector(doc, model_id))
             if out[-1] is None:
                 self._check_known(doc, model_id)
                 todo.append((i, self._own_doc(doc)))
@@ -281,7 +302,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
 
     def _update_labelled(self, examples: List[Example], *, drop: float) -> float:
         """Forward and backward pass on labelled single docs (`spacy_siamese.labelled`): encode the
-        batch, score every two docs with the comparison (its predicting head) and let the loss
+        batch, score every two docs with the comparison's predicting head (in training, so
+        TrainCalibrated's calibrated score) and let the loss
         mine the triplets (`from_labels`, e.g. spacy-siamese.TripletLoss.v1); the loss."""
         if not all(is_labelled_doc(eg) for eg in examples):
             raise ValueError(f"The '{self.name}' pipe got a batch that mixes labelled docs and pairs.")
@@ -292,13 +314,10 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             )
         docs = [eg.predicted for eg in examples]
         same = same_label_matrix([get_doc_labels(eg) for eg in examples])
-        comparison = self.comparison
-        for ref in ("scorer", "main"):
-            if comparison.has_ref(ref):
-                comparison = comparison.get_ref(ref)
+        head = predicting_head(self.comparison, training=True)
         set_dropout_rate(self.model, drop)
-        vectors, backprop_encoder = self.encoder.begin_update(docs)
-        matrix, backprop_matrix = score_matrix(comparison, vectors, vectors, True)
+        encoded, backprop_encoder = self.encoder.begin_update(docs)
+        matrix, backprop_matrix = cross_scores(head, encoded, encoded, True)
         d_matrix, loss = self.loss.from_labels(matrix, same)
         self._check_loss(float(loss), d_matrix, f"a batch of {len(examples)} labelled docs", "Lower the learning rate.")
         d_a, d_b = backprop_matrix(self.model.ops.asarray2f(d_matrix))
@@ -355,7 +374,28 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         if tune and is_binary(labels):
             low, high = self.score_range
             self.cfg["threshold"] = min(max(round(best_threshold(scores, labels), 6), low), high)
+            self._set_dedupe_threshold(scores, labels)
         return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=self.threshold, **kwargs)
+
+    def calibrate_dedupe_threshold(
+        self, examples: Iterable[Example], *, precision: Optional[float] = None
+    ) -> Optional[float]:
+        """Set (and return) `dedupe_threshold` from labelled pairs, e.g. the dev pairs of a pipe
+        trained before it existed: the lowest threshold whose precision on them is at least
+        `precision` (default: the `dedupe_precision` setting, which it then becomes)."""
+        if precision is not None:
+            self.cfg["dedupe_precision"] = float(precision)
+            check_settings(self.cfg, where=f"The '{self.name}' pipe's settings", scores=self.score_range, saved=False)
+        scores, labels = self.pair_scores(list(examples))
+        if not is_binary(labels):
+            raise ValueError("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
+        self._set_dedupe_threshold(scores, labels)
+        return self.dedupe_threshold
+
+    def _set_dedupe_threshold(self, scores: numpy.ndarray, labels: numpy.ndarray) -> None:
+        value = precision_threshold(scores, labels, float(self.cfg.get("dedupe_precision", DEDUPE_PRECISION)))
+        low, high = self.score_range
+        self.cfg["dedupe_threshold"] = None if value is None else min(max(round(value, 6), low), high)
 
     # -- helpers --------------------------------------------------------------
 
@@ -398,3 +438,18 @@ def _canonical_order(a: numpy.ndarray, b: numpy.ndarray) -> Tuple[numpy.ndarray,
     rows = numpy.arange(len(a))
     swap = (a[rows, first] > b[rows, first])[:, None]
     return numpy.where(swap, b, a), numpy.where(swap, a, b)
+
+
+def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bool = False) -> SiameseSimilarity:
+    """The pipeline's similarity pipe named `name`, or a ValueError that says which components
+    there are; with `initialized`, also a ValueError for a pipe that was never trained."""
+    if name not in nlp.component_names:
+        raise ValueError(f"The pipeline has no '{name}' component (components: {nlp.component_names}).")
+    pipe = nlp.get_pipe(name)
+    if not isinstance(pipe, SiameseSimilarity):
+        raise ValueError(
+            f"The pipeline's '{name}' component is a {type(pipe).__name__}, not a siamese_similarity pipe."
+        )
+    if initialized:
+        pipe._check_initialized()
+    return pipe

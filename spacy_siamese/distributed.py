@@ -2,38 +2,40 @@
 vectors with their ids as Parquet, and find the duplicates of the encoded collection.
 
 Encoding runs `map_batches` over an actor pool: each actor loads the pipeline once. Dedupe
-builds one index on the driver, shares it through the object store, and searches shards of the
-queries on an actor pool; the merged pairs are those of `find_duplicates` on the same vectors
-(each query's result does not depend on the other queries of its shard).
+builds one `CorpusIndex` (compact vectors and candidate index) on the driver, shares it through
+the object store, and searches shards of the queries on an actor pool; the merged pairs are
+those of `find_duplicates` on the same vectors in the same order (each query's result does not
+depend on the other queries of its shard). Rows are ordered by id, so a collection whose file
+order is its id order gives the pairs of `python -m spacy_siamese dedupe` on that file.
 
-On a cluster (`ray start` on each node; the model directory readable on every node):
+`dedupe_jsonl` does all three for JSONL files. On a cluster (`ray start` on each node; the model
+directory readable on every node):
 
-    RAY_ADDRESS=auto python -m spacy_siamese.distributed MODEL INPUT.jsonl \\
+    RAY_ADDRESS=auto python -m spacy_siamese dedupe-ray MODEL INPUT.jsonl \\
         --vectors VECTORS_DIR --output pairs.jsonl --workers 8
 """
 
-import argparse
-import json
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import numpy
 import spacy
+from scipy.sparse import csr_matrix
 
-from .search.dedupe import duplicate_pairs, sort_pairs
-from .search.encode import PIPE_NAME, check_pipe, encode
-from .search.index import SimilarityIndex
+from .component import PIPE_NAME, get_similarity_pipe
+from .search.corpus import CANDIDATES, CorpusIndex
+from .search.dedupe import dedupe_threshold, sort_pairs
+from .search.encode import encode
+from .search.space import vector_space
+from .search.store import MemoryStore
+from .util import import_extra
 
 IdPair = Tuple[Any, Any, float]
 
 
 def _ray() -> Any:
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError as err:
-        raise ImportError("The Ray engine needs Ray Data: pip install 'spacy-siamese[ray]'") from err
-    return ray
+    """The ray module with Ray Data, or an ImportError naming the extra that installs it."""
+    import_extra("ray.data", "ray", "The Ray engine")
+    return import_extra("ray", "ray", "The Ray engine")
 
 
 class EncodeBatch:
@@ -41,7 +43,7 @@ class EncodeBatch:
 
     def __init__(self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int) -> None:
         self.nlp = spacy.load(model)
-        self.pipe = check_pipe(self.nlp, pipe_name)
+        self.pipe = get_similarity_pipe(self.nlp, pipe_name, initialized=True)
         self.columns = (text_column, id_column)
         self.pipe_name = pipe_name
         self.batch_size = batch_size
@@ -113,22 +115,17 @@ def collect_vectors(encoded: Any) -> Tuple[List[Any], numpy.ndarray, str]:
 
 
 class SearchShard:
-    """A Ray Data actor: loads the pipeline and the shared index once, then finds the duplicates
-    of batches of query positions."""
+    """A Ray Data actor: loads the pipeline and the shared corpus index once, then finds the
+    duplicates of batches of query positions."""
 
-    def __init__(self, model: str, pipe_name: str, state: Any, threshold: Optional[float], k: int) -> None:
+    def __init__(self, model: str, pipe_name: str, state: Any, threshold: float, k: int, c: int) -> None:
         ray = _ray()
-        vectors, faiss_bytes, backend = ray.get(state) if isinstance(state, ray.ObjectRef) else state
-        self.index = SimilarityIndex(spacy.load(model), vectors, pipe_name=pipe_name)
-        if faiss_bytes is not None:
-            import faiss
-
-            self.index.backend = backend
-            self.index._faiss = faiss.deserialize_index(faiss_bytes)
-        self.threshold, self.k = threshold, k
+        store, index_state = ray.get(state) if isinstance(state, ray.ObjectRef) else state
+        self.index = CorpusIndex(spacy.load(model), store, pipe_name=pipe_name, state=index_state)
+        self.threshold, self.k, self.c = threshold, k, c
 
     def __call__(self, batch: Dict[str, numpy.ndarray]) -> Dict[str, numpy.ndarray]:
-        pairs = duplicate_pairs(self.index, threshold=self.threshold, k=self.k, query_ids=batch["data"].tolist())
+        pairs = self.index.duplicates(self.threshold, k=self.k, c=self.c, query_ids=batch["data"].tolist())
         return {
             "i": numpy.asarray([p[0] for p in pairs], dtype="int64"),
             "j": numpy.asarray([p[1] for p in pairs], dtype="int64"),
@@ -142,28 +139,35 @@ def find_duplicates_dataset(
     *,
     threshold: Optional[float] = None,
     k: int = 10,
-    backend: str = "exact",
+    candidates: str = "auto",
+    c: int = CANDIDATES,
     pipe_name: str = PIPE_NAME,
     workers: int = 2,
-    batch_size: int = 1024,
+    batch_size: int = 4096,
 ) -> List[IdPair]:
     """Duplicate pairs (id_a, id_b, score) of an encoded Dataset, id_a < id_b, best first: the
-    result of `find_duplicates` on the collection ordered by id."""
+    pairs `find_duplicates` gives for the collection ordered by id (the same candidates and the
+    same exact scores). The driver fits the compact space and builds the candidate index once;
+    the actors share it through the object store and search shards of the queries. A shard is
+    a Ray task: if its actor dies, Ray restarts the actor and runs the shard again."""
     ray = _ray()
     ids, vectors, model_id = collect_vectors(encoded)
     nlp = spacy.load(model)
-    index = SimilarityIndex(nlp, vectors, backend=backend, pipe_name=pipe_name)
-    if len(ids) and model_id != index.model_id:
-        raise ValueError(f"The vectors were encoded by model '{model_id}', but {model} is model '{index.model_id}'")
-    faiss_bytes = None
-    if index._faiss is not None:
-        import faiss
-
-        faiss_bytes = faiss.serialize_index(index._faiss)
-    state = ray.put((vectors, faiss_bytes, backend))
+    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+    if len(ids) and model_id != pipe.model_id:
+        raise ValueError(f"The vectors were encoded by model '{model_id}', but {model} is model '{pipe.model_id}'")
+    if not len(ids):
+        return []
+    lexical_width = vector_space(pipe.comparison).lexical_width
+    learned, lexical = vectors[:, : vectors.shape[1] - lexical_width], None
+    if lexical_width:
+        lexical = csr_matrix(vectors[:, vectors.shape[1] - lexical_width :])
+    store = MemoryStore(numpy.ascontiguousarray(learned), lexical, model_id)
+    index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates)
+    state = ray.put((store, index.state()))
+    limit = dedupe_threshold(pipe, threshold)
     # In-memory positions: a read task could wait forever for the CPUs the actors hold. Shards
-    # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress
-    # (it stops an execution whose blocks do not move for 30 minutes).
+    # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress.
     n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
     shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), n_shards)))
     positions = ray.data.from_numpy(shards)
@@ -173,13 +177,16 @@ def find_duplicates_dataset(
             "model": str(model),
             "pipe_name": pipe_name,
             "state": state,
-            "threshold": threshold,
+            "threshold": limit,
             "k": k,
+            "c": c,
         },
         batch_size=batch_size,
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
+        max_restarts=-1,
+        max_task_retries=-1,
     )
     pairs: List[Tuple[int, int, float]] = []
     for batch in found.iter_batches(batch_format="numpy", batch_size=None):
@@ -187,37 +194,25 @@ def find_duplicates_dataset(
     return [(ids[i], ids[j], score) for i, j, score in sort_pairs(pairs)]
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    """Encode a JSONL collection (text, id) on Ray, write the vectors, write its duplicate pairs."""
-    parser = argparse.ArgumentParser(prog="python -m spacy_siamese.distributed", description=main.__doc__)
-    parser.add_argument("model", help="pipeline directory, readable on every node")
-    parser.add_argument("input", help="JSONL file(s) or directory with 'text' and unique 'id' fields")
-    parser.add_argument("--vectors", required=True, help="directory for the Parquet vectors")
-    parser.add_argument("--output", required=True, type=Path, help="JSONL file of duplicate pairs")
-    parser.add_argument("--threshold", type=float, default=None)
-    parser.add_argument("-k", type=int, default=10)
-    parser.add_argument("--backend", default="exact")
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
+def dedupe_jsonl(
+    model: str,
+    input: str,
+    vectors: str,
+    *,
+    threshold: Optional[float] = None,
+    k: int = 10,
+    candidates: str = "auto",
+    c: int = CANDIDATES,
+    workers: int = 2,
+) -> List[IdPair]:
+    """Encode a JSONL collection ('text' and unique 'id' fields; a file, files or a directory) on
+    Ray, write its vectors as Parquet to `vectors`, and return its duplicate pairs as
+    `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one."""
     ray = _ray()
-    ray.init(ignore_reinit_error=True)
-    texts = ray.data.read_json(args.input).materialize()  # read before the actors take the CPUs
-    encoded = encode_dataset(texts, args.model, workers=args.workers)
-    write_vectors(encoded, args.vectors)
-    pairs = find_duplicates_dataset(
-        read_vectors(args.vectors),
-        args.model,
-        threshold=args.threshold,
-        k=args.k,
-        backend=args.backend,
-        workers=args.workers,
+    if not ray.is_initialized():
+        ray.init()
+    texts = ray.data.read_json(input).materialize()  # read before the actors take the CPUs
+    write_vectors(encode_dataset(texts, model, workers=workers), vectors)
+    return find_duplicates_dataset(
+        read_vectors(vectors), model, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers
     )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    with args.output.open("w", encoding="utf8") as file:
-        for a, b, score in pairs:
-            file.write(json.dumps({"id1": a, "id2": b, "score": score}) + "\n")
-    print(f"Wrote {len(pairs):,} duplicate pairs to {args.output}")
-
-
-if __name__ == "__main__":
-    main()

@@ -10,8 +10,9 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from .evaluation.pairs import get_similarity_pipe
+from .component import get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
+from .layers.heads import predicting_head
 from .layers.tweak import feature_weights, term_features, term_weights
 
 KINDS = ("tweak", "s2net")
@@ -47,7 +48,7 @@ class PairExplanation:
 def model_kind(pipe: Any) -> str:
     """The kind of encoder ("tweak" or "s2net") of a pipe this module can explain; else a ValueError."""
     encoder = pipe.encoder
-    comparison = _cosine(pipe.comparison)
+    comparison = predicting_head(pipe.comparison)
     if comparison.name != "cosine_similarity":
         raise ValueError(f"explain: needs a CosineSimilarity comparison, the pipe has {comparison.name!r}")
     if encoder.name == "tweak":
@@ -82,7 +83,7 @@ def explain_pair(nlp: Language, text_a: str, text_b: str, name: Optional[str] = 
         terms, cos = _tweak_terms(pipe.encoder, doc_a, doc_b)
     else:
         terms, cos = _s2net_terms(pipe.encoder, doc_a, doc_b)
-    offset, scale = (0.5, 0.5) if _cosine(pipe.comparison).attrs.get("rescale") else (0.0, 1.0)
+    offset, scale = (0.5, 0.5) if predicting_head(pipe.comparison).attrs.get("rescale") else (0.0, 1.0)
     contributions = [(term, scale * value) for term, value in terms]
     rest = scale * cos - sum(value for _, value in contributions)
     return PairExplanation(kind, score, contributions, float(rest), offset)
@@ -119,11 +120,6 @@ def _s2net_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str
     values = (fa[used] * (A[used] @ V[1]) + fb[used] * (A[used] @ V[0])) / (2 * norms[0] * norms[1])
     terms = tfidf.attrs["table"].terms
     return [(terms[i], float(v)) for i, v in zip(used, values)], float(V[0] @ V[1] / (norms[0] * norms[1]))
-
-
-def _cosine(comparison: Model) -> Model:
-    """The comparison that scores at prediction: TrainCalibrated.v1 predicts with its inner one."""
-    return comparison.layers[0] if comparison.name == "train_calibrated" else comparison
 
 
 def _pipe(nlp: Language, name: Optional[str]) -> Any:

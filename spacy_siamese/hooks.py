@@ -1,38 +1,43 @@
 """Doc, Span and Token hooks that answer `similarity` (and doc/span `vector`) from learned vectors.
 
-Each processed doc carries, in `user_data[VECTOR_KEY]`, the vector of every siamese_similarity
-model that processed it, keyed by model id, and which of them answers `doc.similarity` (the
-last one that ran). `user_data` survives `DocBin`, `Doc.to_bytes`, pickle and
-`nlp.pipe(n_process=...)`; the hooks survive only pickle and `Doc.copy`. Docs deserialized
-without their hooks are re-hooked by `restore_hooks`, `hooked_docs` and `docs_from_docbin`;
-deserializing them any other way warns (`LostHooksWarning`), since spaCy's own similarity of
-such a doc is the word-vector average, not the learned score.
+The vectors themselves live in the vector store (`spacy_siamese.vectors`); the hooks survive
+only pickle and `Doc.copy`. Docs deserialized without their hooks are re-hooked by
+`restore_hooks`, `hooked_docs` and `docs_from_docbin`; deserializing them any other way warns
+(`LostHooksWarning`), since spaCy's own similarity of such a doc is the word-vector average, not
+the learned score.
 
 The hooks are module-level functions bound to a model id (they pickle by name, not with the
-model) that find the pipe through a process-wide table keyed by model id.
+model) that find the pipe through a process-wide table keyed by model id. A pipe is anything
+with `similarity` and `vector_of` (`SimilarityPipe`).
 """
 
 import threading
 import warnings
 import weakref
-import zlib
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Protocol, Union
 
 import numpy
 import srsly
 from spacy.tokens import Doc, Span, Token
 from spacy.vocab import Vocab
 
+from .vectors import is_stored_data, stored_owner, stored_vector
+
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.tokens import DocBin
 
-    from .component import SiameseSimilarity
 
-VECTOR_KEY = "spacy_siamese.vector"
-FORMAT = "spacy_siamese.vectors.v1"
+class SimilarityPipe(Protocol):
+    """What the hooks need of a pipe: its similarity and the vector of a doc, span or token."""
+
+    def similarity(self, obj: Union[Doc, Span, Token], other: Union[Doc, Span, Token]) -> float: ...
+
+    def vector_of(self, obj: Union[Doc, Span, Token]) -> numpy.ndarray: ...
+
+
 # Several copies of one model may be loaded (same id, same weights): any live one will do.
-_PIPES: Dict[str, "weakref.WeakSet[SiameseSimilarity]"] = {}
+_PIPES: Dict[str, "weakref.WeakSet[SimilarityPipe]"] = {}
 _quiet = threading.local()
 
 
@@ -43,13 +48,13 @@ class LostHooksWarning(UserWarning):
 # -- the pipes in this process ----------------------------------------------------
 
 
-def register_pipe(model_id: str, pipe: "SiameseSimilarity") -> None:
+def register_pipe(model_id: str, pipe: "SimilarityPipe") -> None:
     for key in [key for key, pipes in _PIPES.items() if not pipes]:
         del _PIPES[key]
     _PIPES.setdefault(model_id, weakref.WeakSet()).add(pipe)
 
 
-def unregister_pipe(model_id: str, pipe: "SiameseSimilarity") -> None:
+def unregister_pipe(model_id: str, pipe: "SimilarityPipe") -> None:
     pipes = _PIPES.get(model_id)
     if pipes is not None:
         pipes.discard(pipe)
@@ -57,7 +62,7 @@ def unregister_pipe(model_id: str, pipe: "SiameseSimilarity") -> None:
             del _PIPES[model_id]
 
 
-def pipe_for(model_id: str) -> "SiameseSimilarity":
+def pipe_for(model_id: str) -> "SimilarityPipe":
     pipe = next(iter(_PIPES.get(model_id, ())), None)
     if pipe is None:
         raise RuntimeError(
@@ -75,42 +80,15 @@ def mixing_error(model_a: str, model_b: str) -> str:
     )
 
 
-# -- the stored vectors ------------------------------------------------------------
-
-
-def _data(doc: Doc) -> Optional[Dict[str, Any]]:
-    data = doc.user_data.get(VECTOR_KEY)
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
-
-
-def _fingerprint(doc: Doc) -> int:
-    return zlib.crc32(doc.text.encode("utf8"), len(doc))
-
-
-def store(doc: Doc, model_id: str, vector: numpy.ndarray) -> None:
-    """Store `vector` as model `model_id`'s vector of `doc`, which it answers similarity for."""
-    old = _data(doc)
-    vectors = dict(old["vectors"]) if old else {}  # a new dict: copies of a doc may share the old one
-    vectors[model_id] = {"vector": vector, "fingerprint": _fingerprint(doc)}
-    doc.user_data[VECTOR_KEY] = {"format": FORMAT, "hooked": model_id, "vectors": vectors}
-    install_hooks(doc, model_id)
-
-
-def stored_vector(doc: Doc, model_id: str) -> Optional[numpy.ndarray]:
-    """Model `model_id`'s stored vector of `doc`, or None if it has none or the doc changed since."""
-    data = _data(doc)
-    entry = data["vectors"].get(model_id) if data else None
-    if entry is None or entry["fingerprint"] != _fingerprint(doc):
-        return None
-    return entry["vector"]
+# -- which model answers a doc's similarity ------------------------------------
 
 
 def owner(doc: Doc) -> Optional[str]:
     """The model that answers `doc.similarity`: from the stored data, or from the hooks of a
     doc without data (a span's `as_doc()`); None for a doc no model processed."""
-    data = _data(doc)
-    if data is not None:
-        return data["hooked"]
+    model_id = stored_owner(doc)
+    if model_id is not None:
+        return model_id
     hook = doc.user_hooks.get("similarity")
     return hook.args[0] if isinstance(hook, partial) and hook.func is _similarity else None
 
@@ -210,7 +188,7 @@ def _vector_norm(doc: Doc) -> float:
 
 @srsly.msgpack_decoders("spacy_siamese.vectors")
 def _decode(obj: Any, chain: Optional[Callable] = None) -> Any:
-    if isinstance(obj, dict) and obj.get("format") == FORMAT and not getattr(_quiet, "depth", 0):
+    if is_stored_data(obj) and not getattr(_quiet, "depth", 0):
         warnings.warn(
             "Docs with learned siamese_similarity vectors were deserialized without their similarity "
             "hooks (DocBin, Doc.from_bytes or nlp.pipe(n_process>1)): until restored, doc.similarity is "

@@ -3,18 +3,18 @@ triplets inside each batch (`spacy-siamese.TripletLoss.v1`).
 
 One `Example` per doc: its predicted doc is the text; the reference doc is a copy whose
 `user_data[DOC_LABELS_KEY]` holds the doc's labels (strings; docs that share a label are
-similar, e.g. one newsgroup, one news story). Pair examples (`spacy_siamese.pairs`) and
+similar, e.g. one newsgroup, one news story). Pair examples (`spacy_siamese.pair_examples`) and
 labelled docs are not mixed in one batch.
 """
 
-from typing import Dict, Iterable, List, Sequence
+from typing import Iterable, List, Sequence
 
 import numpy
-from scipy.sparse import csr_matrix
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from .pairs import gold_copy
+from .metrics import label_matrix
+from .pair_examples import gold_copy
 
 DOC_LABELS_KEY = "spacy_siamese.labels"
 
@@ -49,16 +49,3 @@ def same_label_matrix(labels: Sequence[Iterable[str]]) -> numpy.ndarray:
     """(n, n) boolean matrix: docs i and j share a label (the diagonal is True)."""
     member = label_matrix(labels)
     return (member @ member.T).toarray() > 0
-
-
-def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
-    """A (n_docs, n_labels) 0/1 matrix of the documents' labels."""
-    index: Dict[str, int] = {}
-    rows: List[int] = []
-    cols: List[int] = []
-    for i, doc_labels in enumerate(labels):
-        for label in set(doc_labels):
-            rows.append(i)
-            cols.append(index.setdefault(label, len(index)))
-    data = numpy.ones(len(rows), dtype="f4")
-    return csr_matrix((data, (rows, cols)), shape=(len(labels), max(len(index), 1)))

@@ -5,9 +5,9 @@ from typing import Any, Callable, Dict, Iterable
 from spacy.training import Example
 from spacy.util import registry
 
-from .evaluation.metrics import best_threshold, is_binary, pair_metrics, regression_metrics
+from .metrics import is_binary, pair_metrics, regression_metrics
 
-__all__ = ["best_threshold", "is_binary", "make_pair_scorer", "pair_metrics", "score_pairs"]
+__all__ = ["make_pair_scorer", "score_pairs"]
 
 
 def score_pairs(

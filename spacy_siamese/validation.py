@@ -8,7 +8,7 @@ import numpy
 from thinc.api import Model
 
 ON_UNKNOWN = ("encode", "error")
-UNIT_RANGE = (0.0, 1.0)
+DEDUPE_PRECISION = 0.9
 # How far a comparison may round past its range before it counts as broken rather than rounded.
 RANGE_TOLERANCE = 1e-3
 
@@ -20,23 +20,6 @@ def check_label(label: Any) -> float:
         if math.isfinite(value) and 0.0 <= value <= 1.0:
             return value
     raise ValueError(f"A pair label must be a finite number in [0, 1], got {label!r}.")
-
-
-def score_range(comparison: Model) -> Tuple[float, float]:
-    """The range of the scores a comparison predicts: (-1, 1) for a cosine without rescaling,
-    the range of the predicting head for combinators, (0, 1) otherwise. A comparison may
-    declare its own range in `attrs["score_range"]`."""
-    declared = comparison.attrs.get("score_range")
-    if declared is not None:
-        low, high = declared
-        return float(low), float(high)
-    if comparison.name == "cosine_similarity" and not comparison.attrs.get("rescale", False):
-        return (-1.0, 1.0)
-    if comparison.name == "with_auxiliary":
-        return score_range(comparison.get_ref("main"))
-    if comparison.name == "train_calibrated":
-        return score_range(comparison.layers[0])
-    return UNIT_RANGE
 
 
 def check_scores(scores: numpy.ndarray, scores_range: Tuple[float, float], name: str) -> numpy.ndarray:
@@ -62,6 +45,12 @@ def check_settings(cfg: Dict[str, Any], *, where: str, scores: Tuple[float, floa
         _fail(where, "threshold", f"a number in [{low:g}, {high:g}] (the comparison's score range)", threshold)
     if cfg.get("on_unknown") not in ON_UNKNOWN:
         _fail(where, "on_unknown", f"one of {', '.join(map(repr, ON_UNKNOWN))}", cfg.get("on_unknown"))
+    dedupe = cfg.get("dedupe_threshold")
+    if dedupe is not None and (not _is_number(dedupe) or not low <= dedupe <= high + 1e-6):
+        _fail(where, "dedupe_threshold", f"null or a number in [{low:g}, {high:g}]", dedupe)
+    precision = cfg.get("dedupe_precision", DEDUPE_PRECISION)
+    if not _is_number(precision) or not 0.0 < precision <= 1.0:
+        _fail(where, "dedupe_precision", "a number in (0, 1]", precision)
     if not isinstance(cfg.get("tune_threshold"), bool):
         _fail(where, "tune_threshold", "true or false", cfg.get("tune_threshold"))
     model_id = cfg.get("model_id")

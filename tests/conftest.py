@@ -1,5 +1,7 @@
+import numpy
 import pytest
 import spacy
+from spacy.tokens import Token
 
 from spacy_siamese import make_pair_example
 
@@ -61,3 +63,31 @@ def trained():
 @pytest.fixture(scope="session")
 def nlp(trained):
     return trained[0]
+
+
+def cauchy_reference(nlp, x, y) -> float:
+    """The Cauchy similarity of two docs, spans or tokens, computed in float64 from their
+    learned vectors and the predicting head's weights, 1 / (1 + sum_i softplus(v_i) (a_i - b_i)^2):
+    an independent check of what the pipe and the hooks return."""
+    from spacy_siamese.layers.heads import predicting_head
+
+    pipe = nlp.get_pipe("siamese_similarity")
+    head = predicting_head(pipe.comparison)
+    assert head.name == "cauchy_similarity", head.name
+    w = numpy.logaddexp(0.0, numpy.asarray(head.get_param("v"), dtype="f8"))
+    a, b = (pipe.vector_of(t) if isinstance(t, Token) else t.vector for t in (x, y))  # token.vector is spaCy's
+    d = numpy.asarray(a, dtype="f8") - numpy.asarray(b, dtype="f8")
+    return float(1.0 / (1.0 + (w * d * d).sum()))
+
+
+def exp_l1_reference(x, y) -> float:
+    """exp(-||a - b||_1) of two docs' vectors, in float64."""
+    return float(numpy.exp(-numpy.abs(numpy.asarray(x.vector, "f8") - numpy.asarray(y.vector, "f8")).sum()))
+
+
+def set_random_vectors(nlp, words, width):
+    """Give each of `words`, in order, a seeded random static vector of `width`; return `nlp`."""
+    rng = numpy.random.default_rng(0)
+    for word in words:
+        nlp.vocab.set_vector(word, rng.normal(size=(width,)).astype("f"))
+    return nlp

@@ -1,25 +1,15 @@
-import subprocess
-import sys
-
 import numpy
 import pytest
 import spacy
-import srsly
 from spacy.tokens import Doc, DocBin
-from spacy.training.loop import create_evaluation_callback
-from thinc.api import Adam
 
 from spacy_siamese import hooks, restore_hooks
-from spacy_siamese.hooks import pipe_for, stored_vector
-from spacy_siamese.layers import cosine_similarity
-from spacy_siamese.scoring import best_threshold
+from spacy_siamese.layers.heads import predicting_head
+from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
-from .conftest import PAIRS, SMALL_MODEL, make_nlp, pair_examples, train
+from .conftest import PAIRS, SMALL_MODEL, cauchy_reference, make_nlp, pair_examples, set_random_vectors, train
 
 TEXTS = [p[0] for p in PAIRS] + [p[1] for p in PAIRS]
-
-
-MIXING = "two different siamese_similarity models"
 
 
 def sims(nlp, texts=TEXTS):
@@ -30,9 +20,7 @@ def sims(nlp, texts=TEXTS):
 def vectors_nlp(*, width=16, vector_width=16, proj_width=0, static=True, comparison=None):
     """A blank pipeline with a tiny static vectors table over the words of PAIRS."""
     nlp = spacy.blank("en")
-    rng = numpy.random.default_rng(0)
-    for word in sorted({t.text for text in TEXTS for t in nlp.make_doc(text)}):
-        nlp.vocab.set_vector(word, rng.normal(size=(vector_width,)).astype("f"))
+    set_random_vectors(nlp, sorted({t.text for text in TEXTS for t in nlp.make_doc(text)}), vector_width)
     encoder = {
         **SMALL_MODEL["model"]["encoder"],
         "width": width,
@@ -57,10 +45,12 @@ def test_overfits_tiny_pair_set(trained):
         assert (sim >= 0.5) == bool(label), (a, b, sim)
 
 
-def test_similarity_is_symmetric_and_bounded(nlp):
+def test_similarity_is_symmetric_and_the_cauchy_formula(nlp):
     matrix = sims(nlp)
     assert numpy.array_equal(matrix, matrix.T)
-    assert numpy.all(matrix > 0) and numpy.all(matrix <= 1)
+    docs = list(nlp.pipe(TEXTS))
+    expected = [[cauchy_reference(nlp, a, b) for b in docs] for a in docs]
+    numpy.testing.assert_allclose(matrix, expected, rtol=1e-5)
     doc = nlp(TEXTS[0])
     assert doc.similarity(doc) == pytest.approx(1.0)
 
@@ -77,7 +67,7 @@ def test_span_similarity(nlp):
     a, b = nlp("How do I learn Python fast?"), nlp("What is the quickest way to learn Python?")
     span = a[0:4]
     sim = span.similarity(b)
-    assert 0 < sim <= 1
+    assert sim == pytest.approx(cauchy_reference(nlp, span, b), rel=1e-5)
     assert sim == b.similarity(span)
     assert span.has_vector and span.vector.shape == (64,)
     # a span covering the whole doc is the doc
@@ -85,7 +75,7 @@ def test_span_similarity(nlp):
     # a span is encoded as its own text
     assert span.similarity(b) == pytest.approx(nlp(span.text).similarity(b), abs=1e-6)
     # tokens compare as one-token spans
-    assert 0 < b.similarity(a[3]) <= 1
+    assert b.similarity(a[3]) == pytest.approx(cauchy_reference(nlp, b, a[3]), rel=1e-5)
 
 
 @pytest.mark.parametrize("text", ["", " ", "   \n\t ", "\n"])
@@ -94,7 +84,7 @@ def test_empty_and_whitespace_docs(nlp, text):
     other = nlp("What is the meaning of love?")
     assert numpy.all(numpy.isfinite(doc.vector))
     sim = doc.similarity(other)
-    assert 0 < sim <= 1 and sim == other.similarity(doc)
+    assert sim == pytest.approx(cauchy_reference(nlp, doc, other), rel=1e-5) and sim == other.similarity(doc)
     assert doc.similarity(nlp(text)) == pytest.approx(1.0)
 
 
@@ -110,12 +100,15 @@ def test_long_doc(nlp):
     doc = nlp("word " * 20000 + "end")
     assert len(doc) > 20000
     assert numpy.all(numpy.isfinite(doc.vector))
-    assert 0 < doc.similarity(nlp("a short question?")) <= 1
+    short = nlp("a short question?")
+    assert doc.similarity(short) == pytest.approx(cauchy_reference(nlp, doc, short), rel=1e-5)
 
 
 def test_unknown_words(nlp):
     doc = nlp("Zxqvb flurmpt gnarfle wibbleton?")
-    assert 0 < doc.similarity(nlp("How do I learn Python fast?")) <= 1
+    known = nlp("How do I learn Python fast?")
+    assert doc.similarity(known) == pytest.approx(cauchy_reference(nlp, doc, known), rel=1e-5)
+    assert not numpy.array_equal(doc.vector, nlp("Qwzzy blorptang snerfle wobbleton?").vector)
 
 
 def test_batched_equals_unbatched(nlp):
@@ -175,7 +168,7 @@ def test_doc_from_another_pipeline_is_encoded(nlp):
     doc = nlp("How do I learn Python fast?")
     expected = doc.similarity(nlp(foreign.text))
     assert doc.similarity(foreign) == pytest.approx(expected, abs=1e-6)
-    assert hooks.VECTOR_KEY not in foreign.user_data and not foreign.user_hooks  # not modified
+    assert VECTOR_KEY not in foreign.user_data and not foreign.user_hooks  # not modified
 
 
 def test_doc_from_another_pipeline_refused_when_asked():
@@ -195,7 +188,7 @@ def test_bare_initialize_without_pairs_works():
     nlp = make_nlp()
     nlp.initialize()
     a, b = nlp("Hello world"), nlp("Goodbye")
-    assert 0 < a.similarity(b) <= 1
+    assert a.similarity(b) == pytest.approx(cauchy_reference(nlp, a, b), rel=1e-5) and a.similarity(b) < 1
 
 
 def test_initialize_with_static_vectors_but_none_loaded():
@@ -213,19 +206,6 @@ def test_update_rejects_examples_that_are_not_pairs():
     eg = Example.from_dict(nlp.make_doc("just one text"), {})
     with pytest.raises(ValueError, match="not a labelled pair"):
         nlp.update([eg])
-
-
-def test_corrupt_model_directory(nlp, tmp_path):
-    path = tmp_path / "model"
-    nlp.to_disk(path)
-    (path / "siamese_similarity" / "model").write_bytes(b"this is not a model")
-    with pytest.raises(ValueError, match="Could not load the 'siamese_similarity' pipe"):
-        spacy.load(path)
-
-
-def test_model_not_loaded_in_process():
-    with pytest.raises(RuntimeError, match="not loaded in this process"):
-        pipe_for("no-such-model-id")
 
 
 def test_feature_head_comparison_trains_and_is_symmetric():
@@ -259,7 +239,8 @@ AUXILIARY = {
 def test_auxiliary_head_with_bare_initialize():
     nlp = make_nlp(comparison=AUXILIARY)
     nlp.initialize()
-    assert 0 < nlp("a b").similarity(nlp("a c")) <= 1
+    a, b = nlp("a b"), nlp("a c")
+    assert a.similarity(b) == pytest.approx(cauchy_reference(nlp, a, b), rel=1e-5)
 
 
 def _assert_fits_and_scores_with_cauchy_alone(nlp, get_cauchy, tmp_path):
@@ -290,25 +271,6 @@ def test_graded_labels_with_squared_error():
     assert scores["sim_auc"] is None  # ranking metrics need binary labels
 
 
-def test_invalid_settings():
-    with pytest.raises(ValueError, match="on_unknown"):
-        make_nlp(on_unknown="ignore")
-    with pytest.raises(ValueError, match="threshold"):
-        make_nlp(threshold=1.5)
-
-
-def test_fine_tuning_a_loaded_pipe_gives_it_a_new_identity(nlp, tmp_path):
-    nlp.to_disk(tmp_path / "m")
-    tuned = spacy.load(tmp_path / "m")
-    pipe = tuned.get_pipe("siamese_similarity")
-    before = tuned(TEXTS[0])
-    assert pipe.model_id == nlp.get_pipe("siamese_similarity").model_id
-    tuned.update(pair_examples(tuned), sgd=tuned.resume_training())
-    assert pipe.model_id != nlp.get_pipe("siamese_similarity").model_id
-    with pytest.raises(ValueError, match="two different siamese_similarity models"):
-        before.similarity(tuned(TEXTS[1]))
-
-
 TRAIN_CALIBRATED = {
     "@architectures": "spacy-siamese.TrainCalibrated.v1",
     "comparison": {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
@@ -319,7 +281,8 @@ def test_train_calibrated_with_bare_initialize():
     comparison = dict(AUXILIARY, main=TRAIN_CALIBRATED)
     nlp = make_nlp(comparison=comparison)
     nlp.initialize()
-    assert 0 < nlp("a b").similarity(nlp("a c")) <= 1
+    a, b = nlp("a b"), nlp("a c")
+    assert a.similarity(b) == pytest.approx(cauchy_reference(nlp, a, b), rel=1e-5)
 
 
 def test_train_calibrated_cauchy_trains_and_predicts_the_raw_cauchy_score(tmp_path):
@@ -348,94 +311,13 @@ def test_numpy_blas_callback(tmp_path):
 # -- issue 14 -------------------------------------------------------------------------
 
 
-def _optimizer(nlp):
-    return nlp.create_optimizer()
-
-
-def test_checkpoints_of_one_run_have_their_own_ids(tmp_path):
-    """model-best and model-last of one run: different weights, different ids; docs of the
-    first keep their similarity when the second is loaded, and the two never mix."""
-    nlp, _ = train(make_nlp(), n_iter=20)
-    examples = pair_examples(nlp)
-    nlp.to_disk(tmp_path / "best")
-    optimizer = _optimizer(nlp)
-    for _ in range(5):
-        nlp.update(examples, sgd=optimizer)
-    nlp.to_disk(tmp_path / "last")
-    best = spacy.load(tmp_path / "best")
-    a, b = best(TEXTS[0]), best(TEXTS[10])
-    before = a.similarity(b)
-    last = spacy.load(tmp_path / "last")
-    assert best.get_pipe("siamese_similarity").model_id != last.get_pipe("siamese_similarity").model_id
-    assert a.similarity(b) == before
-    with pytest.raises(ValueError, match=MIXING):
-        a.similarity(last(TEXTS[10]))
-    with pytest.raises(ValueError, match=MIXING):
-        last(TEXTS[10]).similarity(a)
-
-
-def test_same_weights_saved_twice_keep_one_id(tmp_path):
-    nlp, _ = train(make_nlp(), n_iter=5)
-    nlp.to_disk(tmp_path / "a")
-    nlp.to_disk(tmp_path / "b")
-    ids = {spacy.load(tmp_path / name).get_pipe("siamese_similarity").model_id for name in "ab"}
-    assert len(ids) == 1
-
-
-def test_doc_made_before_an_update_is_not_read_through_the_new_weights():
-    nlp, _ = train(make_nlp(), n_iter=5)
-    doc = nlp(TEXTS[0])
-    nlp.update(pair_examples(nlp), sgd=_optimizer(nlp))
-    with pytest.raises((ValueError, RuntimeError), match=r"two different|not loaded"):
-        doc.similarity(nlp(TEXTS[10]))
-
-
-def test_model_id_is_renewed_lazily_and_the_registry_does_not_grow():
-    nlp, _ = train(make_nlp(), n_iter=2)
-    pipe = nlp.get_pipe("siamese_similarity")
-    examples = pair_examples(nlp)
-    optimizer = _optimizer(nlp)
-    nlp(TEXTS[0])
-    size = len(hooks._PIPES)
-    seen = []
-    for _ in range(10):
-        for _ in range(3):
-            nlp.update(examples, sgd=optimizer)
-        nlp(TEXTS[0])  # first use after the updates: one new id
-        seen.append(pipe.model_id)
-    assert len(set(seen)) == 10
-    assert len(hooks._PIPES) <= size
-    assert pipe_for(seen[-1]) is pipe
-    with pytest.raises(RuntimeError, match="not loaded"):
-        pipe_for(seen[0])
-
-
-def test_averaged_weights_get_their_own_id():
-    nlp, _ = train(make_nlp(), n_iter=2)
-    pipe = nlp.get_pipe("siamese_similarity")
-    optimizer = Adam(0.001, use_averages=True)
-    for _ in range(3):
-        nlp.update(pair_examples(nlp), sgd=optimizer)
-    doc = nlp(TEXTS[0])
-    outside = pipe.model_id
-    with nlp.use_params(optimizer.averages):
-        inside = pipe.model_id
-        averaged = nlp(TEXTS[10])
-        assert inside != outside
-        with pytest.raises((ValueError, RuntimeError)):
-            doc.similarity(averaged)
-    assert pipe.model_id == outside
-    assert pipe_for(outside) is pipe
-    assert 0 < doc.similarity(nlp(TEXTS[10])) <= 1
-
-
 def test_non_finite_loss_stops_the_update_and_keeps_the_weights():
     nlp, _ = train(make_nlp(), n_iter=2)
     pipe = nlp.get_pipe("siamese_similarity")
     weights = pipe.model.to_bytes()
     pipe.loss = lambda scores, labels: (scores * numpy.nan, float("nan"))
     with pytest.raises(ValueError, match=r"'siamese_similarity'.*nan"):
-        nlp.update(pair_examples(nlp), sgd=_optimizer(nlp))
+        nlp.update(pair_examples(nlp), sgd=nlp.create_optimizer())
     assert pipe.model.to_bytes() == weights
 
 
@@ -470,30 +352,6 @@ def test_score_range_per_comparison(name):
     assert make_nlp(comparison=comparison).get_pipe("siamese_similarity").score_range == expected
 
 
-def test_cosine_never_exceeds_one_through_rounding():
-    layer = cosine_similarity(rescale=False)
-    layer.initialize()
-    rng = numpy.random.default_rng(0)
-    vectors = rng.normal(size=(200, 64)).astype("f")
-    raw = layer.predict((vectors, vectors))[:, 0]
-    assert raw.max() > 1.0  # the layer alone rounds above 1
-    nlp = make_nlp(comparison=COSINE)
-    nlp.initialize()
-    scores = nlp.get_pipe("siamese_similarity").compare(vectors, vectors)
-    assert scores.max() == 1.0 and scores.min() >= -1.0
-    matrix = sims(nlp)
-    assert matrix.max() <= 1.0 and matrix.min() >= -1.0
-    assert numpy.array_equal(matrix, matrix.T)
-
-
-def test_threshold_is_checked_against_the_comparison_range():
-    make_nlp(comparison=COSINE, threshold=-0.25)
-    with pytest.raises(ValueError, match="threshold"):
-        make_nlp(threshold=-0.25)
-    with pytest.raises(ValueError, match="threshold"):
-        make_nlp(comparison=COSINE, threshold=1.5)
-
-
 def test_two_similarity_pipes_in_one_pipeline():
     """Each pipe keeps its own vector; doc.similarity is answered by the last one."""
     nlp = spacy.blank("en")
@@ -515,67 +373,6 @@ def test_two_similarity_pipes_in_one_pipeline():
     numpy.testing.assert_array_equal(a.vector, stored_vector(a, pipe_b.model_id))
 
 
-@pytest.mark.parametrize(
-    "field,value",
-    [
-        ("threshold", 5),
-        ("threshold", "high"),
-        ("threshold", None),
-        ("threshold", True),
-        ("on_unknown", "explode"),
-        ("tune_threshold", "yes"),
-        ("model_id", 5),
-        ("model_id", ""),
-    ],
-)
-def test_load_rejects_bad_saved_settings(nlp, tmp_path, field, value):
-    path = tmp_path / "model"
-    nlp.to_disk(path)
-    cfg_path = path / "siamese_similarity" / "cfg"
-    cfg = srsly.read_json(cfg_path)
-    cfg[field] = value
-    srsly.write_json(cfg_path, cfg)
-    with pytest.raises(ValueError) as error:
-        spacy.load(path)
-    assert str(cfg_path) in str(error.value) and f"'{field}'" in str(error.value)
-
-
-def test_missing_cfg_is_reported_as_missing(nlp, tmp_path):
-    path = tmp_path / "model"
-    nlp.to_disk(path)
-    (path / "siamese_similarity" / "cfg").unlink()
-    with pytest.raises(ValueError, match=r"cfg.*missing"):
-        spacy.load(path)
-
-
-@pytest.mark.parametrize("keep", [0, 0.5])
-def test_half_written_model_names_the_directory_and_what_to_do(nlp, tmp_path, keep):
-    path = tmp_path / "model"
-    nlp.to_disk(path)
-    model_file = path / "siamese_similarity" / "model"
-    data = model_file.read_bytes()
-    model_file.write_bytes(data[: int(len(data) * keep)])
-    with pytest.raises(ValueError) as error:
-        spacy.load(path)
-    message = str(error.value)
-    assert str(path / "siamese_similarity") in message and "interrupted" in message
-
-
-@pytest.mark.parametrize("setting", [{"width": 0}, {"rows": [0, 10, 10, 10]}])
-def test_zero_sized_encoder_is_refused_clearly(setting):
-    nlp = spacy.blank("en")
-    encoder = {**SMALL_MODEL["model"]["encoder"], **setting}
-    with pytest.raises(ValueError, match=r"siamese_similarity.*= 0"):
-        nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder}})
-
-
-def test_evaluate_keeps_the_threshold():
-    nlp, _ = train(make_nlp(), n_iter=30)
-    pipe = nlp.get_pipe("siamese_similarity")
-    scores = nlp.evaluate(pair_examples(nlp))
-    assert pipe.threshold == 0.5 and scores["sim_threshold"] == 0.5
-
-
 def test_evaluate_retunes_on_an_explicit_switch():
     nlp, _ = train(make_nlp(), n_iter=30)
     pipe = nlp.get_pipe("siamese_similarity")
@@ -583,27 +380,11 @@ def test_evaluate_retunes_on_an_explicit_switch():
     assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
 
 
-def test_spacy_train_evaluation_retunes(tmp_path):
-    """The evaluation closure of spaCy's training loop retunes; a loaded pipe does not."""
-    nlp, _ = train(make_nlp(), n_iter=30)
-    pipe = nlp.get_pipe("siamese_similarity")
-    examples = pair_examples(nlp)
-    evaluate = create_evaluation_callback(nlp, lambda _: examples, {"sim_acc": 1.0})
-    _, scores = evaluate()
-    assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
-    nlp.to_disk(tmp_path / "m")
-    loaded = spacy.load(tmp_path / "m")
-    lpipe = loaded.get_pipe("siamese_similarity")
-    lpipe.cfg["threshold"] = 0.123
-    _, scores = create_evaluation_callback(loaded, lambda _: pair_examples(loaded), {"sim_acc": 1.0})()
-    assert lpipe.threshold == 0.123 == scores["sim_threshold"]
-
-
 @pytest.mark.parametrize("proj_width", [0, 24])
 @pytest.mark.parametrize("static", [False, True])
 @pytest.mark.parametrize("name", COMPARISONS)
 def test_empty_doc_alone_and_in_batches(name, static, proj_width):
-    comparison, (low, high) = COMPARISONS[name]
+    comparison, _ = COMPARISONS[name]
     nlp = vectors_nlp(width=8, proj_width=proj_width, static=static, comparison=comparison)
     nlp.initialize(lambda: pair_examples(nlp))
     width = proj_width or 16
@@ -614,35 +395,14 @@ def test_empty_doc_alone_and_in_batches(name, static, proj_width):
         for doc, text in zip(docs, batch):
             numpy.testing.assert_allclose(doc.vector, nlp(text).vector, atol=1e-5)
     other = nlp("How do I learn Python fast?")
+    head = predicting_head(nlp.get_pipe("siamese_similarity").comparison)
+
+    def reference(a, b) -> float:  # the comparison's score of the two stored vectors, without the hooks
+        return float(head.predict((a.vector[None, :], b.vector[None, :]))[0, 0])
+
     sim = empty.similarity(other)
-    assert numpy.isfinite(sim) and low <= sim <= high and sim == other.similarity(empty)
-    assert low <= empty.similarity(nlp("")) <= high
-
-
-@pytest.mark.slow
-def test_spacy_train_stores_a_dev_tuned_threshold_and_checkpoint_ids(tmp_path):
-    nlp = make_nlp()
-    examples = pair_examples(nlp)
-    DocBin(docs=[eg.reference for eg in examples], store_user_data=True).to_disk(tmp_path / "pairs.spacy")
-    config = nlp.config.copy()
-    config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "pairs.spacy")
-    config["training"].update({"max_steps": 40, "eval_frequency": 10, "patience": 0, "seed": 0})
-    config["training"]["batcher"]["size"] = 10
-    config["training"]["optimizer"]["learn_rate"] = 0.01
-    config.to_disk(tmp_path / "config.cfg")
-    subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(tmp_path / "config.cfg"), "--output", str(tmp_path / "out")],
-        check=True,
-        capture_output=True,
-    )
-    best_nlp = spacy.load(tmp_path / "out" / "model-best")
-    best = best_nlp.get_pipe("siamese_similarity")
-    last = spacy.load(tmp_path / "out" / "model-last").get_pipe("siamese_similarity")
-    scores, labels = best.pair_scores(pair_examples(best_nlp))
-    assert best.threshold != 0.5
-    assert best.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6)
-    same_weights = best.model.to_bytes() == last.model.to_bytes()
-    assert (best.model_id == last.model_id) == same_weights
+    assert sim == pytest.approx(reference(empty, other), abs=1e-6) and sim == other.similarity(empty)
+    assert empty.similarity(nlp("")) == pytest.approx(reference(empty, empty), abs=1e-6)
 
 
 def test_score_ignores_examples_that_are_not_pairs(trained):

@@ -1,11 +1,6 @@
-import json
-
 import pytest
 import spacy
-from typer.testing import CliRunner
 
-from spacy_siamese.cli import explain as _explain_command  # noqa: F401  (registers `explain`)
-from spacy_siamese.cli.app import app
 from spacy_siamese.explain import explain_pair, tweak_weights
 
 from .conftest import PAIRS, make_nlp, pair_examples
@@ -60,18 +55,3 @@ def test_tweak_weights_and_errors(tweak_nlp):
     assert list(weights)[:3] == ["bias", "log_tf", "log_df"]
     with pytest.raises(ValueError, match="TWEAK and S2Net"):
         explain_pair(make_nlp(comparison={"@architectures": "spacy-siamese.CosineSimilarity.v1"}), "a", "b")
-
-
-def test_explain_cli(tweak_nlp, tmp_path):
-    tweak_nlp.to_disk(tmp_path / "model")
-    runner = CliRunner()
-    out = tmp_path / "explain.json"
-    result = runner.invoke(
-        app, ["explain", str(tmp_path / "model"), "How do I learn Python?", "learn python", "--output-json", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    assert "log_df" in result.output and "python" in result.output
-    data = json.loads(out.read_text())
-    assert data["kind"] == "tweak" and data["pair"]["terms"][0]["term"] in ("python", "learn")
-    result = runner.invoke(app, ["explain", str(tmp_path / "model"), "only one text"])
-    assert result.exit_code == 1

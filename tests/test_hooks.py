@@ -10,16 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, DocBin
 
-from spacy_siamese.hooks import (
-    VECTOR_KEY,
-    LostHooksWarning,
-    docs_from_docbin,
-    hooked_docs,
-    restore_hooks,
-    stored_vector,
-)
+from spacy_siamese.hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
+from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
-from .conftest import PAIRS, make_nlp, train
+from .conftest import PAIRS, cauchy_reference, make_nlp, train
 from .test_component import TEXTS, vectors_nlp
 
 MIXING = "two different siamese_similarity models"
@@ -50,7 +44,7 @@ def test_token_similarity_is_learned_and_symmetric(nlp):
     assert sim == pytest.approx(nlp("Python").similarity(b), abs=1e-6)
     assert token.similarity(b[0:3]) == b[0:3].similarity(token)
     assert token.similarity(b[2]) == b[2].similarity(token)
-    assert 0 < sim <= 1
+    assert sim == pytest.approx(cauchy_reference(nlp, token, b), rel=1e-5)
 
 
 def test_token_path_detects_two_models(nlp, other_nlp):

@@ -15,6 +15,8 @@ from spacy.language import Language
 from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
 import spacy_siamese
+from spacy_siamese.labelled import is_labelled_doc
+from spacy_siamese.pair_examples import is_pair_example
 
 from .conftest import PAIRS
 
@@ -140,8 +142,11 @@ def test_config_resolves(path, data_files):
     filled = nlp.config.interpolate()
     training = registry.resolve(filled["training"], validate=True)
     corpora = resolve_dot_names(filled, [training["train_corpus"], training["dev_corpus"]])
-    for corpus in corpora:
-        assert next(iter(corpus(nlp)), None) is not None
+    texts = {text for pair in PAIRS for text in pair[:2]}
+    for corpus in corpora:  # each reads the data files given: a pair or a labelled doc of our texts
+        first = next(iter(corpus(nlp)))
+        assert is_pair_example(first) or is_labelled_doc(first)
+        assert first.predicted.text in texts
 
 
 def test_configs_use_the_current_versions():

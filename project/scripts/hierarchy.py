@@ -30,7 +30,7 @@ from sklearn.svm import SVR
 
 from spacy_siamese.corpora.readers import HierarchyPairs
 from spacy_siamese.corpora.sampling import PairIndex
-from spacy_siamese.evaluation.metrics import regression_metrics
+from spacy_siamese.metrics import regression_metrics
 
 READER_KEYS = ("collection", "test_fraction", "dev_fraction", "n_pairs", "depth", "seed", "max_chars")
 app = typer.Typer(add_completion=False)

@@ -24,7 +24,7 @@ import typer
 from scipy.sparse import issparse
 
 from spacy_siamese.evaluation.baselines import fit_tfidf, load_vectors, tfidf_vectors
-from spacy_siamese.evaluation.metrics import _unit_rows
+from spacy_siamese.metrics import _unit_rows
 
 HELD_OUT = "comp.windows.x,misc.forsale,rec.sport.hockey,sci.space,talk.politics.mideast"
 app = typer.Typer(add_completion=False)

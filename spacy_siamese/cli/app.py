@@ -1,18 +1,21 @@
-"""The typer app, its shared options and helpers."""
+"""The typer app, its shared options and helpers (written once for every command file)."""
 
 import json
 import platform
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NoReturn, Optional
+from typing import Any, Dict, Iterator, List, NoReturn, Optional, Tuple
 
 import spacy
 import typer
 from spacy.language import Language
 
+from ..component import get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
-from ..evaluation.pairs import get_similarity_pipe
+from ..search import SimilarityIndex
+from ..search.index import BACKENDS
+from ..search.texts import read_texts
 
 app = typer.Typer(
     name="spacy_siamese",
@@ -20,11 +23,29 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help is rich markup (and wraps at spaces only): write a literal "[" as "\\[".
+    rich_markup_mode="rich",
 )
+MODEL = typer.Argument(..., help="Trained pipeline with a siamese_similarity pipe (directory or package)")
 PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress bars (only on a terminal)")
 OUTPUT_JSON = typer.Option(None, "--output-json", help="Write every number as JSON")
 OUTPUT_MD = typer.Option(None, "--output-md", help="Write the Markdown table")
 NAME = typer.Option("", "--name", help="A name for the evaluation, used in titles")
+PAIRS_FORMAT = typer.Option("auto", "--format", "-f", help="Pair file format")
+# Collections (index, dedupe, dedupe-ray)
+COLLECTION = typer.Argument(..., help="Text file (one doc a line) or JSONL with a text field")
+TEXTS_FORMAT = typer.Option("auto", "--format", "-f", help="auto (JSONL for .jsonl), text (one doc a line) or jsonl")
+FIELD = typer.Option("text", "--field", help="JSONL field with the text (an 'id' field is kept)")
+BACKEND = typer.Option(
+    "exact",
+    "--backend",
+    "-b",
+    help=f"Search backend: {', '.join(BACKENDS)} (the faiss ones need: pip install 'spacy-siamese\\[ann]')",
+)
+K = typer.Option(10, "-k", help="Compare each doc with its k most similar others")
+THRESHOLD = typer.Option(None, "--threshold", "-t", help="Minimum score (default: the pipe's)")
+BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encoding")
+N_PROCESS = typer.Option(1, "--n-process", help="Processes for encoding (nlp.pipe n_process)")
 
 
 def load_pipeline(model: str) -> Language:
@@ -52,6 +73,19 @@ def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenie
     if not records:
         fail(f"No pairs read from {path}")
     return records
+
+
+def build_index(
+    model: str, path: Path, format: str, field: str, backend: str, batch_size: int, n_process: int, progress: bool
+) -> Tuple[SimilarityIndex, List[str], List[Any]]:
+    """The index of a text or JSONL collection, its texts and its ids."""
+    require_file(path)
+    texts, ids = read_texts(path, format=format, field=field)
+    nlp = load_pipeline(model)
+    index = SimilarityIndex.build(
+        nlp, texts, backend=backend, batch_size=batch_size, n_process=n_process, progress=progress
+    )
+    return index, texts, ids
 
 
 def write_jsonl(path: Path, rows: List[Dict[str, Any]]) -> None:
@@ -88,8 +122,9 @@ def fail(message: str) -> NoReturn:
 
 @contextmanager
 def errors() -> Iterator[None]:
+    """Report expected errors, a missing optional extra included, as one line (exit code 1)."""
     try:
         yield
-    except (_Failure, OSError, ValueError) as err:
+    except (_Failure, OSError, ValueError, ImportError) as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1) from err

@@ -5,7 +5,7 @@ from typing import Any, Dict, Optional
 
 import typer
 
-from ..evaluation.pairs import get_similarity_pipe
+from ..component import get_similarity_pipe
 from ..evaluation.report import write_json
 from ..explain import explain_pair, model_kind, tweak_weights
 from .app import OUTPUT_JSON, app, errors, fail, load_pipeline
@@ -19,8 +19,11 @@ def explain_command(
     top: int = typer.Option(10, "--top", "-n", help="Terms to show, by absolute contribution"),
     output_json: Optional[Path] = OUTPUT_JSON,
 ) -> None:
-    """Print a TWEAK pipe's feature weights, and for a pair of texts the terms that contribute
-    most to their similarity (exact for TWEAK and S2Net: the contributions sum to the score)."""
+    """Print a TWEAK pipe's feature weights, and the terms behind a pair's similarity.
+
+    For a pair of texts, the terms that contribute most to their similarity (exact for TWEAK
+    and S2Net: the contributions sum to the score).
+    """
     with errors():
         if (text_a is None) != (text_b is None):
             fail("Give two texts to explain a pair, or none for the feature weights only")

@@ -1,5 +1,5 @@
 """The registered corpus readers for `spacy train`: pair files and seeded pairs of
-labelled documents, both as pair Examples (see `spacy_siamese.pairs`)."""
+labelled documents, both as pair Examples (see `spacy_siamese.pair_examples`)."""
 
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, Tuple, Union
@@ -10,7 +10,7 @@ from spacy.training import Example
 from spacy.util import ensure_path, registry
 
 from ..labelled import labelled_doc_example
-from ..pairs import make_pair_example
+from ..pair_examples import make_pair_example
 from .base import DocRecord, DocumentFormatError
 from .document_files import read_documents
 from .hierarchy import group_of, group_path, sample_hierarchy_pairs

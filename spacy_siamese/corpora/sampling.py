@@ -7,12 +7,11 @@ from collections import Counter, defaultdict
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import numpy
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..pairs import pair_example
+from ..pair_examples import pair_example
+from ..util import component_labels
 from .base import DocRecord, PairRecord
 
 
@@ -123,8 +122,7 @@ def question_components(pairs: Sequence[Sourced], key: Callable[[str], str]) -> 
         [[ids.setdefault(key(p.text1), len(ids)), ids.setdefault(key(p.text2), len(ids))] for _, p in pairs],
         dtype="int64",
     ).reshape(-1, 2)
-    graph = coo_matrix((numpy.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(len(ids), len(ids)))
-    _, component = connected_components(graph, directed=False)
+    component = component_labels(len(ids), ends[:, 0], ends[:, 1])
     groups: Dict[int, List[int]] = defaultdict(list)
     for i, first in enumerate(ends[:, 0]):
         groups[int(component[first])].append(i)

@@ -4,11 +4,9 @@ against every other distinct question of the file and find the rank of its partn
 The collection is the distinct texts of the pair file; the queries are a seeded sample of its
 labelled duplicate pairs (side A queries, side B is the one relevant text). A query's own text
 is never a candidate. Ranks are pessimistic: a candidate scoring the same as the partner
-counts as ranked above it. From the command line: `benchmarks/quora_retrieval.py`.
+counts as ranked above it. From the command line: `python -m spacy_siamese evaluate-duplicates`.
 """
 
-import argparse
-import json
 import random
 import time
 from dataclasses import dataclass
@@ -20,10 +18,13 @@ import spacy
 from spacy.language import Language
 from tqdm import tqdm
 
+from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import read_pairs
-from ..search import SimilarityIndex, score_matrix, vector_space
+from ..pairwise import vector_similarity_matrix
+from ..search import SimilarityIndex, vector_space
+from ..util import show_progress
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
-from .pairs import MODEL, PIPE_NAME, TFIDF, Pair, describe_pipe, get_similarity_pipe, show_progress
+from .pair_evaluation import MODEL, TFIDF, PairLike, describe_pipe
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
 ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
@@ -40,7 +41,7 @@ class DuplicateQueries:
     partners: numpy.ndarray
 
 
-def duplicate_queries(records: Iterable[Pair], *, n_pairs: int = 1000, seed: int = 0) -> DuplicateQueries:
+def duplicate_queries(records: Iterable[PairLike], *, n_pairs: int = 1000, seed: int = 0) -> DuplicateQueries:
     """The distinct texts of `records` (first-seen order) and `n_pairs` duplicate pairs
     (label >= 0.5, two different texts, each (text1, text2) once) sampled with `seed`
     (all of them if there are fewer)."""
@@ -96,14 +97,14 @@ def pipe_score_rows(
     vectors: Optional[numpy.ndarray] = None,
 ) -> ScoreRows:
     """Score rows with the pipe's own similarity between the learned vectors of the query and of
-    every text (`vectors`, else encoded): `score_matrix`, the score `doc.similarity` gives, or
+    every text (`vectors`, else encoded): `vector_similarity_matrix`, the score `doc.similarity` gives, or
     for a hybrid its score by matrix products (`VectorSpace.scores`, equal up to rounding)."""
     pipe = get_similarity_pipe(nlp, pipe_name)
     V = pipe_vectors(nlp, texts, pipe_name=pipe_name, progress=progress) if vectors is None else vectors
     space = vector_space(pipe.comparison)
     if space.scores_exactly:
         return lambda queries: space.scores(V[queries], V)
-    return lambda queries: score_matrix(pipe, V[queries], V)
+    return lambda queries: vector_similarity_matrix(pipe.compare, V[queries], V)
 
 
 def pipe_vectors(
@@ -147,7 +148,7 @@ def tfidf_score_rows(nlp: Language, texts: Sequence[str], fit_texts: Sequence[st
 
 def evaluate_duplicates(
     nlp: Optional[Language],
-    records: Iterable[Pair],
+    records: Iterable[PairLike],
     *,
     fit_texts: Optional[Sequence[str]] = None,
     n_pairs: int = 1000,
@@ -196,22 +197,3 @@ def pair_texts(path: Path) -> List[str]:
         seen.setdefault(r.text1)
         seen.setdefault(r.text2)
     return list(seen)
-
-
-def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="trained pipeline directory or package, or '-' for baselines only")
-    parser.add_argument("pairs", type=Path, help="pair file whose texts form the collection")
-    parser.add_argument("--fit-texts", type=Path, default=None, help="pair file to fit TF-IDF on (baseline)")
-    parser.add_argument("--n-pairs", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output-json", type=Path, default=None)
-    args = parser.parse_args(argv)
-    nlp = None if args.model == "-" else spacy.load(args.model)
-    fit = pair_texts(args.fit_texts) if args.fit_texts else None
-    report = evaluate_duplicates(nlp, list(read_pairs(args.pairs)), fit_texts=fit, n_pairs=args.n_pairs, seed=args.seed)
-    report["pairs"], report["model_path"] = str(args.pairs), args.model
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.output_json:
-        args.output_json.write_text(text + "\n", encoding="utf8")

@@ -6,7 +6,7 @@ from typing import Dict, Hashable, Optional, Sequence
 import numpy
 from sklearn.metrics import roc_curve
 
-from .metrics import ArrayLike, _check, pair_metrics
+from ..metrics import ArrayLike, _check, pair_metrics
 
 
 def tpr_at_fpr(scores: ArrayLike, labels: ArrayLike, fpr: float) -> Optional[float]:

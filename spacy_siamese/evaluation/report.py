@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 
 import numpy
 
-from .pairs import MODEL, TFIDF, TUNED, VECTORS
+from .pair_evaluation import MODEL, TFIDF, TUNED, VECTORS
 
 PAIR_COLUMNS = (("acc", "acc"), ("p", "P"), ("r", "R"), ("f", "F1"), ("auc", "AUC"), ("ap", "AP"))
 GRADED_COLUMNS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("mse", "MSE"), ("mae", "MAE"))

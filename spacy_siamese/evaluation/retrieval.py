@@ -5,16 +5,16 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
-import numpy
 from spacy.language import Language
 from spacy.tokens import Doc
-from spacy.util import minibatch
 from tqdm import tqdm
 
+from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import DocRecord, read_documents, sample_pairs, split_documents
+from ..metrics import pair_auc, retrieval_metrics
+from ..util import show_progress
 from .baselines import find_tfidf, fit_tfidf, lsa, tfidf_settings, tfidf_vectors
-from .metrics import pair_auc, retrieval_metrics
-from .pairs import MODEL, PIPE_NAME, TFIDF, describe_pipe, get_similarity_pipe, show_progress
+from .pair_evaluation import MODEL, TFIDF, describe_pipe
 
 LSA = "LSA"
 SPLITS = ("dev", "test")
@@ -50,11 +50,6 @@ def heldout_documents(
     return train, held
 
 
-def encode(pipe: Any, docs: Sequence[Doc], *, batch_size: int = 512) -> numpy.ndarray:
-    """The pipe's learned vectors of tokenized docs, (n_docs, width)."""
-    return numpy.vstack([pipe.model.ops.to_numpy(pipe.predict(batch)) for batch in minibatch(docs, batch_size)])
-
-
 def evaluate_retrieval(
     nlp: Language,
     train_docs: Sequence[DocRecord],
@@ -81,7 +76,7 @@ def evaluate_retrieval(
     timing: Dict[str, float] = {}
     results: Dict[str, Dict[str, Any]] = {}
     start = time.perf_counter()
-    vectors = encode(pipe, held)
+    vectors = pipe.vectors(held)
     results[MODEL] = {**_metrics(vectors, labels, pairs, ks), "k": int(vectors.shape[1])}
     timing["model_s"] = time.perf_counter() - start
     report: Dict[str, Any] = {

@@ -4,7 +4,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..validation import score_range
+from .heads import score_range
 
 InT = Tuple[Floats2d, Floats2d]
 

@@ -4,8 +4,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..validation import score_range
 from .auxiliary import init_heads
+from .heads import predicting_head, score_range
 
 InT = Tuple[Floats2d, Floats2d]
 
@@ -20,7 +20,7 @@ def with_in_batch_scores(*, comparison: Model[InT, Floats2d]) -> Model[InT, Floa
     predicting head (the `main` head of a combinator that has one), in training mode. At
     prediction the output is the comparison's (n_pairs, 1) score, unchanged.
     """
-    scorer = comparison.get_ref("main") if comparison.has_ref("main") else comparison
+    scorer = predicting_head(comparison, training=True)
     return Model(
         "with_in_batch_scores",
         forward,
@@ -40,7 +40,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     A, B = X
     Y, backprop_pairs = comparison(X, is_train)
     k = Y.shape[1]
-    M, backprop_matrix = score_matrix(model.get_ref("scorer"), A, B, is_train)
+    M, backprop_matrix = cross_scores(model.get_ref("scorer"), A, B, is_train)
 
     def backprop(dY: Floats2d) -> InT:
         dA, dB = backprop_pairs(xp.ascontiguousarray(dY[:, :k]))
@@ -50,7 +50,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     return xp.hstack([Y, M]), backprop
 
 
-def score_matrix(scorer: Model[InT, Floats2d], A: Floats2d, B: Floats2d, is_train: bool) -> Tuple[Floats2d, Callable]:
+def cross_scores(scorer: Model[InT, Floats2d], A: Floats2d, B: Floats2d, is_train: bool) -> Tuple[Floats2d, Callable]:
     """M[i, j] = score(A_i, B_j) of a comparison's first score column, (len(A), len(B)), and its
     backprop dM -> (dA, dB). Shared by in-batch negatives and the triplet mining of labelled docs."""
     xp = scorer.ops.xp

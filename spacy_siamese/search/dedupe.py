@@ -1,20 +1,55 @@
-"""Duplicate mining over a collection: pairs above a threshold, and groups of duplicates."""
+"""Duplicate mining over a collection: pairs above a threshold, and groups of duplicates.
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+`find_duplicates` encodes a collection into a vector store (a temporary one, or `work_dir`,
+which a restarted call resumes) and mines it with a `CorpusIndex`: every returned score is
+exactly `doc.similarity` of the two items. The threshold is the pipe's `dedupe_threshold` (set
+for precision on the dev pairs when the pipe was trained), not its pair-classification
+threshold.
+"""
+
+import tempfile
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 from spacy.language import Language
-from tqdm import tqdm
+from spacy.tokens import Doc
 
-from ..evaluation.pairs import show_progress
-from .encode import PIPE_NAME, TextOrDoc
-from .index import SimilarityIndex
+from ..component import PIPE_NAME, SiameseSimilarity, get_similarity_pipe
+from ..util import component_labels
+from .corpus import CANDIDATES, CorpusIndex, DuplicatePair
+from .encode import TextOrDoc
+from .store import CHUNK_SIZE, encode_collection
 
-Pair = Tuple[int, int, float]
-METHODS = ("components", "communities")
-QUERY_BATCH = 1024
+METHODS = ("communities", "components")
+# Warn when one group holds more than this share of the collection (and more than MIN_LARGE items).
+LARGE_GROUP_SHARE = 0.05
+MIN_LARGE = 20
+
+
+class LargeGroupWarning(UserWarning):
+    """One group of duplicates takes a large share of the collection: the threshold is
+    probably too low for grouping."""
+
+
+def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None) -> float:
+    """The threshold to mine duplicates with: `threshold`, else the pipe's `dedupe_threshold`,
+    else (with a warning) its pair-classification threshold."""
+    if threshold is not None:
+        return float(threshold)
+    if pipe.dedupe_threshold is not None:
+        return pipe.dedupe_threshold
+    warnings.warn(
+        f"The '{pipe.name}' pipe has no dedupe threshold (trained before it existed, or its dev pairs never "
+        f"reached precision {pipe.cfg.get('dedupe_precision')}): using its pair threshold {pipe.threshold:g}, "
+        "which groups too much. Set one with `python -m spacy_siamese calibrate MODEL DEV_PAIRS` or pass a threshold.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return pipe.threshold
 
 
 def find_duplicates(
@@ -23,53 +58,41 @@ def find_duplicates(
     *,
     threshold: Optional[float] = None,
     k: int = 10,
-    backend: str = "exact",
+    candidates: str = "auto",
+    c: int = CANDIDATES,
+    work_dir: Optional[Union[str, Path]] = None,
     batch_size: int = 256,
     n_process: int = 1,
     progress: bool = True,
     pipe_name: str = PIPE_NAME,
-) -> List[Pair]:
-    """Pairs (i, j, score), i < j, each once, with score >= threshold (default: the pipe's stored
-    decision threshold) among each item's k most similar other items; best first. Scores are
-    exactly the pipe's similarity; with the exact backend the result is the brute-force one."""
-    index = SimilarityIndex.build(
-        nlp,
-        texts_or_docs,
-        backend=backend,
-        batch_size=batch_size,
-        n_process=n_process,
-        progress=progress,
-        pipe_name=pipe_name,
-        store_texts=False,
-    )
-    return duplicate_pairs(index, threshold=threshold, k=k, progress=progress)
+) -> List[DuplicatePair]:
+    """Pairs (i, j, score), i < j (positions in `texts_or_docs`), each once, best first, with
+    score >= threshold (default: the pipe's `dedupe_threshold`) among each item's k
+    best-scoring others. `candidates`: "flat" compares every item with every other (the
+    brute-force result), "ivf" / "hnsw" with its `c` nearest compact vectors (faiss, extra
+    `spacy-siamese[ann]`), "auto" takes "flat" for small collections. Scores are exactly the
+    pipe's similarity."""
+    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+    limit = dedupe_threshold(pipe, threshold)
+    items = list(texts_or_docs)
+    with _store_dir(work_dir) as path:
+        store = encode_collection(
+            nlp,
+            items,
+            len(items),
+            path,
+            source={"items": len(items)} if work_dir is None else {"items": _fingerprint(items)},
+            pipe_name=pipe_name,
+            chunk_size=CHUNK_SIZE,
+            batch_size=batch_size,
+            n_process=n_process,
+            progress=progress,
+        )
+        index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates, progress=progress)
+        return index.duplicates(limit, k=k, c=c, progress=progress)
 
 
-def duplicate_pairs(
-    index: SimilarityIndex,
-    *,
-    threshold: Optional[float] = None,
-    k: int = 10,
-    query_ids: Optional[Sequence[int]] = None,
-    progress: bool = False,
-) -> List[Pair]:
-    """`find_duplicates` over an index's own items; `query_ids` restricts the queries (a shard)."""
-    limit = index.pipe.threshold if threshold is None else float(threshold)
-    queries = numpy.arange(len(index)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
-    found: Dict[Tuple[int, int], float] = {}
-    bar = tqdm(total=len(queries), desc="searching", unit="doc", disable=not show_progress(progress))
-    with bar:
-        for s in range(0, len(queries), QUERY_BATCH):
-            block = queries[s : s + QUERY_BATCH]
-            ids, scores = index.search_vectors(index.vectors[block], k, exclude=block)
-            rows, cols = numpy.nonzero((ids >= 0) & (scores >= limit))
-            for q, j, score in zip(block[rows], ids[rows, cols], scores[rows, cols]):
-                found[(min(int(q), int(j)), max(int(q), int(j)))] = float(score)
-            bar.update(len(block))
-    return sort_pairs((i, j, s) for (i, j), s in found.items())
-
-
-def sort_pairs(pairs: Iterable[Pair]) -> List[Pair]:
+def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
     """Pairs best first, then by (i, j), each unordered pair once."""
     unique = {(i, j): s for i, j, s in pairs}
     return sorted(((i, j, s) for (i, j), s in unique.items()), key=lambda p: (-p[2], p[0], p[1]))
@@ -81,9 +104,9 @@ def cluster_duplicates(
     *,
     threshold: Optional[float] = None,
     k: int = 10,
-    method: str = "components",
+    method: str = "communities",
     min_size: int = 2,
-    backend: str = "exact",
+    candidates: str = "auto",
     batch_size: int = 256,
     n_process: int = 1,
     progress: bool = True,
@@ -96,7 +119,7 @@ def cluster_duplicates(
         items,
         threshold=threshold,
         k=k,
-        backend=backend,
+        candidates=candidates,
         batch_size=batch_size,
         n_process=n_process,
         progress=progress,
@@ -105,11 +128,15 @@ def cluster_duplicates(
     return group_pairs(pairs, len(items), method=method, min_size=min_size)
 
 
-def group_pairs(pairs: Sequence[Pair], n: int, *, method: str = "components", min_size: int = 2) -> List[List[int]]:
+def group_pairs(
+    pairs: Sequence[DuplicatePair], n: int, *, method: str = "communities", min_size: int = 2
+) -> List[List[int]]:
     """Groups of the duplicate graph of `pairs` over n items, largest first (ties: lowest id).
+    A group with more than 5% of the items (and more than 20) warns (`LargeGroupWarning`).
 
-    "components": connected components; members ranked by the sum of their duplicate scores
-    within the group. "communities": like sentence-transformers' `community_detection`: each
+    "components": connected components, which chain: a -> b -> c puts a and c in one group
+    however unlike they are; members ranked by the sum of their duplicate scores within the
+    group. "communities" (the default): like sentence-transformers' `community_detection`: each
     item with its duplicates is a candidate community, candidates are taken largest first and
     items already taken are dropped from later ones; the centre comes first, then its
     duplicates by score. Community sizes are bounded by the k of the search (k + 1).
@@ -118,11 +145,18 @@ def group_pairs(pairs: Sequence[Pair], n: int, *, method: str = "components", mi
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     graph = _graph(pairs, n)
     groups = _components(graph, n) if method == "components" else _communities(graph, n, min_size)
-    groups = [g for g in groups if len(g) >= max(1, min_size)]
-    return sorted(groups, key=lambda g: (-len(g), min(g)))
+    groups = sorted((g for g in groups if len(g) >= max(1, min_size)), key=lambda g: (-len(g), min(g)))
+    if groups and len(groups[0]) > max(MIN_LARGE, LARGE_GROUP_SHARE * n):
+        warnings.warn(
+            f"One group holds {len(groups[0]):,} of {n:,} items ({len(groups[0]) / n:.0%}): duplicates chained "
+            f"into it ({method}). Raise the threshold or use method='communities' with a smaller k.",
+            LargeGroupWarning,
+            stacklevel=2,
+        )
+    return groups
 
 
-def _graph(pairs: Sequence[Pair], n: int) -> coo_matrix:
+def _graph(pairs: Sequence[DuplicatePair], n: int) -> coo_matrix:
     i = numpy.asarray([p[0] for p in pairs], dtype="int64")
     j = numpy.asarray([p[1] for p in pairs], dtype="int64")
     s = numpy.asarray([p[2] for p in pairs], dtype="float64")
@@ -130,7 +164,7 @@ def _graph(pairs: Sequence[Pair], n: int) -> coo_matrix:
 
 
 def _components(graph: coo_matrix, n: int) -> List[List[int]]:
-    _, labels = connected_components(graph.tocsr(), directed=False)
+    labels = component_labels(n, graph.row, graph.col)
     strength = numpy.asarray(graph.tocsr().sum(axis=1)).ravel()
     groups: Dict[int, List[int]] = {}
     for item in numpy.lexsort((numpy.arange(n), -strength)):
@@ -155,3 +189,23 @@ def _communities(graph: coo_matrix, n: int, min_size: int) -> List[List[int]]:
             taken[kept] = True
             groups.append(kept)
     return groups
+
+
+@contextmanager
+def _store_dir(work_dir: Optional[Union[str, Path]]) -> Iterator[Path]:
+    if work_dir is not None:
+        yield Path(work_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="spacy-siamese-") as tmp:
+        yield Path(tmp) / "store"
+
+
+def _fingerprint(items: Sequence[TextOrDoc]) -> str:
+    """A digest of the items' texts, so that a work_dir is resumed only for the same collection."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update((item.text if isinstance(item, Doc) else item).encode("utf8"))
+        digest.update(b"\0")
+    return digest.hexdigest()

@@ -1,6 +1,6 @@
 """Texts or docs -> the pipe's learned vectors, streamed through the pipeline."""
 
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -8,11 +8,11 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 from tqdm import tqdm
 
-from ..evaluation.pairs import get_similarity_pipe, show_progress
+from ..component import PIPE_NAME, get_similarity_pipe
 from ..hooks import hooked_docs
+from ..util import show_progress
 
 TextOrDoc = Union[str, Doc]
-PIPE_NAME = "siamese_similarity"
 
 
 def iter_docs(nlp: Language, items: Sequence[TextOrDoc], *, batch_size: int, n_process: int) -> Iterator[Doc]:
@@ -52,13 +52,6 @@ def encode(
     width = pipe.encoder.get_dim("nO")
     vectors = numpy.vstack(chunks) if chunks else numpy.zeros((0, width), dtype="float32")
     return numpy.ascontiguousarray(vectors, dtype="float32"), texts
-
-
-def check_pipe(nlp: Language, pipe_name: str = PIPE_NAME) -> Any:
-    """The pipeline's similarity pipe, initialized, or a ValueError."""
-    pipe = get_similarity_pipe(nlp, pipe_name)
-    pipe._check_initialized()
-    return pipe
 
 
 def as_list(items: Optional[Iterable[TextOrDoc]]) -> List[TextOrDoc]:

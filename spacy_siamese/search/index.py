@@ -16,8 +16,9 @@ import numpy
 import srsly
 from spacy.language import Language
 
-from .encode import PIPE_NAME, TextOrDoc, as_list, check_pipe, encode
-from .matrix import score_matrix, score_pairs
+from ..component import PIPE_NAME, get_similarity_pipe
+from ..pairwise import vector_pair_scores, vector_similarity_matrix
+from .encode import TextOrDoc, as_list, encode
 from .space import vector_space
 
 FORMAT = "spacy_siamese.index.v1"
@@ -62,8 +63,8 @@ class SimilarityIndex:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.nlp = nlp
         self.pipe_name = pipe_name
-        self.pipe = check_pipe(nlp, pipe_name)
-        self.model_id: str = self.pipe.model_id
+        self.pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+        self.model_id: str = self.pipe._require_initialized()
         self.space = vector_space(self.pipe.comparison)
         self.backend = backend
         self.candidates = candidates
@@ -186,7 +187,7 @@ class SimilarityIndex:
         matrix_scores = self.candidates is None and self.space.scores_exactly  # a hybrid's own score
         ranks_exactly = matrix_scores or (self.space.exact and self.space.metric != "l1")
         if self.candidates is None and not ranks_exactly:
-            keys = score_matrix(self.pipe, queries, self.vectors)  # brute force: exact scores
+            keys = vector_similarity_matrix(self.pipe.compare, queries, self.vectors)  # brute force: exact scores
             rows, cols = _near_kth(keys, k, exclude, numpy.zeros(len(queries), dtype="float32"))
             return rows, cols, keys[rows, cols]
         keys, tol = self._keys(queries, matrix_scores=matrix_scores)
@@ -194,7 +195,7 @@ class SimilarityIndex:
             tol = numpy.zeros(len(queries), dtype="float32")
             k = max(k, int(self.candidates or k))
         rows, cols = _near_kth(keys, k, exclude, tol)
-        return rows, cols, score_pairs(self.pipe, queries, self.vectors, rows, cols)
+        return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
     def _keys(self, queries: numpy.ndarray, *, matrix_scores: bool = False) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """Fast-metric keys (larger is better) of queries x items, and a rounding tolerance per query;
@@ -234,7 +235,7 @@ class SimilarityIndex:
         if exclude is not None:
             keep &= cols != exclude[rows]
         rows, cols = rows[keep], cols[keep]
-        return rows, cols, score_pairs(self.pipe, queries, self.vectors, rows, cols)
+        return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
     # -- saving -------------------------------------------------------------------------
 
@@ -270,7 +271,7 @@ class SimilarityIndex:
         """Read an index saved by `save`; refuses one built by another model than nlp's."""
         meta = read_meta(path)
         path = Path(path)
-        pipe = check_pipe(nlp, meta["pipe_name"])
+        pipe = get_similarity_pipe(nlp, meta["pipe_name"], initialized=True)
         if pipe.model_id != meta["model_id"]:
             raise ValueError(
                 f"The index at {path} was built by siamese_similarity model '{meta['model_id']}', but the "

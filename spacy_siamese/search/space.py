@@ -16,7 +16,7 @@
   the clip) that ranks exactly like the score, for Cauchy it only finds candidates.
 
 `WithAuxiliary`, `TrainCalibrated` and `WithInBatchScores` are looked through to the head that
-predicts.
+predicts (`spacy_siamese.layers.heads.predicting_head`).
 """
 
 from dataclasses import dataclass
@@ -25,25 +25,14 @@ from typing import Optional, Tuple
 import numpy
 from thinc.api import Model
 
+from ..layers.heads import predicting_head
+
 CAUCHY = "cauchy"
 COSINE = "cosine"
 EXP_L1 = "exp_l1"
 EXP_L2 = "exp_l2"
 HYBRID = "hybrid"
 OTHER = "other"
-
-
-def predicting_head(comparison: Model) -> Model:
-    """The comparison that scores at prediction, through WithAuxiliary/TrainCalibrated."""
-    while True:
-        if comparison.name == "with_auxiliary":
-            comparison = comparison.get_ref("main")
-        elif comparison.name == "train_calibrated":
-            comparison = comparison.layers[0]
-        elif comparison.name == "with_in_batch_scores":
-            comparison = comparison.get_ref("comparison")
-        else:
-            return comparison
 
 
 @dataclass
@@ -56,6 +45,7 @@ class VectorSpace:
     weight: float = 0.0  # hybrid: the weight of the lexical part
     lexical_width: int = 0  # hybrid: the number of lexical columns (the last ones)
     rescale: bool = False  # cosine: (1 + cos) / 2
+    exp_scale: float = 1.0  # exp(-scale * ||a - b||)
 
     @property
     def metric(self) -> str:
@@ -94,6 +84,35 @@ class VectorSpace:
             ).astype("float32")
         return vectors
 
+    def metric_part(self, vectors: numpy.ndarray) -> numpy.ndarray:
+        """The learned columns mapped to the space where L2 distance bounds the score
+        (`score_bound`): the inner comparison's space for a hybrid, this space otherwise."""
+        if self.kind == HYBRID and self.inner is not None:
+            return self.inner.transform(self.split(vectors)[0])
+        return self.transform(vectors)
+
+    def score_bound(self, d2: numpy.ndarray) -> Optional[numpy.ndarray]:
+        """An upper bound of the score of two items whose `metric_part` vectors are at least
+        sqrt(d2) apart in L2; None for a comparison with no such bound (feature head, custom).
+
+        Cauchy: 1 / (1 + d^2); cosine of unit vectors: 1 - d^2 / 2; exp(-s ||a - b||): L1 and
+        L2 are both at least the L2 bound; a hybrid adds its lexical part at its maximum, 1."""
+        space = self.inner if self.kind == HYBRID and self.inner is not None else self
+        d2 = numpy.maximum(numpy.asarray(d2, dtype="float64"), 0.0)
+        if space.kind == CAUCHY:
+            bound = 1.0 / (1.0 + d2)
+        elif space.kind == COSINE:
+            bound = 1.0 - d2 / 2.0
+            if space.rescale:
+                bound = (1.0 + bound) / 2.0
+        elif space.kind in (EXP_L1, EXP_L2):
+            bound = numpy.exp(-space.exp_scale * numpy.sqrt(d2))
+        else:
+            return None
+        if self.kind == HYBRID:
+            bound = (1.0 - self.weight) * bound + self.weight
+        return bound
+
     def split(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """A hybrid space's (learned, lexical) columns."""
         width = vectors.shape[1] - self.lexical_width
@@ -119,14 +138,14 @@ class VectorSpace:
 
 def vector_space(comparison: Model) -> VectorSpace:
     """The search space of a pipe's comparison (see the module docstring)."""
-    if comparison.name == "hybrid_similarity":
+    head = predicting_head(comparison)
+    if head.name == "hybrid_similarity":
         return VectorSpace(
             HYBRID,
-            inner=vector_space(comparison.get_ref("comparison")),
-            weight=float(comparison.attrs["weight"]),
-            lexical_width=int(comparison.attrs["lexical_width"]),
+            inner=vector_space(head.get_ref("comparison")),
+            weight=float(head.attrs["weight"]),
+            lexical_width=int(head.attrs["lexical_width"]),
         )
-    head = predicting_head(comparison)
     if head.name == "cauchy_similarity":
         v = numpy.asarray(head.ops.to_numpy(head.get_param("v")), dtype="float64")
         w = numpy.logaddexp(0.0, v)  # softplus, as in the layer
@@ -134,5 +153,6 @@ def vector_space(comparison: Model) -> VectorSpace:
     if head.name == "cosine_similarity":
         return VectorSpace(COSINE, rescale=bool(head.attrs.get("rescale", False)))
     if head.name == "exp_l1_similarity":
-        return VectorSpace(EXP_L1 if head.attrs.get("norm") == "l1" else EXP_L2)
+        kind = EXP_L1 if head.attrs.get("norm") == "l1" else EXP_L2
+        return VectorSpace(kind, exp_scale=float(head.attrs.get("scale", 1.0)))
     return VectorSpace(OTHER)

@@ -1,33 +1,119 @@
-"""Collections for the command line: a text file (one doc a line) or JSONL with a text field."""
+"""Collections for the command line: a text file (one doc a line) or JSONL with a text field.
+
+Ids, the same in Python and on the command line: a JSONL collection whose records all have the
+id field keeps those ids (they must be unique); any other collection is identified by position,
+0 for the first text, counting texts only (blank lines are skipped, counted and reported), which
+is the index `find_duplicates` and `SimilarityIndex` use in Python.
+"""
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 FORMATS = ("auto", "text", "jsonl")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
-def read_texts(
-    path: Path, *, format: str = "auto", field: str = "text", id_field: str = "id"
-) -> Tuple[List[str], List[Any]]:
-    """(texts, ids). A text file gives one doc a line (blank lines skipped; the id is the line
-    number); JSONL gives `field` of each object and `id_field` when present (else the line
-    number). A line without the field raises a ValueError naming file and line."""
+@dataclass
+class Collection:
+    """What a first pass over a collection file found: the number of texts, their ids and the
+    blank lines (1-based line numbers) that were skipped."""
+
+    path: Path
+    format: str
+    text_field: str
+    n: int = 0
+    ids: List[Any] = field(default_factory=list)
+    blank_lines: List[int] = field(default_factory=list)
+
+    def texts(self) -> Iterator[str]:
+        """The texts, read lazily from the file again."""
+        for _, _, text, _ in _records(self.path, self.format, self.text_field, "id"):
+            yield text
+
+    def texts_at(self, positions: Any) -> Dict[int, str]:
+        """{position: text} for some positions, in one pass over the file."""
+        wanted = set(int(p) for p in positions)
+        found: Dict[int, str] = {}
+        for i, text in enumerate(self.texts()):
+            if i in wanted:
+                found[i] = text
+                if len(found) == len(wanted):
+                    break
+        return found
+
+    def source(self) -> Dict[str, Any]:
+        """What identifies the input for a restart: name, size and modification time."""
+        stat = self.path.stat()
+        return {"name": self.path.name, "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns, "field": self.text_field}
+
+    def blank_note(self) -> Optional[str]:
+        if not self.blank_lines:
+            return None
+        shown = ", ".join(map(str, self.blank_lines[:5])) + (", ..." if len(self.blank_lines) > 5 else "")
+        return f"Skipped {len(self.blank_lines):,} blank line(s) of {self.path} (line {shown})."
+
+
+def scan_collection(path: Path, *, format: str = "auto", field: str = "text", id_field: str = "id") -> Collection:
+    """Read a collection file once, checking every line: a JSONL line that is not an object
+    with a string `field`, ids on some records but not all, or an id seen twice raises a
+    ValueError naming the file and line."""
+    path = Path(path)
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
     if format == "auto":
-        format = "jsonl" if Path(path).suffix.lower() in JSONL_SUFFIXES else "text"
-    texts: List[str] = []
-    ids: List[Any] = []
+        format = "jsonl" if path.suffix.lower() in JSONL_SUFFIXES else "text"
+    collection = Collection(path, format, field)
+    seen: Dict[Any, int] = {}
+    with_ids: Optional[bool] = None
+    for number, blank, _, record_id in _records(path, format, field, id_field, blanks=True):
+        if blank:
+            collection.blank_lines.append(number)
+            continue
+        has_id = record_id is not None
+        if with_ids is None:
+            with_ids = has_id
+        elif has_id != with_ids:
+            raise ValueError(
+                f"{path}:{number}: {'an' if has_id else 'no'} '{id_field}' field, unlike the first record: "
+                f"give every record an id or none (then ids are positions, 0 for the first text)"
+            )
+        if has_id:
+            key = json.dumps(record_id, sort_keys=True)
+            if key in seen:
+                raise ValueError(f"{path}:{number}: id {record_id!r} was already used on line {seen[key]}")
+            seen[key] = number
+            collection.ids.append(record_id)
+        else:
+            collection.ids.append(collection.n)
+        collection.n += 1
+    if not collection.n:
+        raise ValueError(f"No texts in {path}: the file is empty")
+    return collection
+
+
+def read_texts(
+    path: Path, *, format: str = "auto", field: str = "text", id_field: str = "id"
+) -> Tuple[List[str], List[Any]]:
+    """(texts, ids) of a collection file (see `scan_collection` for the checks and ids)."""
+    collection = scan_collection(path, format=format, field=field, id_field=id_field)
+    return list(collection.texts()), collection.ids
+
+
+def _records(
+    path: Path, format: str, field: str, id_field: str, *, blanks: bool = False
+) -> Iterator[Tuple[int, bool, str, Any]]:
+    """(line number, is blank, text, id or None) for each line; blank lines only with `blanks`."""
     with Path(path).open(encoding="utf8") as file:
         for number, line in enumerate(file, start=1):
             line = line.rstrip("\r\n")
             if not line.strip():
+                if blanks:
+                    yield number, True, "", None
                 continue
             if format == "text":
-                texts.append(line)
-                ids.append(number)
+                yield number, False, line, None
                 continue
             try:
                 record = json.loads(line)
@@ -35,11 +121,7 @@ def read_texts(
                 raise ValueError(f"{path}:{number}: not a JSON object ({err.msg})") from err
             if not isinstance(record, dict) or not isinstance(record.get(field), str):
                 raise ValueError(f"{path}:{number}: no '{field}' field with a string (keys: {_keys(record)})")
-            texts.append(record[field])
-            ids.append(record.get(id_field, number))
-    if not texts:
-        raise ValueError(f"No texts in {path}: the file is empty")
-    return texts, ids
+            yield number, False, record[field], record.get(id_field)
 
 
 def _keys(record: Any) -> str:

@@ -16,7 +16,7 @@ from spacy_siamese.corpora.hierarchy import (
     sample_hierarchy_pairs,
     shared_depth,
 )
-from spacy_siamese.pairs import get_label
+from spacy_siamese.pair_examples import get_label
 
 GROUPS = [
     "alt.atheism",

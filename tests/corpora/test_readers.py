@@ -4,7 +4,9 @@ from spacy.training import Example
 from spacy.util import registry
 
 from spacy_siamese.corpora import PairFormatError, create_document_pairs, create_pair_corpus, read_pair_examples
-from spacy_siamese.pairs import get_label, get_partner
+from spacy_siamese.corpora.readers import create_labelled_documents
+from spacy_siamese.labelled import get_doc_labels, is_labelled_doc
+from spacy_siamese.pair_examples import get_label, get_partner
 
 from .test_bimpm import BIMPM
 from .test_newsgroups import newsgroups_archive
@@ -83,3 +85,29 @@ def test_document_pairs_reader(tmp_path, nlp):
         make(path, collection="20news", split="validation")
     with pytest.raises(ValueError, match="Unknown document collection"):
         list(make(path, collection="usenet")(nlp))
+
+
+def test_labelled_documents_reader(tmp_path, nlp):
+    path = newsgroups_archive(tmp_path)
+    make = registry.readers.get("spacy-siamese.LabelledDocuments.v1")
+    assert make is create_labelled_documents
+    examples = list(make(path, collection="20news", split="all")(nlp))
+    assert examples and all(is_labelled_doc(eg) for eg in examples)
+    assert all(len(get_doc_labels(eg)) == 1 for eg in examples)
+    train = list(make(path, collection="20news", split="train", dev_fraction=0.5)(nlp))
+    dev = list(make(path, collection="20news", split="dev", dev_fraction=0.5)(nlp))
+    assert len(train) + len(dev) == len(examples)
+    assert len(list(make(path, collection="20news", split="all", limit=2)(nlp))) == 2
+    jsonl = write(
+        tmp_path, "docs.jsonl", '{"text": "one", "labels": ["x"], "group": "g"}\n{"text": "two", "labels": ["y"]}\n'
+    )
+    groups = make(jsonl, collection="jsonl", split="all", label="group")
+    with pytest.raises(ValueError, match="docs.jsonl:2: the document has no group"):
+        list(groups(nlp))
+    assert [get_doc_labels(eg) for eg in make(jsonl, collection="jsonl", split="all")(nlp)] == [["x"], ["y"]]
+    with pytest.raises(ValueError, match="path is None"):
+        make(None, collection="20news")
+    with pytest.raises(ValueError, match="label must be one of"):
+        make(path, collection="20news", label="topic")
+    with pytest.raises(ValueError, match="split must be one of"):
+        make(path, collection="20news", split="valid")

@@ -1,14 +1,12 @@
 import numpy
 import pytest
 import spacy
-import srsly
 
 from spacy_siamese.corpora import PairRecord
 from spacy_siamese.evaluation import evaluate_duplicates
 from spacy_siamese.evaluation.duplicates import (
     DuplicateQueries,
     duplicate_queries,
-    main,
     partner_ranks,
     pipe_score_rows,
     rank_metrics,
@@ -84,15 +82,6 @@ def test_evaluate_duplicates_reports_model_and_tfidf(trained):
     assert set(report["results"]) == {"siamese_similarity (trained)", "TF-IDF cosine"}
     baseline = evaluate_duplicates(None, RECORDS, fit_texts=[r.text1 for r in RECORDS])
     assert set(baseline["results"]) == {"TF-IDF cosine"}
-
-
-def test_script(tmp_path, trained):
-    pairs = tmp_path / "pairs.jsonl"
-    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
-    trained[0].to_disk(tmp_path / "model")
-    main([str(tmp_path / "model"), str(pairs), "--fit-texts", str(pairs), "--output-json", str(tmp_path / "out.json")])
-    report = srsly.read_json(tmp_path / "out.json")
-    assert report["n_queries"] == 5 and "TF-IDF cosine" in report["results"]
 
 
 def test_hybrid_rows_are_the_pipe_scores_and_the_index_agrees():

@@ -13,7 +13,7 @@ from spacy_siamese.evaluation import (
     summary_markdown,
     write_json,
 )
-from spacy_siamese.evaluation.pairs import MODEL, TFIDF
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 
 from ..conftest import PAIRS
 

@@ -5,7 +5,7 @@ import spacy
 
 from spacy_siamese.corpora import DocRecord, DocumentPairs, doc_pair_examples, sample_pairs, write_documents
 from spacy_siamese.evaluation import evaluate_retrieval, heldout_documents
-from spacy_siamese.evaluation.pairs import MODEL, TFIDF
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 from spacy_siamese.evaluation.retrieval import LSA
 
 TOPICS = {

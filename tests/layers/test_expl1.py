@@ -2,7 +2,7 @@ import numpy
 import pytest
 
 from spacy_siamese.layers import exp_l1_similarity
-from spacy_siamese.validation import score_range
+from spacy_siamese.layers.heads import score_range
 
 from ..gradcheck import assert_grad_close, numeric_grad
 

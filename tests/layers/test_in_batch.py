@@ -3,8 +3,8 @@ import pytest
 
 from spacy_siamese.architectures.feature_head import build_feature_head
 from spacy_siamese.layers import cauchy_similarity, cosine_similarity, train_calibrated, with_auxiliary
+from spacy_siamese.layers.heads import score_range
 from spacy_siamese.layers.in_batch import with_in_batch_scores
-from spacy_siamese.validation import score_range
 
 from ..gradcheck import assert_grad_close, numeric_grad
 

@@ -1,7 +1,8 @@
 import numpy
 import pytest
+from thinc.api import chain
 
-from spacy_siamese.layers import lstm, sequence_pool
+from spacy_siamese.layers import exp_l1_similarity, lstm, sequence_pool, siamese
 
 from ..gradcheck import assert_grad_close, numeric_grad
 
@@ -62,6 +63,28 @@ def test_lstm_rejects_bad_settings():
         lstm(nO=3, bidirectional=True)
     with pytest.raises(ValueError, match="depth must be at least 1"):
         lstm(nO=4, depth=0)
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+@pytest.mark.parametrize("pooling", ["last", "mean"])
+def test_gradients_through_the_siamese_lstm(norm, pooling):
+    """Finite differences through Siamese(LSTM -> pooling, exp(-L1/L2)) on float64 sequences
+    standing in for the token features: the LSTM weights and the inputs of both sides."""
+    rng = numpy.random.default_rng(0)
+    encoder = chain(lstm(nO=6, nI=3, bidirectional=True), sequence_pool(mode=pooling, bidirectional=True))
+    model = siamese(encoder=encoder, comparison=exp_l1_similarity(norm=norm, scale=0.5))
+    side_a = [rng.normal(size=(n, 3)) for n in (4, 2, 0)]
+    side_b = [rng.normal(size=(n, 3)) for n in (3, 2, 1)]
+    model.initialize(X=(side_a, side_b))
+    recurrent = encoder.layers[0]
+    for name in recurrent.param_names:
+        recurrent.set_param(name, rng.normal(size=recurrent.get_param(name).shape) * 0.5)
+    R = rng.normal(size=(3, 1))
+    _, backprop = model((side_a, side_b), is_train=True)
+    backprop(R)
+    loss = lambda: float((model.predict((side_a, side_b)) * R).sum())  # noqa: E731
+    for name in recurrent.param_names:
+        assert_grad_close(recurrent.get_grad(name), numeric_grad(loss, recurrent.get_param(name), 1e-6))
 
 
 @pytest.mark.parametrize("mode", ["last", "mean", "max"])

@@ -1,28 +1,15 @@
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc
 
-from spacy_siamese.architectures import build_tweak_encoder
 from spacy_siamese.layers.hashed_tfidf import hash_columns
 from spacy_siamese.layers.tweak import FEATURE_GROUPS, term_features, tweak
 
-from ..conftest import PAIRS, pair_examples
+from ..conftest import PAIRS
 from ..gradcheck import assert_grad_close, numeric_grad
 
 TEXTS = [a for a, _, _ in PAIRS] + [b for _, b, _ in PAIRS]
-TWEAK_CONFIG = {
-    "model": {
-        "@architectures": "spacy-siamese.Siamese.v1",
-        "encoder": {"@architectures": "spacy-siamese.TweakEncoder.v1", "width": 512, "min_df": 1},
-        "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1"},
-    },
-    "loss": {"@losses": "spacy-siamese.LogLoss.v2"},
-}
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +21,6 @@ def _fitted(blank, texts=TEXTS, **kwargs):
     model = tweak(**{"width": 256, "min_df": 1, **kwargs})
     model.initialize(X=[blank.make_doc(t) for t in texts])
     return model
-
-
-def _tweak_nlp():
-    nlp = spacy.blank("en")
-    nlp.add_pipe("siamese_similarity", config=TWEAK_CONFIG)
-    return nlp
 
 
 def test_tweak_features_and_df_table(blank):
@@ -132,48 +113,3 @@ def test_tweak_serialization(blank):
     numpy.testing.assert_array_equal(fresh.predict(docs), model.predict(docs))
     with pytest.raises(ValueError, match="initialize"):
         tweak().predict(docs)
-
-
-def test_tweak_encoder_fits_on_corpus():
-    assert build_tweak_encoder().attrs["fit_on_corpus"] is True
-
-
-def test_tweak_pipe_symmetry_overfit_and_disk_round_trip(tmp_path):
-    nlp = _tweak_nlp()
-    examples = pair_examples(nlp)
-    optimizer = nlp.initialize(lambda: examples)
-    optimizer.learn_rate = 0.1
-    first = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
-    for _ in range(60):
-        last = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
-    assert last < 0.6 * first
-    pipe = nlp.get_pipe("siamese_similarity")
-    scores = {(a, b): nlp(a).similarity(nlp(b)) for a, b, _ in PAIRS}
-    for (a, b), score in scores.items():
-        assert nlp(b).similarity(nlp(a)) == score
-    pos = [scores[(a, b)] for a, b, y in PAIRS if y == 1]
-    neg = [scores[(a, b)] for a, b, y in PAIRS if y == 0]
-    assert min(pos) > max(neg)
-    nlp.to_disk(tmp_path / "tweak")
-    loaded = spacy.load(tmp_path / "tweak")
-    for (a, b), score in scores.items():
-        assert loaded(a).similarity(loaded(b)) == pytest.approx(score, abs=1e-6)
-    assert pipe.encoder.attrs["table"].terms == loaded.get_pipe("siamese_similarity").encoder.attrs["table"].terms
-
-
-@pytest.mark.slow
-def test_tweak_config_trains_with_spacy_train(tmp_path):
-    root = Path(__file__).resolve().parents[2]
-    data = root / "tests" / "data" / "project_mirror" / "quora"
-    result = subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(root / "project" / "configs" / "tweak_quora.cfg")]
-        + ["--output", str(tmp_path / "out"), "--paths.train", str(data / "train.tsv")]
-        + ["--paths.dev", str(data / "dev.tsv"), "--training.max_steps=20", "--training.eval_frequency=10"],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    nlp = spacy.load(tmp_path / "out" / "model-last")
-    assert nlp.get_pipe("siamese_similarity").encoder.name == "tweak"
-    a, b = nlp("How do I learn Python?"), nlp("What is the best way to learn Python?")
-    assert a.similarity(b) == b.similarity(a) > 0

@@ -8,7 +8,7 @@ import json
 import pytest
 import spacy
 
-from spacy_siamese.evaluation.pairs import MODEL, TFIDF, VECTORS
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, VECTORS
 
 from .conftest import TINY, run_workflow
 

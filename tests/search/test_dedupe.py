@@ -31,7 +31,7 @@ def test_find_duplicates_is_brute_force_with_large_k(model):
 def test_find_duplicates_small_k_is_a_subset(models):
     nlp = models["cauchy"]
     pipe = nlp.get_pipe("siamese_similarity")
-    pairs = find_duplicates(nlp, CORPUS, k=2, progress=False)
+    pairs = find_duplicates(nlp, CORPUS, k=2, threshold=pipe.threshold, progress=False)
     reference = brute_pairs(nlp, CORPUS, pipe.threshold)
     assert pairs and all(reference[(i, j)] == s for i, j, s in pairs)
     # each item's best other item above the threshold is found
@@ -44,12 +44,21 @@ def test_find_duplicates_small_k_is_a_subset(models):
             assert (min(i, j), max(i, j)) in found
 
 
-def test_default_threshold_is_the_pipes(models):
+def test_default_threshold_is_the_pipes_dedupe_threshold(models):
     nlp = models["cosine"]
     pipe = nlp.get_pipe("siamese_similarity")
-    assert find_duplicates(nlp, CORPUS, progress=False) == find_duplicates(
-        nlp, CORPUS, threshold=pipe.threshold, progress=False
-    )
+    assert pipe.dedupe_threshold is None  # trained with nlp.update, never evaluated
+    with pytest.warns(UserWarning, match="no dedupe threshold"):
+        assert find_duplicates(nlp, CORPUS, progress=False) == find_duplicates(
+            nlp, CORPUS, threshold=pipe.threshold, progress=False
+        )
+    pipe.cfg["dedupe_threshold"] = 0.97
+    try:
+        pairs = find_duplicates(nlp, CORPUS, progress=False)
+        assert pairs == find_duplicates(nlp, CORPUS, threshold=0.97, progress=False)
+        assert all(s >= 0.97 for _, _, s in pairs)
+    finally:
+        pipe.cfg["dedupe_threshold"] = None
 
 
 @pytest.mark.parametrize("name", ["cauchy", "cosine", "calibrated"])

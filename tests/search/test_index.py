@@ -2,7 +2,8 @@ import numpy
 import pytest
 
 from spacy_siamese import SimilarityIndex
-from spacy_siamese.search.space import COSINE, OTHER, predicting_head, vector_space
+from spacy_siamese.layers.heads import predicting_head
+from spacy_siamese.search.space import COSINE, OTHER, vector_space
 
 from ..conftest import make_nlp, train
 from .conftest import CORPUS

@@ -1,0 +1,216 @@
+"""Corpus-scale dedupe: `python -m spacy_siamese dedupe` on prefixes of a collection of up to
+1,000,000 texts, with its default settings.
+
+    python benchmarks/dedupe.py MODEL --data-dir ../shared/data --output-json benchmarks/results/dedupe.json
+
+The collection is built by `benchmarks/dedupe_collection.py` (cached in --collection-dir): all
+Quora questions first, then the other sources, with seeded perturbed copies of known texts
+planted at every scale. For each size the command runs in a subprocess on the prefix of that
+size; the benchmark reports its stage timings (from `--stats-json`), the peak memory of the
+command and its workers (the sum of their resident sets, sampled every 0.1 s), encoding speed
+against spaCy's tokenizer alone on the same texts in the same run, the recall of the planted
+duplicates and of the Quora labelled duplicate pairs (train and dev, and dev alone) that lie in
+the prefix, and, where `--exact-sizes` asks for it, the share of the exact result (every item a
+candidate) that the default run finds.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Set, Tuple
+
+import spacy
+
+import spacy_siamese
+
+HERE = Path(__file__).parent
+
+
+def load_collection_module() -> Any:
+    spec = importlib.util.spec_from_file_location("dedupe_collection", HERE / "dedupe_collection.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants (from /proc)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def run_dedupe(args: List[str]) -> Tuple[float, int]:
+    """Wall seconds and peak resident bytes (process tree) of a command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.1)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(args)} failed with exit code {proc.returncode}")
+    return time.perf_counter() - start, peak
+
+
+def prefix_file(collection: Path, size: int, out_dir: Path) -> Path:
+    path = out_dir / f"prefix-{size}.jsonl"
+    if not path.exists():
+        with collection.open(encoding="utf8") as src, path.open("w", encoding="utf8") as dst:
+            for i, line in enumerate(src):
+                if i == size:
+                    break
+                dst.write(line)
+    return path
+
+
+def read_pairs(path: Path) -> Set[Tuple[str, str]]:
+    pairs = set()
+    with path.open(encoding="utf8") as f:
+        for line in f:
+            row = json.loads(line)
+            pairs.add(tuple(sorted((str(row["id1"]), str(row["id2"])))))
+    return pairs  # type: ignore[return-value]
+
+
+def recall(found: Set[Tuple[str, str]], wanted: List[Tuple[str, str]]) -> Dict[str, Any]:
+    wanted_set = {tuple(sorted(p)) for p in wanted}
+    hits = sum(1 for p in wanted_set if p in found)
+    return {"n": len(wanted_set), "found": hits, "recall": hits / len(wanted_set) if wanted_set else None}
+
+
+def tokenizer_speed(model: str, prefix: Path, n: int, runs: int) -> float:
+    """Docs per second of the pipeline's tokenizer alone on the first n texts (median of runs)."""
+    nlp = spacy.load(model)
+    texts = []
+    with prefix.open(encoding="utf8") as f:
+        for line in f:
+            texts.append(json.loads(line)["text"])
+            if len(texts) == n:
+                break
+    speeds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _doc in nlp.tokenizer.pipe(texts, batch_size=1000):
+            pass
+        speeds.append(len(texts) / (time.perf_counter() - start))
+    return statistics.median(speeds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model")
+    parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--collection-dir", type=Path, default=Path("benchmarks/.dedupe"))
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
+    parser.add_argument("--exact-sizes", type=int, nargs="*", default=[20_000, 100_000])
+    parser.add_argument("--tokenizer-texts", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3, help="tokenizer timing runs (median)")
+    parser.add_argument("--output-json", type=Path, default=None)
+    args = parser.parse_args()
+    out = args.collection_dir
+    out.mkdir(parents=True, exist_ok=True)
+    collection, truth_path = out / "collection.jsonl", out / "truth.json"
+    largest = max([*args.sizes, *args.exact_sizes])
+    if not collection.exists() or json.loads(truth_path.read_text())["size"] < largest:
+        start = time.perf_counter()
+        load_collection_module().main(["--data-dir", str(args.data_dir), "--size", str(largest), "--output", str(out)])
+        print(f"collection built in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    truth = json.loads(truth_path.read_text())
+    planted = [(p["id"], p["original_id"], max(p["position"], p["original_position"])) for p in truth["planted"]]
+    quora = [(p["id1"], p["id2"], max(p["position1"], p["position2"]), p["split"]) for p in truth["quora_pairs"]]
+    results: Dict[str, Any] = {}
+    for size in sorted({*args.sizes, *args.exact_sizes}):
+        prefix = prefix_file(collection, size, out)
+        row: Dict[str, Any] = {}
+        modes = ["default"] + (["exact"] if size in args.exact_sizes else [])
+        if size not in args.sizes:
+            modes = ["default", "exact"]
+        for mode in modes:
+            work, pairs_path, stats_path = (
+                out / f"work-{size}-{mode}",
+                out / f"pairs-{size}-{mode}.jsonl",
+                out / "stats.json",
+            )
+            shutil.rmtree(work, ignore_errors=True)
+            command = [
+                sys.executable,
+                "-m",
+                "spacy_siamese",
+                "dedupe",
+                args.model,
+                str(prefix),
+                "--output",
+                str(pairs_path),
+            ]
+            command += ["--work-dir", str(work), "--stats-json", str(stats_path), "--groups", str(out / "groups.jsonl")]
+            command += ["--no-progress"] + (["--candidates", "flat"] if mode == "exact" else [])
+            wall, peak = run_dedupe(command)
+            stats = json.loads(stats_path.read_text())
+            found = read_pairs(pairs_path)
+            row[mode] = {
+                "wall_s": round(wall, 1),
+                "peak_rss_gb": round(peak / 2**30, 2),
+                "stages_s": stats["stages_s"],
+                "settings": stats["settings"],
+                "n_pairs": len(found),
+                "n_groups": stats.get("n_groups"),
+                "largest_group": stats.get("largest_group"),
+                "docs_per_s_encoding": round(size / stats["stages_s"]["encode"], 1),
+                "planted_recall": recall(found, [(a, b) for a, b, last in planted if last < size]),
+                "quora_labelled_recall": recall(found, [(a, b) for a, b, last, _ in quora if last < size]),
+                "quora_dev_labelled_recall": recall(
+                    found, [(a, b) for a, b, last, s in quora if last < size and s == "dev"]
+                ),
+            }
+            row[mode]["_pairs"] = found
+            shutil.rmtree(work, ignore_errors=True)
+        tok = tokenizer_speed(args.model, prefix, min(size, args.tokenizer_texts), args.runs)
+        row["tokenizer_docs_per_s"] = round(tok, 1)
+        row["encoding_share_of_tokenizer_speed"] = round(row["default"]["docs_per_s_encoding"] / tok, 4)
+        if "exact" in row:
+            exact, default = row["exact"].pop("_pairs"), row["default"]["_pairs"]
+            row["share_of_exact_pairs_found"] = len(exact & default) / len(exact) if exact else None
+            labelled = {tuple(sorted((a, b))) for a, b, last, _ in quora if last < size}
+            exact_labelled = exact & labelled
+            row["share_of_exact_labelled_pairs_found"] = (
+                len(exact_labelled & default) / len(exact_labelled) if exact_labelled else None
+            )
+        row["default"].pop("_pairs")
+        results[str(size)] = row
+        print(json.dumps({size: row}, indent=1), file=sys.stderr)
+    report = {
+        "benchmark": "dedupe",
+        "command": "python -m spacy_siamese dedupe MODEL PREFIX.jsonl --output PAIRS.jsonl (defaults)",
+        "model": Path(args.model).name,
+        "collection": {k: v for k, v in truth.items() if k not in ("planted", "quora_pairs")},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "versions": {"spacy": spacy.__version__, "spacy_siamese": spacy_siamese.__version__},
+        "results": results,
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.output_json:
+        args.output_json.write_text(text + "\n", encoding="utf8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""`dedupe`: the duplicate pairs (and groups) of a collection, at corpus scale."""
+
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import srsly
+import typer
+
+from ..component import get_similarity_pipe
+from ..search import CorpusIndex, encode_collection, group_pairs
+from ..search.corpus import CANDIDATE_KINDS, CANDIDATES
+from ..search.dedupe import dedupe_threshold
+from ..search.store import CHUNK_SIZE
+from ..search.texts import scan_collection
+from ..util import import_extra
+from .app import (
+    BATCH_SIZE,
+    COLLECTION,
+    FIELD,
+    MODEL,
+    PROGRESS,
+    TEXTS_FORMAT,
+    K,
+    app,
+    errors,
+    load_pipeline,
+    require_file,
+    versions,
+    write_jsonl,
+)
+
+
+@app.command("dedupe")
+def dedupe_command(
+    model: str = MODEL,
+    input: Path = COLLECTION,
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL of duplicate pairs: id1, id2, score, text1, text2"),
+    threshold: Optional[float] = typer.Option(
+        None, "--threshold", "-t", help="Minimum score (default: the pipe's dedupe threshold)"
+    ),
+    k: int = K,
+    candidates: str = typer.Option(
+        "auto",
+        "--candidates",
+        help=(
+            "Where each doc's duplicates are looked for: flat (every doc: exact), ivf or hnsw (its --c nearest "
+            "compact vectors; faiss, pip install 'spacy-siamese\\[ann]'), auto (flat up to 30,000 docs, then ivf)"
+        ),
+    ),
+    c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
+    groups: Optional[Path] = typer.Option(None, "--groups", help="Also write groups of duplicates (JSONL) here"),
+    method: str = typer.Option("communities", "--method", help="Groups: communities (bounded) or components"),
+    min_size: int = typer.Option(2, "--min-size", help="Smallest group to write"),
+    work_dir: Optional[Path] = typer.Option(
+        None, "--work-dir", help="Vector store; a rerun resumes it (default: OUTPUT.work next to the output)"
+    ),
+    format: str = TEXTS_FORMAT,
+    field: str = FIELD,
+    batch_size: int = BATCH_SIZE,
+    chunk_size: int = typer.Option(CHUNK_SIZE, "--chunk-size", help="Docs per chunk of the vector store"),
+    n_process: int = typer.Option(0, "--n-process", help="Encoding processes (0: one per CPU core)"),
+    stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
+    progress: bool = PROGRESS,
+) -> None:
+    """Find the duplicate pairs of a collection with a trained pipeline.
+
+    Ids: a JSONL collection whose records have an 'id' keeps it; otherwise a doc's id is its
+    position, 0 for the first text (blank lines are skipped and reported), as in Python. The
+    collection is encoded in chunks into --work-dir: a run that is stopped, even killed, resumes
+    there and gives the same pairs. Every score is the pipe's similarity of the two texts.
+    """
+    with errors():
+        if candidates not in CANDIDATE_KINDS:
+            raise ValueError(f"--candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+        if candidates in ("ivf", "hnsw"):
+            import_extra("faiss", "ann", f"--candidates {candidates}")  # before encoding, not after
+        require_file(input)
+        stages: Dict[str, float] = {}
+        start = time.perf_counter()
+        collection = scan_collection(input, format=format, field=field)
+        note = collection.blank_note()
+        if note:
+            typer.echo(note, err=True)
+        stages["scan"] = time.perf_counter() - start
+        mark = time.perf_counter()
+        nlp = load_pipeline(model)
+        pipe = get_similarity_pipe(nlp, initialized=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            limit = dedupe_threshold(pipe, threshold)
+        for warning in caught:
+            typer.echo(f"Warning: {warning.message}", err=True)
+        stages["load"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        processes = n_process or os.cpu_count() or 1
+        store = encode_collection(
+            nlp,
+            collection.texts(),
+            collection.n,
+            work_dir or output.with_name(output.name + ".work"),
+            source=collection.source(),
+            chunk_size=chunk_size,
+            batch_size=batch_size,
+            n_process=processes,
+            progress=progress,
+        )
+        stages["encode"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        index = CorpusIndex(nlp, store, candidates=candidates, progress=progress)
+        stages["index"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        pairs = index.duplicates(limit, k=k, c=c, progress=progress)
+        stages["search"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        ids = collection.ids
+        texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
+        rows = [{"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs]
+        write_jsonl(output, rows)
+        stages["pairs"] = time.perf_counter() - mark
+        stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
+        stats["n_pairs"] = len(pairs)
+        if groups is not None:
+            mark = time.perf_counter()
+            found = group_pairs(pairs, collection.n, method=method, min_size=min_size)
+            texts = collection.texts_at({i for g in found for i in g})
+            group_rows: List[Dict[str, Any]] = [
+                {"group": g, "size": len(members), "members": [{"id": ids[i], "text": texts[i]} for i in members]}
+                for g, members in enumerate(found)
+            ]
+            write_jsonl(groups, group_rows)
+            stages["groups"] = time.perf_counter() - mark
+            stats.update(n_groups=len(found), largest_group=len(found[0]) if found else 0)
+        typer.echo(f"Wrote {len(pairs):,} duplicate pairs among {collection.n:,} docs to {output}")
+        if groups is not None:
+            typer.echo(f"Wrote {stats['n_groups']:,} groups to {groups}")
+        if stats_json is not None:
+            stats["stages_s"] = {name: round(seconds, 2) for name, seconds in stages.items()}
+            stats["settings"] = {
+                "threshold": limit,
+                "k": k,
+                "candidates": index.kind,
+                "c": c,
+                "nprobe": index.candidates.settings["nprobe"],
+                "nlist": index.candidates.settings["nlist"],
+                "dims": index.compact_space.dims,
+                "n_process": processes,
+                "chunk_size": chunk_size,
+                "batch_size": batch_size,
+                "method": method,
+            }
+            stats["versions"] = versions()
+            srsly.write_json(stats_json, stats)

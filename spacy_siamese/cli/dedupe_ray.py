@@ -1,0 +1,39 @@
+"""`dedupe-ray`: the duplicate pairs of a JSONL collection on Ray Data (extra `spacy-siamese[ray]`)."""
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..distributed import dedupe_jsonl
+from ..search.corpus import CANDIDATES
+from .app import THRESHOLD, K, app, errors, load_pipeline, require_file, write_jsonl
+
+
+@app.command("dedupe-ray")
+def dedupe_ray_command(
+    model: str = typer.Argument(..., help="Trained pipeline directory, readable on every node"),
+    input: str = typer.Argument(..., help="JSONL file(s) or directory with 'text' and unique 'id' fields"),
+    vectors: str = typer.Option(..., "--vectors", help="Directory for the Parquet vectors"),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL file of duplicate pairs"),
+    threshold: Optional[float] = THRESHOLD,
+    k: int = K,
+    candidates: str = typer.Option("auto", "--candidates", help="flat, ivf, hnsw or auto, as for dedupe"),
+    c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
+    workers: int = typer.Option(2, "--workers", help="Ray actors that encode and search"),
+) -> None:
+    r"""Find the duplicate pairs of a JSONL collection on Ray Data (pip install 'spacy-siamese\[ray]').
+
+    Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors and its
+    duplicate pairs, keyed by the 'id' field, as JSONL: the pairs of `dedupe` on the same
+    collection. Set RAY_ADDRESS to use a running cluster.
+    """
+    with errors():
+        if "://" not in input:
+            require_file(Path(input))  # a local path; Ray reads remote ones itself
+        load_pipeline(model)  # a clear error now, not in the actors
+        pairs = dedupe_jsonl(
+            model, input, vectors, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers
+        )
+        write_jsonl(output, [{"id1": a, "id2": b, "score": score} for a, b, score in pairs])
+        typer.echo(f"Wrote {len(pairs):,} duplicate pairs to {output}")

@@ -1,0 +1,51 @@
+"""`evaluate-duplicates`: duplicate retrieval on a pair file, for a pipeline and TF-IDF cosine."""
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..evaluation.duplicates import evaluate_duplicates, pair_texts
+from ..evaluation.report import write_json
+from .app import OUTPUT_JSON, PROGRESS, app, errors, load_pipeline, read_pair_records, require_file, versions
+
+BASELINES_ONLY = "-"
+
+
+@app.command("evaluate-duplicates")
+def evaluate_duplicates_command(
+    model: str = typer.Argument(
+        ..., help=f"Trained pipeline (directory or package), or '{BASELINES_ONLY}' for the baseline only"
+    ),
+    pairs: Path = typer.Argument(..., help="Labelled pair file whose distinct texts form the collection"),
+    fit_texts: Optional[Path] = typer.Option(
+        None, "--fit-texts", help="Pair file whose texts fit the TF-IDF cosine baseline (default: no baseline)"
+    ),
+    n_pairs: int = typer.Option(1000, "--n-pairs", help="Duplicate pairs sampled as queries"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the query sample"),
+    output_json: Optional[Path] = OUTPUT_JSON,
+    progress: bool = PROGRESS,
+) -> None:
+    """Rank each sampled duplicate's partner among all texts of a pair file, printed as JSON.
+
+    One text of each sampled duplicate pair queries every other distinct text of the file:
+    MRR, MRR@k and recall@k of its partner's rank. Ranks are pessimistic (ties count against
+    the partner); the TF-IDF cosine baseline is fitted on the distinct texts of --fit-texts.
+    """
+    with errors():
+        for path in (pairs, fit_texts):
+            require_file(path)  # before the model loads
+        nlp = None if model == BASELINES_ONLY else load_pipeline(model)
+        records = read_pair_records(pairs)
+        fit = pair_texts(fit_texts) if fit_texts is not None else None
+        report = evaluate_duplicates(nlp, records, fit_texts=fit, n_pairs=n_pairs, seed=seed, progress=progress)
+        report.update(pairs=given_path(str(pairs)), model_path=given_path(model), versions=versions())
+        if output_json:
+            write_json(report, output_json)
+        typer.echo(json.dumps(report, indent=2))
+
+
+def given_path(path: str) -> str:
+    """A path as given if relative, else its name: a results file names no machine path."""
+    return path if not Path(path).is_absolute() else Path(path).name

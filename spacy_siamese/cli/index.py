@@ -1,0 +1,40 @@
+"""`index`: encode a collection and save a searchable index."""
+
+from pathlib import Path
+
+import srsly
+import typer
+
+from .app import (
+    BACKEND,
+    BATCH_SIZE,
+    COLLECTION,
+    FIELD,
+    MODEL,
+    N_PROCESS,
+    PROGRESS,
+    TEXTS_FORMAT,
+    app,
+    build_index,
+    errors,
+)
+
+
+@app.command("index")
+def index_command(
+    model: str = MODEL,
+    texts: Path = COLLECTION,
+    output: Path = typer.Option(..., "--output", "-o", help="Directory to write the index to"),
+    format: str = TEXTS_FORMAT,
+    field: str = FIELD,
+    backend: str = BACKEND,
+    batch_size: int = BATCH_SIZE,
+    n_process: int = N_PROCESS,
+    progress: bool = PROGRESS,
+) -> None:
+    """Encode a collection with a trained pipeline and save a searchable index."""
+    with errors():
+        index, _, ids = build_index(model, texts, format, field, backend, batch_size, n_process, progress)
+        index.save(output, model=model)
+        srsly.write_jsonl(output / "ids.jsonl", ({"id": key} for key in ids))
+        typer.echo(f"Indexed {len(index):,} docs ({backend}) in {output}")

@@ -1,0 +1,40 @@
+"""`report`: one summary of saved evaluations."""
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import typer
+
+from ..evaluation.report import read_json, summary_markdown, write_text
+from .app import OUTPUT_MD, app, errors, expand_paths, fail
+
+
+@app.command("report")
+def report_command(
+    paths: List[str] = typer.Argument(
+        ..., help="JSON files of evaluate / evaluate-retrieval --output-json, directories of them or glob patterns"
+    ),
+    output_md: Optional[Path] = OUTPUT_MD,
+) -> None:
+    """Summarise saved evaluations (evaluate / evaluate-retrieval --output-json) in one table."""
+    with errors():
+        reports: Dict[str, Dict[str, Any]] = {}
+        for arg in paths:
+            named = Path(arg).is_file()
+            files = (
+                [Path(arg)] if named else sorted(Path(arg).glob("*.json")) if Path(arg).is_dir() else expand_paths(arg)
+            )
+            if not files:
+                fail(f"No evaluation JSON files found at {arg}")
+            for path in files:
+                rep = read_json(path)
+                if isinstance(rep, dict) and rep.get("task") in ("pairs", "retrieval") and "results" in rep:
+                    reports[rep.get("name") or path.stem] = rep
+                elif named:
+                    fail(f"{path} is not an evaluation written by `evaluate` or `evaluate-retrieval` --output-json")
+        if not reports:
+            fail(f"No evaluation results in {', '.join(paths)}")
+        text = summary_markdown(reports)
+        if output_md:
+            write_text(text, output_md)
+        typer.echo(text)

@@ -1,0 +1,214 @@
+"""Evaluate a trained `siamese_similarity` pipe on labelled pairs, with baselines."""
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc
+from tqdm import tqdm
+
+from ..component import PIPE_NAME, get_similarity_pipe
+from ..metrics import best_threshold, is_binary, pair_metrics, regression_metrics
+from ..pair_examples import make_pair_example
+from ..util import show_progress
+from .baselines import averaged_vectors, distinct_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
+
+MODEL = "siamese_similarity (trained)"
+TFIDF = "TF-IDF cosine"
+VECTORS = "averaged word vectors"
+STORED = "stored (pipe.threshold)"
+TUNED = "best on this file"
+# Pairs scored per call of pipe.pair_scores: a multiple of the pipe's batch size, so the
+# encoder sees the same batches as in one call over all pairs.
+CHUNK = 2048
+
+
+class PairLike(Protocol):
+    """Anything with the fields of `spacy_siamese.corpora.PairRecord`."""
+
+    @property
+    def text1(self) -> str: ...
+
+    @property
+    def text2(self) -> str: ...
+
+    @property
+    def label(self) -> float: ...
+
+
+@dataclass
+class PairEvaluation:
+    """The report (JSON-ready) and the per-pair scores of every method."""
+
+    report: Dict[str, Any]
+    scores: Dict[str, numpy.ndarray]
+    labels: numpy.ndarray
+    notes: List[str] = field(default_factory=list)
+
+
+def evaluate_pairs(
+    nlp: Language,
+    records: Sequence[PairLike],
+    *,
+    baselines: bool = False,
+    fit_texts: Optional[Sequence[str]] = None,
+    vectors: Optional[Language] = None,
+    pipe_name: str = PIPE_NAME,
+    n_examples: int = 8,
+    n_check: int = 20,
+    seed: int = 0,
+    progress: bool = False,
+) -> PairEvaluation:
+    """Score `records` with the trained pipe at its stored threshold and, with `baselines`,
+    with TF-IDF cosine (fitted on `fit_texts`, default the evaluated texts) and averaged
+    static word vectors (from `vectors`, default the pipeline's own; skipped with a note
+    when there are none). Baselines get the accuracy-optimal threshold on these pairs.
+    `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
+    if not len(records):
+        raise ValueError("Cannot evaluate an empty set of pairs.")
+    pipe = get_similarity_pipe(nlp, pipe_name)
+    labels = numpy.asarray([r.label for r in records], dtype="f8")
+    timing: Dict[str, float] = {}
+    scores: Dict[str, numpy.ndarray] = {}
+    notes: List[str] = []
+    report: Dict[str, Any] = {
+        "task": "pairs",
+        "n_pairs": len(records),
+        "n_positive": int((labels >= 0.5).sum()),
+        "binary": is_binary(labels),
+        "model": describe_pipe(nlp, pipe),
+    }
+    start = time.perf_counter()
+    scores[MODEL] = pipe_scores(nlp, pipe, records, progress=progress)
+    timing["model_s"] = time.perf_counter() - start
+    check = pick_examples(labels, n_check, seed)
+    report["similarity_check"] = {
+        "n_pairs": len(check),
+        "max_abs_diff": check_similarity(nlp, [records[i] for i in check], scores[MODEL][check]),
+    }
+    if report["similarity_check"]["max_abs_diff"] > 1e-4:
+        notes.append("doc.similarity differs from the pipe's batch scores: " + str(report["similarity_check"]))
+    if baselines:
+        start = time.perf_counter()
+        scores[TFIDF], report["tfidf"] = _tfidf_baseline(nlp, records, fit_texts, progress)
+        timing["tfidf_s"] = time.perf_counter() - start
+        vectors_nlp = vectors if vectors is not None else nlp
+        if has_vectors(vectors_nlp):
+            start = time.perf_counter()
+            scores[VECTORS] = averaged_vectors(vectors_nlp, [r.text1 for r in records], [r.text2 for r in records])
+            report["vectors"] = {
+                "source": "the evaluated pipeline" if vectors is None else "the --vectors pipeline",
+                "name": vectors_nlp.meta.get("vectors", {}).get("name"),
+                "shape": list(vectors_nlp.vocab.vectors.shape),
+            }
+            timing["vectors_s"] = time.perf_counter() - start
+        else:
+            notes.append(
+                "Skipped the averaged word vectors baseline: the pipeline has no static word vectors "
+                "(pass the vectors of a pipeline that has them, e.g. --vectors PATH)."
+            )
+    thresholds: Dict[str, Optional[float]] = {method: None for method in scores}
+    thresholds[MODEL] = pipe.threshold
+    report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}
+    tuned = score_method(scores[MODEL], labels, None)
+    report["results"][MODEL]["at_best_threshold_on_this_file"] = {k: tuned[k] for k in ("acc", "f", "threshold")}
+    report["thresholds"] = {m: r["threshold"] for m, r in report["results"].items()}
+    report["examples"] = [
+        {
+            "index": i,
+            "text1": records[i].text1,
+            "text2": records[i].text2,
+            "label": float(records[i].label),
+            "scores": {m: float(s[i]) for m, s in scores.items()},
+        }
+        for i in pick_examples(labels, n_examples, seed)
+    ]
+    report["timing"] = {k: round(v, 3) for k, v in timing.items()}
+    report["notes"] = notes
+    return PairEvaluation(report, scores, labels, notes)
+
+
+def score_method(scores: numpy.ndarray, labels: numpy.ndarray, threshold: Optional[float]) -> Dict[str, Any]:
+    """Metrics at `threshold`, or at the accuracy-optimal threshold on these pairs if None."""
+    thr = best_threshold(scores, labels) if threshold is None else float(threshold)
+    out: Dict[str, Any] = dict(pair_metrics(scores, labels, thr))
+    if not is_binary(labels):
+        out.update(regression_metrics(scores, labels))
+    out["threshold"] = float(thr)
+    out["threshold_source"] = TUNED if threshold is None else STORED
+    return out
+
+
+def pipe_scores(nlp: Language, pipe: Any, records: Sequence[PairLike], *, progress: bool = False) -> numpy.ndarray:
+    """The pipe's batch scores (`pipe.pair_scores`) of the records, in order."""
+    out: List[numpy.ndarray] = []
+    bar = tqdm(total=len(records), desc="scoring pairs", unit="pair", disable=not show_progress(progress))
+    with bar:
+        for chunk in _chunks(records, CHUNK):
+            examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in chunk]
+            chunk_scores, chunk_labels = pipe.pair_scores(examples)
+            if not numpy.allclose(chunk_labels, [r.label for r in chunk]):
+                raise ValueError("pipe.pair_scores returned labels not aligned with the input pairs.")
+            out.append(numpy.asarray(chunk_scores, dtype="f8").ravel())
+            bar.update(len(chunk))
+    return numpy.concatenate(out)
+
+
+def check_similarity(nlp: Language, records: Sequence[PairLike], scores: numpy.ndarray) -> float:
+    """Max |doc1.similarity(doc2) - batch score| over `records`, docs made by `nlp`."""
+    if not len(records):
+        return 0.0
+    texts = distinct_texts((r.text1, r.text2) for r in records)
+    docs = dict(zip(texts, nlp.pipe(texts)))
+    sims = numpy.asarray([docs[r.text1].similarity(docs[r.text2]) for r in records], dtype="f8")
+    return float(numpy.max(numpy.abs(sims - scores)))
+
+
+def describe_pipe(nlp: Language, pipe: Any) -> Dict[str, Any]:
+    """The pipe's threshold and the architectures of its encoder and comparison."""
+    config = nlp.config["components"].get(pipe.name, {}).get("model", {})
+    arch = {part: config.get(part, {}).get("@architectures") for part in ("encoder", "comparison")}
+    return {"pipe": pipe.name, "threshold": pipe.threshold, **arch, "pipeline": list(nlp.pipe_names)}
+
+
+def pick_examples(labels: numpy.ndarray, n: int, seed: int = 0) -> List[int]:
+    """`n` pair indices, half from each class (labels >= 0.5) as far as available, seeded."""
+    if n <= 0:
+        return []
+    rng = random.Random(seed)
+    pos = [i for i, y in enumerate(labels) if y >= 0.5]
+    neg = [i for i, y in enumerate(labels) if y < 0.5]
+    n_pos = min(len(pos), (n + 1) // 2)
+    n_neg = min(len(neg), n - n_pos)
+    n_pos = min(len(pos), n - n_neg)
+    chosen = rng.sample(pos, n_pos) + rng.sample(neg, n_neg)
+    rng.shuffle(chosen)
+    return chosen
+
+
+def _tfidf_baseline(
+    nlp: Language, records: Sequence[PairLike], fit_texts: Optional[Sequence[str]], progress: bool
+) -> Any:
+    own = fit_texts is None
+    texts = distinct_texts((r.text1, r.text2) for r in records)
+    fit = texts if own else list(dict.fromkeys(fit_texts or ()))
+    if not fit:
+        raise ValueError("No texts to fit the TF-IDF baseline on.")
+    docs = _tokenize(nlp, list(dict.fromkeys([*fit, *texts])), progress)
+    model = fit_tfidf(docs[t] for t in fit)
+    scores = tfidf_cosine(model, [docs[r.text1] for r in records], [docs[r.text2] for r in records])
+    source = "the evaluated texts" if own else "the given fit texts"
+    return scores, {"fitted_on": f"{len(fit):,} distinct texts ({source})", **tfidf_settings(model)}
+
+
+def _tokenize(nlp: Language, texts: Sequence[str], progress: bool) -> Dict[str, Doc]:
+    bar = tqdm(texts, desc="tokenizing", unit="text", disable=not show_progress(progress))
+    return {text: nlp.make_doc(text) for text in bar}
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,47 @@
+"""Which head of a comparison scores, and in what range.
+
+Combinators wrap the comparison that answers `doc.similarity`: `WithInBatchScores.v1` (adds
+in-batch scores in training), `WithAuxiliary.v1` (trains a second head; `main` predicts) and
+`TrainCalibrated.v1` (trains through a Platt scaling; its inner comparison predicts).
+`HybridSimilarity.v1` is not looked through: its mixed score is what predicts.
+"""
+
+from typing import Tuple
+
+from thinc.api import Model
+
+UNIT_RANGE = (0.0, 1.0)
+
+
+def predicting_head(comparison: Model, *, training: bool = False) -> Model:
+    """The comparison inside `comparison` whose score is the prediction.
+
+    With `training=True`, `TrainCalibrated.v1` is kept: its calibrated score is what the losses
+    see in training, and so what in-batch and triplet scores of a batch must use (it ranks like
+    the raw score). Otherwise the walk goes through it to the raw comparison, which is what
+    `doc.similarity`, the score range and vector search need.
+    """
+    while True:
+        if comparison.name == "with_in_batch_scores":
+            comparison = comparison.get_ref("comparison")
+        elif comparison.name == "with_auxiliary":
+            comparison = comparison.get_ref("main")
+        elif comparison.name == "train_calibrated" and not training:
+            comparison = comparison.layers[0]
+        else:
+            return comparison
+
+
+def score_range(comparison: Model) -> Tuple[float, float]:
+    """The range of the scores a comparison predicts: its declared `attrs["score_range"]`, else
+    that of its predicting head: (-1, 1) for a cosine without rescaling, (0, 1) otherwise."""
+    declared = comparison.attrs.get("score_range")
+    if declared is not None:
+        low, high = declared
+        return float(low), float(high)
+    head = predicting_head(comparison)
+    if head is not comparison:
+        return score_range(head)
+    if comparison.name == "cosine_similarity" and not comparison.attrs.get("rescale", False):
+        return (-1.0, 1.0)
+    return UNIT_RANGE

@@ -1,0 +1,127 @@
+"""In-batch negatives (multiple-negatives ranking) plus a pair loss: InBatchNegatives.v1."""
+
+from typing import Callable, Optional, Tuple
+
+import numpy
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+from ._util import in_batch_columns
+from .log_loss import PairLogLoss
+
+LOGITS = ("scaled", "logit")
+
+
+class InBatchNegativesLoss:
+    """Multiple-negatives ranking loss over a batch, plus a pair loss (multi-task).
+
+    Scores: (n, k + n), the training output of `spacy-siamese.WithInBatchScores.v1`: the
+    comparison's k pair score columns, then the matrix M[i, j] = score(A_i, B_j).
+    Labels: n values in {0, 1}; pairs with y >= 0.5 are the duplicates P.
+
+    The pair loss (default: LogLoss.v2) sees the k pair columns. For each duplicate pair i, a
+    softmax cross-entropy over row i (B_i against every other B_j of the batch) and over
+    column i (A_i against every other A_j), on logits Z = scale * M ("scaled") or
+    Z = scale * logit(M) ("logit"; for Cauchy logit(s) = -log d, a negative log distance):
+
+        rank = -1/(2|P|) * sum_i in P [log softmax(Z[i, :])_i + log softmax(Z[:, i])_i]
+        loss = pair_loss + weight * rank
+
+    The sides of non-duplicate pairs take part as further negatives. Returns (d_scores, loss).
+    """
+
+    def __init__(
+        self,
+        pair_loss: Optional[Callable] = None,
+        *,
+        scale: float = 20.0,
+        logits: str = "scaled",
+        weight: float = 1.0,
+        eps: float = 1e-6,
+    ) -> None:
+        if logits not in LOGITS:
+            raise ValueError(f"InBatchNegatives: logits must be one of {', '.join(LOGITS)}, got {logits!r}")
+        if scale <= 0 or weight < 0:
+            raise ValueError(f"InBatchNegatives: need scale > 0 and weight >= 0, got {scale} and {weight}")
+        self.pair_loss = pair_loss if pair_loss is not None else PairLogLoss()
+        self.scale = scale
+        self.logits = logits
+        self.weight = weight
+        self.eps = eps
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        pair_scores, M = in_batch_columns(scores, len(truths), "InBatchNegatives")
+        d_pair, loss = self.pair_loss(pair_scores, truths)
+        dZ, rank_loss = ranking_loss(self.logit_map(M), xp.asarray(truths) >= 0.5)
+        d_matrix = self.weight * dZ * self.logit_grad(M)
+        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
+        return d.astype(scores.dtype), float(loss) + self.weight * rank_loss
+
+    def logit_map(self, M: Floats2d) -> Floats2d:
+        xp = get_array_module(M)
+        M = xp.asarray(M, dtype="float64")
+        if self.logits == "scaled":
+            return self.scale * M
+        s = xp.clip(M, self.eps, 1.0 - self.eps)
+        return self.scale * (xp.log(s) - xp.log1p(-s))
+
+    def logit_grad(self, M: Floats2d) -> Floats2d:
+        xp = get_array_module(M)
+        M = xp.asarray(M, dtype="float64")
+        if self.logits == "scaled":
+            return xp.full_like(M, self.scale)
+        inside = (M > self.eps) & (M < 1.0 - self.eps)
+        s = xp.clip(M, self.eps, 1.0 - self.eps)
+        return self.scale * inside / (s * (1.0 - s))
+
+
+def ranking_loss(Z: Floats2d, positive: numpy.ndarray) -> Tuple[Floats2d, float]:
+    """Symmetric softmax cross-entropy with targets on the diagonal, over the rows and the
+    columns of the positive pairs, averaged over 2 * n_positive; (dZ, loss)."""
+    xp = get_array_module(Z)
+    m = int(positive.sum())
+    if m == 0:
+        return xp.zeros_like(Z), 0.0
+    eye = xp.eye(len(Z), dtype=Z.dtype)
+    log_rows = Z - xp.logaddexp.reduce(Z, axis=1, keepdims=True)
+    log_cols = Z - xp.logaddexp.reduce(Z, axis=0, keepdims=True)
+    diag = xp.arange(len(Z))
+    loss = -(log_rows[diag, diag][positive].sum() + log_cols[diag, diag][positive].sum()) / (2 * m)
+    d_rows = (xp.exp(log_rows) - eye) * positive[:, None]
+    d_cols = (xp.exp(log_cols) - eye) * positive[None, :]
+    return (d_rows + d_cols) / (2 * m), float(loss)
+
+
+@registry.losses("spacy-siamese.InBatchNegatives.v1")
+def make_in_batch_negatives(
+    *,
+    pair_loss: Optional[Callable] = None,
+    scale: float = 20.0,
+    logits: str = "scaled",
+    weight: float = 1.0,
+    eps: float = 1e-6,
+) -> InBatchNegativesLoss:
+    """In-batch negatives plus a pair loss (InBatchNegativesLoss).
+
+    Use it to train for retrieval, where a text's duplicate must outscore every other text of
+    a corpus, not only its pair's partner. The comparison must be wrapped in
+    WithInBatchScores.v1; batch with `spacy-siamese.batch_by_clusters.v1` so that the other
+    texts of a batch are true negatives.
+
+        [components.siamese_similarity.model.comparison]
+        @architectures = "spacy-siamese.WithInBatchScores.v1"
+
+        [components.siamese_similarity.model.comparison.comparison]
+        @architectures = "spacy-siamese.CauchySimilarity.v1"
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.InBatchNegatives.v1"
+        scale = 20.0
+        logits = "scaled"
+        weight = 1.0
+
+        [components.siamese_similarity.loss.pair_loss]
+        @losses = "spacy-siamese.LogLoss.v2"
+    """
+    return InBatchNegativesLoss(pair_loss, scale=scale, logits=logits, weight=weight, eps=eps)

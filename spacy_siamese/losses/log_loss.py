@@ -1,0 +1,94 @@
+"""Log loss (binary cross-entropy) on pair scores: LogLoss.v2 and the frozen LogLoss.v1."""
+
+from typing import Tuple
+
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+
+class PairLogLoss:
+    """Binary cross-entropy on similarity scores, summed over the score columns.
+
+    Scores: (n, k) in [0, 1], one column per head; k = 2 with `spacy-siamese.WithAuxiliary.v1`
+    (main head first, then the auxiliary head).
+    Labels: n values in {0, 1}; values in between act as soft targets.
+
+    Loss, with p = clip(s, eps, 1 - eps):
+
+        t = y * (1 - label_smoothing) + label_smoothing / 2
+        t[:, 0] = (1 - distill) * t[:, 0] + distill * p[:, 1]    (k > 1; p[:, 1] held constant)
+        loss = -1/n * sum_ic [t log p + (1 - t) log(1 - p)]
+
+    `label_smoothing` in [0, 1) keeps the targets off 0 and 1; `distill` in [0, 1] moves the
+    main head's target toward the auxiliary head's score (online distillation). Returns
+    (d_scores, loss).
+    """
+
+    def __init__(self, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0):
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"LogLoss: label_smoothing must be in [0, 1), got {label_smoothing}")
+        if not 0.0 <= distill <= 1.0:
+            raise ValueError(f"LogLoss: distill must be in [0, 1], got {distill}")
+        self.eps = eps
+        self.label_smoothing = label_smoothing
+        self.distill = distill
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        p = xp.clip(scores, self.eps, 1.0 - self.eps)
+        y = xp.asarray(truths, dtype=p.dtype)[:, None] * xp.ones_like(p)
+        y = y * (1.0 - self.label_smoothing) + self.label_smoothing / 2
+        if self.distill > 0 and p.shape[1] > 1:
+            y[:, 0] = (1.0 - self.distill) * y[:, 0] + self.distill * p[:, 1]
+        n = max(len(y), 1)
+        loss = -(y * xp.log(p) + (1 - y) * xp.log(1 - p)).sum() / n
+        d = (p - y) / (p * (1 - p)) / n
+        return d.astype(scores.dtype), float(loss)
+
+
+@registry.losses("spacy-siamese.LogLoss.v2")
+def make_log_loss(*, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> PairLogLoss:
+    """Log loss (PairLogLoss) for duplicate / not-duplicate labels; the pipe's default loss.
+
+    Use it with 0/1 labels and a comparison that scores in [0, 1] (Cauchy, rescaled cosine,
+    feature head, or WithAuxiliary.v1 of those); `distill` needs WithAuxiliary.v1.
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.LogLoss.v2"
+        eps = 0.00001
+        label_smoothing = 0.1
+        distill = 0.2
+    """
+    return PairLogLoss(eps=eps, label_smoothing=label_smoothing, distill=distill)
+
+
+class PairLogLossV1:
+    """LogLoss.v1 as first registered: binary cross-entropy on the first score column.
+
+    Loss, with p = clip(s[:, 0], eps, 1 - eps): -1/n * sum_i [y log p + (1 - y) log(1 - p)];
+    the gradient has shape (n, 1). Returns (d_scores, loss).
+    """
+
+    def __init__(self, eps: float = 1e-5):
+        self.eps = eps
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        p = xp.clip(scores[:, 0], self.eps, 1.0 - self.eps)
+        y = xp.asarray(truths, dtype=p.dtype)
+        n = max(len(y), 1)
+        loss = -(y * xp.log(p) + (1 - y) * xp.log(1 - p)).sum() / n
+        d = (p - y) / (p * (1 - p)) / n
+        return d[:, None].astype(scores.dtype), float(loss)
+
+
+@registry.losses("spacy-siamese.LogLoss.v1")
+def make_log_loss_v1(*, eps: float = 1e-5) -> PairLogLossV1:
+    """Frozen: LogLoss.v1 with its original signature and behaviour (one score column, no
+    smoothing, no distillation), for pipelines saved with it. New configs use LogLoss.v2.
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.LogLoss.v1"
+        eps = 0.00001
+    """
+    return PairLogLossV1(eps=eps)

@@ -1,0 +1,58 @@
+"""S2Net's pairwise logistic (RankNet-style) loss: PairwiseLogisticLoss.v1."""
+
+from typing import Tuple
+
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+
+class PairwiseLogisticLoss:
+    """Pairwise logistic loss over the pairs of a batch with different labels.
+
+    Scores: (n, 1), one score column (an auxiliary head needs LogLoss.v2 or SquaredError.v1).
+    Labels: n values, 0/1 or graded; only their order matters.
+
+    Over O = {(i, j): y_i > y_j}, the pairs of the batch that should score in that order:
+
+        loss = 1/|O| * sum_(i,j) in O log(1 + exp(-gamma * (s_i - s_j)))
+
+    and 0, with a zero gradient, when O is empty. Returns (d_scores, loss).
+    """
+
+    def __init__(self, gamma: float = 10.0):
+        self.gamma = gamma
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        if scores.shape[1] != 1:
+            raise ValueError(
+                f"PairwiseLogisticLoss takes one score column, got {scores.shape[1]} "
+                "(an auxiliary head needs LogLoss.v2 or SquaredError.v1)"
+            )
+        xp = get_array_module(scores)
+        s = xp.asarray(scores[:, 0], dtype="float64")
+        y = xp.asarray(truths, dtype="float64")
+        ordered = y[:, None] > y[None, :]  # (i, j): pair i should score above pair j
+        m = int(ordered.sum())
+        if m == 0:
+            return xp.zeros_like(scores), 0.0
+        z = -self.gamma * (s[:, None] - s[None, :])
+        loss = float(xp.logaddexp(0.0, z)[ordered].sum() / m)
+        # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z)
+        g = xp.where(ordered, -self.gamma / (1.0 + xp.exp(-z)), 0.0) / m
+        d = g.sum(axis=1) - g.sum(axis=0)
+        return d[:, None].astype(scores.dtype), loss
+
+
+@registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
+def make_pairwise_logistic_loss(*, gamma: float = 10.0) -> PairwiseLogisticLoss:
+    """S2Net's pairwise logistic loss (PairwiseLogisticLoss).
+
+    Use it when only the ranking of the scores matters, e.g. a cosine comparison whose scores
+    are not probabilities (S2Net); each batch needs pairs with different labels. `gamma` scales
+    the score differences.
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.PairwiseLogisticLoss.v1"
+        gamma = 10.0
+    """
+    return PairwiseLogisticLoss(gamma=gamma)

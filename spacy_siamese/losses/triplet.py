@@ -1,0 +1,170 @@
+"""Triplet loss with in-batch mining: TripletLoss.v1."""
+
+from typing import Any, Callable, Optional, Tuple
+
+import numpy
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+from ._util import in_batch_columns
+
+TRIPLET_FORMS = ("logistic", "margin")
+MINING = ("all", "hard")
+Penalty = Callable[[Any], Tuple[Any, Any]]
+
+
+class TripletLoss:
+    """Triplet loss with in-batch mining, from labelled docs or from labelled pairs.
+
+    For an anchor a, a positive p (similar to a) and a negative q (not), the penalty of
+    x = s(a, q) - s(a, p) is
+
+        logistic:  log(1 + exp(scale * x))    (Tajima et al. 2016: scale 1, inner products)
+        margin:    max(0, margin + x)
+
+    `mining="all"` averages it over every valid triplet of the batch, `mining="hard"` over the
+    anchors, each with its hardest positive (lowest score) and hardest negative (highest
+    score; Hermans et al. 2017). The loss is scaled by `weight` (alpha). A batch without a
+    triplet has loss 0 and a zero gradient.
+
+    From labelled docs (`from_labels`, called by the pipe for `spacy-siamese.LabelledDocuments.v1`
+    examples): the (n, n) score matrix M[i, j] = s(doc_i, doc_j) of the batch; the positives
+    share a label with the anchor, the negatives do not.
+
+    From labelled pairs (`__call__`): scores (n, k + n), the output of
+    `spacy-siamese.WithInBatchScores.v1` as for InBatchNegatives.v1, and n labels in {0, 1}.
+    For each duplicate pair (A_i, B_i), B_i is the positive of anchor A_i and every other B_j
+    a negative, and the same with the sides swapped; the two directions are averaged.
+    `pair_loss`, if given, trains the k pair columns too.
+    """
+
+    def __init__(
+        self,
+        *,
+        form: str = "logistic",
+        mining: str = "all",
+        margin: float = 0.2,
+        scale: float = 1.0,
+        weight: float = 1.0,
+        pair_loss: Optional[Callable] = None,
+    ) -> None:
+        if form not in TRIPLET_FORMS:
+            raise ValueError(f"TripletLoss: form must be one of {', '.join(TRIPLET_FORMS)}, got {form!r}")
+        if mining not in MINING:
+            raise ValueError(f"TripletLoss: mining must be one of {', '.join(MINING)}, got {mining!r}")
+        if scale <= 0 or weight < 0 or margin < 0:
+            raise ValueError(f"TripletLoss: need scale > 0, weight >= 0, margin >= 0, got {scale}, {weight}, {margin}")
+        self.form = form
+        self.mining = mining
+        self.margin = margin
+        self.scale = scale
+        self.weight = weight
+        self.pair_loss = pair_loss
+
+    def from_labels(self, M: Floats2d, same: numpy.ndarray) -> Tuple[Floats2d, float]:
+        """(dM, loss) for the (n, n) score matrix of n labelled docs; `same[i, j]`: docs i and j
+        share a label."""
+        xp = get_array_module(M)
+        if M.ndim != 2 or M.shape[0] != M.shape[1] or same.shape != M.shape:
+            raise ValueError(f"TripletLoss: need an (n, n) score matrix and label matrix, got {M.shape}, {same.shape}")
+        same = xp.asarray(same, dtype=bool)
+        eye = xp.eye(len(M), dtype=bool)
+        dM, loss = self.mine(M, same & ~eye, ~same)
+        return (self.weight * dM).astype(M.dtype), self.weight * loss
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        n = len(truths)
+        pair_scores, M = in_batch_columns(scores, n, "TripletLoss", " (or train on labelled docs)")
+        d_pair, loss = xp.zeros(pair_scores.shape), 0.0
+        if self.pair_loss is not None:
+            d_pair, loss = self.pair_loss(pair_scores, truths)
+        M = xp.asarray(M, dtype="float64")
+        eye = xp.eye(n, dtype=bool)
+        positive = eye & (xp.asarray(truths) >= 0.5)[:, None]
+        d_rows, loss_rows = self.mine(M, positive, ~eye)
+        d_cols, loss_cols = self.mine(xp.ascontiguousarray(M.T), positive, ~eye)
+        d_matrix = self.weight * (d_rows + d_cols.T) / 2
+        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
+        return d.astype(scores.dtype), float(loss) + self.weight * (loss_rows + loss_cols) / 2
+
+    def mine(self, M: Floats2d, positive: numpy.ndarray, negative: numpy.ndarray) -> Tuple[Floats2d, float]:
+        """(dM, loss) of the triplets (a, p, q) with positive[a, p] and negative[a, q], on rows
+        a of the score matrix M; `mining` picks them, without `weight`."""
+        if self.mining == "all":
+            return batch_all_triplets(M, positive, negative, self.penalty)
+        return batch_hard_triplets(M, positive, negative, self.penalty)
+
+    def penalty(self, x: Any) -> Tuple[Any, Any]:
+        """The penalty of x = s(a, q) - s(a, p) and its derivative."""
+        xp = get_array_module(x)
+        if self.form == "logistic":
+            z = self.scale * x
+            return xp.logaddexp(0.0, z), self.scale / (1.0 + xp.exp(-z))
+        return xp.maximum(0.0, self.margin + x), (self.margin + x > 0).astype(x.dtype)
+
+
+def batch_all_triplets(M: Any, positive: Any, negative: Any, penalty: Penalty) -> Tuple[Floats2d, float]:
+    """Mean penalty over every (a, p, q) with positive[a, p] and negative[a, q]; (dM, loss)."""
+    xp = get_array_module(M)
+    M = xp.asarray(M, dtype="float64")
+    dM = xp.zeros_like(M)
+    anchors, positives = xp.nonzero(positive)
+    valid = negative[anchors]  # (n_positive_pairs, n_columns): the negatives of each (a, p)
+    count = int(valid.sum())
+    if count == 0:
+        return dM, 0.0
+    X = M[anchors] - M[anchors, positives][:, None]
+    value, slope = penalty(X)
+    loss = float((value * valid).sum() / count)
+    G = slope * valid / count
+    xp.add.at(dM, anchors, G)
+    xp.add.at(dM, (anchors, positives), -G.sum(axis=1))
+    return dM, loss
+
+
+def batch_hard_triplets(M: Any, positive: Any, negative: Any, penalty: Penalty) -> Tuple[Floats2d, float]:
+    """Mean penalty over the anchors with a positive and a negative, each with its lowest-scoring
+    positive and highest-scoring negative (Hermans et al. 2017); (dM, loss)."""
+    xp = get_array_module(M)
+    M = xp.asarray(M, dtype="float64")
+    dM = xp.zeros_like(M)
+    anchors = xp.nonzero(positive.any(axis=1) & negative.any(axis=1))[0]
+    if not len(anchors):
+        return dM, 0.0
+    hardest_p = xp.where(positive[anchors], M[anchors], xp.inf).argmin(axis=1)
+    hardest_q = xp.where(negative[anchors], M[anchors], -xp.inf).argmax(axis=1)
+    value, slope = penalty(M[anchors, hardest_q] - M[anchors, hardest_p])
+    k = len(anchors)
+    xp.add.at(dM, (anchors, hardest_q), slope / k)
+    xp.add.at(dM, (anchors, hardest_p), -slope / k)
+    return dM, float(value.sum() / k)
+
+
+@registry.losses("spacy-siamese.TripletLoss.v1")
+def make_triplet_loss(
+    *,
+    form: str = "logistic",
+    mining: str = "all",
+    margin: float = 0.2,
+    scale: float = 1.0,
+    weight: float = 1.0,
+    pair_loss: Optional[Callable] = None,
+) -> TripletLoss:
+    """Triplet loss with batch-all or batch-hard mining (TripletLoss), for any encoder and
+    comparison.
+
+    Use it to train on documents with labels instead of pairs (LabelledDocuments.v1; batch with
+    `spacy-siamese.batch_by_labels.v1` for several docs per label in a batch), or on labelled
+    pairs with the comparison wrapped in WithInBatchScores.v1.
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.TripletLoss.v1"
+        form = "logistic"
+        mining = "all"
+        margin = 0.2
+        scale = 10.0
+        weight = 1.0
+        pair_loss = null
+    """
+    return TripletLoss(form=form, mining=mining, margin=margin, scale=scale, weight=weight, pair_loss=pair_loss)

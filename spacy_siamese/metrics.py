@@ -1,0 +1,222 @@
+"""Metrics for scored pairs (classification, ranking, correlation) and for retrieval."""
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from scipy.sparse import csr_matrix, issparse
+from scipy.stats import pearsonr, spearmanr
+from sklearn.metrics import (
+    accuracy_score,
+    average_precision_score,
+    mean_absolute_error,
+    mean_squared_error,
+    precision_recall_fscore_support,
+    roc_auc_score,
+    roc_curve,
+)
+
+ArrayLike = Union[Sequence[float], numpy.ndarray]
+
+Vectors = Union[numpy.ndarray, csr_matrix]
+
+
+def is_binary(labels: ArrayLike) -> bool:
+    """Whether every label is 0 or 1."""
+    return bool(numpy.all(numpy.isin(numpy.asarray(labels, dtype="f"), (0.0, 1.0))))
+
+
+def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
+    """The threshold that maximises the accuracy of `score >= threshold` on these pairs
+    (labels >= 0.5 are positive).
+
+    Candidates are midpoints between consecutive distinct scores, so the result does not
+    sit on one example's score; above the top score it is the top score + 1e-6, below the
+    lowest it is the lowest score. Ties go to the highest threshold. 0.5 for no pairs.
+    """
+    s = numpy.asarray(scores, dtype="f8").ravel()
+    gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
+    if s.size == 0:
+        return 0.5
+    n_pos = int(gold.sum())
+    n_neg = s.size - n_pos
+    if n_pos == 0 or n_neg == 0:  # one class: predict it for every pair
+        return float(s.min()) if n_neg == 0 else float(s.max() + 1e-6)
+    # One point per distinct score, highest first; point 0 predicts nothing positive.
+    fpr, tpr, cuts = roc_curve(gold, s, drop_intermediate=False)
+    correct = numpy.rint(tpr * n_pos) + n_neg - numpy.rint(fpr * n_neg)
+    k = int(numpy.argmax(correct))
+    if k == 0:
+        return float(cuts[1] + 1e-6)
+    if k == len(cuts) - 1:
+        return float(cuts[k])
+    return float((cuts[k] + cuts[k + 1]) / 2)
+
+
+def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) -> Optional[float]:
+    """The lowest threshold at which `score >= threshold` has at least `precision` on these
+    pairs (labels >= 0.5 are positive): the most duplicates found at that precision. It sits
+    halfway to the next lower score, like `best_threshold`; None when no threshold reaches
+    the precision (or there are no positive pairs)."""
+    s = numpy.asarray(scores, dtype="f8").ravel()
+    gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
+    if not gold.any():
+        return None
+    order = numpy.argsort(-s, kind="stable")
+    s, gold = s[order], gold[order]
+    last = numpy.r_[s[1:] != s[:-1], True]  # the last pair of each run of equal scores
+    tp = numpy.cumsum(gold)[last]
+    cut = s[last]
+    ok = numpy.flatnonzero(tp / numpy.arange(1, len(s) + 1)[last] >= precision)
+    if not len(ok):
+        return None
+    k = int(ok[-1])
+    return float(cut[k] if k == len(cut) - 1 else (cut[k] + cut[k + 1]) / 2)
+
+
+def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> Dict[str, Optional[float]]:
+    """acc, p, r, f of `score >= threshold` against labels >= 0.5, ROC AUC and average
+    precision (binary labels with both classes, else None), and Pearson and Spearman
+    correlation for graded labels."""
+    s, y = _check(scores, labels)
+    gold, pred = y >= 0.5, s >= threshold
+    p, r, _, _ = precision_recall_fscore_support(gold, pred, average="binary", pos_label=True, zero_division=0.0)
+    f = 2 * p * r / (p + r) if p + r else 0.0  # the harmonic mean of p and r, as stored scores have it
+    out: Dict[str, Optional[float]] = {
+        "acc": float(accuracy_score(gold, pred)),
+        "p": float(p),
+        "r": float(r),
+        "f": float(f),
+        "auc": None,
+        "ap": None,
+    }
+    binary = is_binary(y)
+    if binary and gold.any() and not gold.all():
+        out["auc"] = float(roc_auc_score(gold, s))
+        out["ap"] = float(average_precision_score(gold, s))
+    if not binary:
+        out.update(correlation(s, y))
+    return out
+
+
+def correlation(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[float]]:
+    """Pearson and Spearman correlation (None where a side is constant)."""
+    s, y = _check(scores, labels)
+    if s.std() == 0 or y.std() == 0:
+        return {"pearson": None, "spearman": None}
+    return {"pearson": float(pearsonr(s, y)[0]), "spearman": float(spearmanr(s, y)[0])}
+
+
+def regression_metrics(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[float]]:
+    """Pearson, Spearman, mean squared and mean absolute error of scores against graded labels."""
+    s, y = _check(scores, labels)
+    return {
+        **correlation(s, y),
+        "mse": float(mean_squared_error(y, s)),
+        "mae": float(mean_absolute_error(y, s)),
+    }
+
+
+def _check(scores: ArrayLike, labels: ArrayLike) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    s = numpy.asarray(scores, dtype="f8").ravel()
+    y = numpy.asarray(labels, dtype="f8").ravel()
+    if s.shape != y.shape:
+        raise ValueError(f"Got {s.size} scores for {y.size} labels.")
+    if s.size == 0:
+        raise ValueError("Cannot score an empty set of pairs.")
+    return s, y
+
+
+# Retrieval
+
+
+def retrieval_metrics(
+    vectors: Vectors,
+    labels: Sequence[Iterable[str]],
+    *,
+    ks: Sequence[int] = (1, 10),
+    batch_size: int = 2048,
+) -> Dict[str, float]:
+    """Each row of `vectors` as a query against all other rows, ranked by cosine (ties in
+    row order). Row j is relevant to row i when they share a label. Queries without a
+    relevant document are skipped.
+
+    Returns mrr (of the first relevant document), map, and for each k: mrr@k, p@k (share of
+    relevant documents in the top k) and recall@k (share of the query's relevant documents
+    found in the top k), plus n_queries.
+    """
+    V = _unit_rows(vectors)
+    L = label_matrix(labels)
+    n = V.shape[0]
+    if L.shape[0] != n:
+        raise ValueError(f"Got {n} vectors for {L.shape[0]} label sets.")
+    sums: Dict[str, float] = {"mrr": 0.0, "map": 0.0}
+    for k in ks:
+        sums.update({f"mrr@{k}": 0.0, f"p@{k}": 0.0, f"recall@{k}": 0.0})
+    n_queries = 0
+    ranks = numpy.arange(1, n)
+    for start in range(0, n, batch_size):
+        rows = numpy.arange(start, min(start + batch_size, n))
+        product: Any = V @ V.T if len(rows) == n else V[rows] @ V.T  # one block: the symmetric product
+        S = numpy.asarray(product.toarray() if issparse(product) else product, dtype="f8")
+        S[numpy.arange(len(rows)), rows] = -numpy.inf  # the query itself sorts last
+        order = numpy.argsort(-S, axis=1, kind="stable")[:, :-1]
+        rel = numpy.take_along_axis((L[rows] @ L.T).toarray() > 0, order, axis=1)
+        rel = rel[rel.any(axis=1)].astype("f8")
+        if not len(rel):
+            continue
+        n_queries += len(rel)
+        first = rel.argmax(axis=1) + 1
+        n_rel = rel.sum(axis=1)
+        sums["mrr"] += float((1.0 / first).sum())
+        sums["map"] += float(((numpy.cumsum(rel, axis=1) / ranks * rel).sum(axis=1) / n_rel).sum())
+        for k in ks:
+            sums[f"mrr@{k}"] += float(numpy.where(first <= k, 1.0 / first, 0.0).sum())
+            sums[f"p@{k}"] += float(rel[:, :k].sum())  # a count: divided once at the end
+            sums[f"recall@{k}"] += float((rel[:, :k].sum(axis=1) / n_rel).sum())
+    if not n_queries:
+        raise ValueError("No query has a relevant document: no two documents share a label.")
+    out: Dict[str, float] = {key: value / n_queries for key, value in sums.items()}
+    for k in ks:
+        out[f"p@{k}"] = sums[f"p@{k}"] / (n_queries * min(k, n - 1))
+    out["n_queries"] = n_queries
+    return out
+
+
+def pair_auc(vectors: Vectors, pairs: Sequence[Tuple[int, int, float]]) -> float:
+    """ROC AUC of the cosine of rows i and j against the labels of (i, j, label) pairs."""
+    i = numpy.asarray([p[0] for p in pairs])
+    j = numpy.asarray([p[1] for p in pairs])
+    if issparse(vectors):
+        V = csr_matrix(vectors, dtype="f8")
+        norms = numpy.sqrt(numpy.asarray(V.multiply(V).sum(axis=1)).ravel())
+        dots = numpy.asarray(V[i].multiply(V[j]).sum(axis=1)).ravel()
+    else:
+        V = numpy.asarray(vectors, dtype="f8")
+        norms = numpy.linalg.norm(V, axis=1)
+        dots = (V[i] * V[j]).sum(axis=1)
+    norms = numpy.where(norms > 0, norms, 1.0)  # a zero vector has cosine 0 with everything
+    return float(roc_auc_score([p[2] for p in pairs], dots / (norms[i] * norms[j])))
+
+
+def _unit_rows(vectors: Vectors) -> Vectors:
+    """Rows scaled to length 1 (zero rows stay zero, so their cosine is 0), as float64."""
+    if issparse(vectors):
+        X = csr_matrix(vectors, dtype="f8")
+        norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
+        return csr_matrix(X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]))
+    V = numpy.asarray(vectors, dtype="f8")
+    norms = numpy.linalg.norm(V, axis=1, keepdims=True)
+    return V / numpy.where(norms > 0, norms, 1.0)
+
+
+def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
+    """A (n_docs, n_labels) 0/1 matrix of the documents' labels."""
+    index: Dict[str, int] = {}
+    rows: List[int] = []
+    cols: List[int] = []
+    for i, doc_labels in enumerate(labels):
+        for label in set(doc_labels):
+            rows.append(i)
+            cols.append(index.setdefault(label, len(index)))
+    data = numpy.ones(len(rows), dtype="f4")
+    return csr_matrix((data, (rows, cols)), shape=(len(labels), max(len(index), 1)))

@@ -1,0 +1,96 @@
+"""How a labelled pair travels through spaCy's training loop.
+
+One `Example` per pair: its predicted doc is side A; the reference doc is a copy
+of side A whose `user_data[PAIR_KEY]` holds side B's words and spaces and the
+label. `user_data` survives `DocBin`, so converted `.spacy` files work too.
+Labels are finite numbers in [0, 1], checked when an example is made and when it is read.
+"""
+
+from typing import Iterable, List, Optional, Tuple
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.vocab import Vocab
+
+from .validation import check_label
+from .vectors import drop_vectors
+
+PAIR_KEY = "spacy_siamese.pair"
+
+
+def make_pair_example(nlp: Language, text1: str, text2: str, label: float) -> Example:
+    """Tokenize both sides with `nlp` and pack them into one Example."""
+    return pair_example(nlp.make_doc(text1), nlp.make_doc(text2), label)
+
+
+def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
+    """Pack two tokenized docs into one Example; `doc_a` becomes its predicted doc."""
+    try:
+        label = check_label(label)
+    except ValueError as e:
+        raise ValueError(f"{e} Pair: {doc_a.text[:60]!r} / {doc_b.text[:60]!r}") from None
+    reference = gold_copy(doc_a)
+    reference.user_data[PAIR_KEY] = {
+        "words": [t.text for t in doc_b],
+        "spaces": [bool(t.whitespace_) for t in doc_b],
+        # token-level norms set by tokenizer exceptions ("n't" -> "not")
+        "norms": [[t.i, t.norm_] for t in doc_b if t.norm != t.lex.norm],
+        "label": label,
+    }
+    return Example(doc_a, reference)
+
+
+def gold_copy(doc: Doc) -> Doc:
+    """A copy of `doc` for an Example's reference: a processed doc carries a learned vector and
+    hooks, and the gold copy needs neither."""
+    reference = doc.copy()
+    drop_vectors(reference)
+    reference.user_hooks = {}
+    reference.user_span_hooks = {}
+    reference.user_token_hooks = {}
+    return reference
+
+
+def is_pair_example(eg: Example) -> bool:
+    return PAIR_KEY in eg.reference.user_data
+
+
+def get_partner(eg: Example, vocab: Optional[Vocab] = None) -> Doc:
+    """Rebuild side B of a pair example as a Doc in `vocab` (default: A's vocab)."""
+    data = _pair_data(eg)
+    doc = Doc(vocab or eg.predicted.vocab, words=list(data["words"]), spaces=list(data["spaces"]))
+    for i, norm in data.get("norms", ()):
+        doc[i].norm_ = norm
+    return doc
+
+
+def get_label(eg: Example) -> float:
+    try:
+        return check_label(_pair_data(eg)["label"])
+    except ValueError as e:
+        raise ValueError(f"{e} Example: {eg.predicted.text[:80]!r}") from None
+
+
+def split_pairs(examples: Iterable[Example], vocab: Optional[Vocab] = None) -> Tuple[List[Doc], List[Doc], List[float]]:
+    """Return (side A docs, side B docs, labels) for a batch of pair examples."""
+    docs_a: List[Doc] = []
+    docs_b: List[Doc] = []
+    labels: List[float] = []
+    for eg in examples:
+        docs_a.append(eg.predicted)
+        docs_b.append(get_partner(eg, vocab))
+        labels.append(get_label(eg))
+    return docs_a, docs_b, labels
+
+
+def _pair_data(eg: Example) -> dict:
+    data = eg.reference.user_data.get(PAIR_KEY)
+    if data is None:
+        raise ValueError(
+            "This Example is not a labelled pair: its reference doc has no "
+            f"user_data['{PAIR_KEY}']. Read pair files with the "
+            "'spacy-siamese.PairCorpus.v1' reader (or build examples with "
+            f"spacy_siamese.make_pair_example). Doc text: {eg.predicted.text[:80]!r}"
+        )
+    return data

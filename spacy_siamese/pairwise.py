@@ -1,0 +1,76 @@
+"""Scores of many pairs of vectors with a pipe's comparison (`compare(vectors_a, vectors_b)` of
+paired rows), in blocks of bounded size: every pair of two collections, or chosen pairs."""
+
+import math
+from typing import Callable, Optional
+
+import numpy
+
+Compare = Callable[[numpy.ndarray, numpy.ndarray], numpy.ndarray]
+# Bytes a block may use: each pair of a block holds a few float32 rows of the vector width.
+BLOCK_BYTES = 256 * 2**20
+ROWS_PER_PAIR = 8
+
+
+def default_block_size(width: int) -> int:
+    """Pairs per block for vectors of `width` dims within BLOCK_BYTES (a multiple of 32)."""
+    return max(32, BLOCK_BYTES // (4 * ROWS_PER_PAIR * max(1, width)) // 32 * 32)
+
+
+def vector_similarity_matrix(
+    compare: Compare,
+    vectors_a: numpy.ndarray,
+    vectors_b: Optional[numpy.ndarray] = None,
+    *,
+    block_size: Optional[int] = None,
+) -> numpy.ndarray:
+    """(N, M) scores of every row of vectors_a against every row of vectors_b (`None`: vectors_a
+    against themselves, each unordered pair computed once); at most `block_size` pairs go to
+    `compare` at once."""
+    symmetric = vectors_b is None
+    b = vectors_a if vectors_b is None else vectors_b
+    n, m = len(vectors_a), len(b)
+    out = numpy.zeros((n, m), dtype="float32")
+    if n == 0 or m == 0:
+        return out
+    block = block_size or default_block_size(vectors_a.shape[1])
+    if block < 1:
+        raise ValueError(f"block_size must be positive, got {block}")
+    if symmetric:
+        side = max(1, math.isqrt(block))
+        for i in range(0, n, side):
+            for j in range(i, n, side):
+                tile = score_tile(compare, vectors_a[i : i + side], b[j : j + side])
+                out[i : i + side, j : j + side] = tile
+                out[j : j + side, i : i + side] = tile.T
+        return out
+    cols = min(m, block)
+    rows = max(1, block // cols)
+    for i in range(0, n, rows):
+        for j in range(0, m, cols):
+            out[i : i + rows, j : j + cols] = score_tile(compare, vectors_a[i : i + rows], b[j : j + cols])
+    return out
+
+
+def score_tile(compare: Compare, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    """(len(a), len(b)) scores in one `compare` call."""
+    left = numpy.repeat(a, len(b), axis=0)
+    right = numpy.tile(b, (len(a), 1))
+    return compare(left, right).reshape(len(a), len(b))
+
+
+def vector_pair_scores(
+    compare: Compare,
+    vectors_a: numpy.ndarray,
+    vectors_b: numpy.ndarray,
+    rows: numpy.ndarray,
+    cols: numpy.ndarray,
+    *,
+    block_size: Optional[int] = None,
+) -> numpy.ndarray:
+    """Scores of the pairs (vectors_a[rows[t]], vectors_b[cols[t]]), in bounded blocks."""
+    block = block_size or default_block_size(vectors_a.shape[1])
+    out = numpy.zeros((len(rows),), dtype="float32")
+    for s in range(0, len(rows), block):
+        out[s : s + block] = compare(vectors_a[rows[s : s + block]], vectors_b[cols[s : s + block]])
+    return out

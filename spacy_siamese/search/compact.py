@@ -1,0 +1,173 @@
+"""Compact vectors for candidate search, with a bound that keeps the final scores exact.
+
+The learned part of each vector, mapped to the space where L2 distance bounds the pipe's score
+(`VectorSpace.metric_part`), is projected by PCA onto `dims` columns. An orthogonal projection
+never lengthens a distance, and the part it drops is at least the difference of the two
+residual norms (triangle inequality), so for items a and b
+
+    |a - b|^2 >= |P a - P b|^2 + (|r_a| - |r_b|)^2,
+
+with r the residual of an item after projection. `VectorSpace.score_bound` turns that into an
+upper bound of the pipe's score: a candidate whose bound is below the threshold cannot be a
+duplicate, and only the others are scored with the pipe's own comparison. Candidates come from
+a faiss index over the compact vectors (IVF, extra `spacy-siamese[ann]`) or, without faiss or
+for small collections, from all items (exact in the compact space).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional, Tuple, Union
+
+import numpy
+
+from ..util import import_extra
+
+DIMS = 128
+FIT_SIZE = 50_000
+SEED = 0
+QUERY_BLOCK = 2048
+# float32 rounding of the distances and of the comparison: bounds are loosened by this much.
+BOUND_TOLERANCE = 1e-4
+
+
+@dataclass
+class CompactSpace:
+    """A PCA projection (mean, components) of the metric space of a pipe's learned vectors."""
+
+    mean: numpy.ndarray  # (width,)
+    components: numpy.ndarray  # (dims, width), orthonormal rows
+
+    @classmethod
+    def fit(cls, sample: numpy.ndarray, *, dims: int = DIMS, seed: int = SEED) -> "CompactSpace":
+        """Fit on `sample` (metric-space vectors, float32 (n, width)): the top `dims` principal
+        directions (all of them when the width is at most `dims`)."""
+        sample = numpy.asarray(sample, dtype="float64")
+        mean = sample.mean(axis=0) if len(sample) else numpy.zeros(sample.shape[1])
+        dims = min(dims, sample.shape[1])
+        if dims >= sample.shape[1] or len(sample) <= dims:
+            components = numpy.eye(sample.shape[1])[:dims]
+        else:
+            from sklearn.decomposition import PCA
+
+            pca = PCA(n_components=dims, svd_solver="randomized", random_state=seed).fit(sample - mean)
+            components = pca.components_
+        return cls(mean.astype("float32"), numpy.ascontiguousarray(components, dtype="float32"))
+
+    @property
+    def dims(self) -> int:
+        return int(self.components.shape[0])
+
+    def project(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """(compact float32 (n, dims), residual norms float32 (n,)) of metric-space vectors."""
+        centred = numpy.asarray(vectors, dtype="float32") - self.mean
+        compact = centred @ self.components.T
+        rest = (centred * centred).sum(axis=1) - (compact * compact).sum(axis=1)
+        return numpy.ascontiguousarray(compact, dtype="float32"), numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f")
+
+    def save(self, path: Union[str, Path]) -> None:
+        numpy.savez(Path(path), mean=self.mean, components=self.components)
+
+    @classmethod
+    def load(cls, path: Union[str, Path]) -> "CompactSpace":
+        with numpy.load(Path(path)) as data:
+            return cls(data["mean"], data["components"])
+
+
+def distance_bound(d2_compact: numpy.ndarray, residual_q: numpy.ndarray, residual_x: numpy.ndarray) -> numpy.ndarray:
+    """The lower bound of the squared metric-space distance (see the module docstring)."""
+    gap = residual_q - residual_x
+    return numpy.maximum(d2_compact, 0.0) + gap * gap
+
+
+class CandidateIndex:
+    """Nearest compact vectors by L2: faiss IVF-Flat ("ivf"), faiss HNSW ("hnsw") or every item
+    ("flat", numpy; exact in the compact space)."""
+
+    def __init__(
+        self,
+        compact: numpy.ndarray,
+        *,
+        kind: str = "ivf",
+        nlist: Optional[int] = None,
+        nprobe: int = 16,
+        seed: int = SEED,
+        serialized: Optional[numpy.ndarray] = None,
+    ) -> None:
+        if kind not in ("ivf", "hnsw", "flat"):
+            raise ValueError(f"candidate index kind must be ivf, hnsw or flat, got {kind!r}")
+        self.compact = numpy.ascontiguousarray(compact, dtype="float32")
+        self.kind = kind
+        self.settings = {"nlist": 0, "nprobe": nprobe}
+        self._faiss: Any = None
+        n, dims = self.compact.shape
+        if serialized is not None and kind != "flat":  # a copy of a built index (e.g. on a Ray worker)
+            faiss = import_extra("faiss", "ann", "The candidate index")
+            self._faiss = faiss.deserialize_index(serialized)
+            self.settings["nlist"] = int(getattr(self._faiss, "nlist", 0))
+            if kind == "ivf":
+                self._faiss.nprobe = nprobe
+        elif kind == "ivf":
+            faiss = import_extra("faiss", "ann", "The ivf candidate index")
+            nlist = nlist or default_nlist(n)
+            self.settings["nlist"] = nlist
+            quantizer = faiss.IndexFlatL2(dims)
+            index = faiss.IndexIVFFlat(quantizer, dims, nlist, faiss.METRIC_L2)
+            index.cp.seed = seed
+            rng = numpy.random.default_rng(seed)
+            train = self.compact[numpy.sort(rng.choice(n, size=min(n, 64 * nlist), replace=False))]
+            index.train(train)
+            index.add(self.compact)
+            index.nprobe = nprobe
+            self._faiss = index
+        elif kind == "hnsw":
+            faiss = import_extra("faiss", "ann", "The hnsw candidate index")
+            index = faiss.IndexHNSWFlat(dims, 32)
+            index.hnsw.efConstruction = 80
+            index.add(self.compact)
+            index.hnsw.efSearch = max(64, nprobe * 4)
+            self._faiss = index
+
+    def serialize(self) -> Optional[numpy.ndarray]:
+        """The faiss index as bytes (None for "flat"): `CandidateIndex(..., serialized=...)` reads it."""
+        if self._faiss is None:
+            return None
+        return import_extra("faiss", "ann", "The candidate index").serialize_index(self._faiss)
+
+    def search(self, queries: numpy.ndarray, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """(ids, squared L2 distances) of each query's c nearest items, (n_queries, c), nearest
+        first; missing neighbours have id -1."""
+        queries = numpy.ascontiguousarray(queries, dtype="float32")
+        c = min(c, len(self.compact))
+        if self._faiss is not None:
+            d2, ids = self._faiss.search(queries, c)
+            return ids.astype("int64"), d2.astype("float32")
+        return _flat_search(self.compact, queries, c)
+
+
+def default_nlist(n: int) -> int:
+    """About 4 sqrt(n) inverted lists, at least 1 and at most n / 39 (faiss wants 39 training
+    points per list)."""
+    return int(max(1, min(4 * numpy.sqrt(n), n // 39)))
+
+
+def _flat_search(items: numpy.ndarray, queries: numpy.ndarray, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    sq = numpy.einsum("ij,ij->i", items, items)
+    ids = numpy.empty((len(queries), c), dtype="int64")
+    d2 = numpy.empty((len(queries), c), dtype="float32")
+    for s, block in _blocks(queries, max(1, 2**26 // max(1, len(items)))):
+        dist = sq[None, :] - 2.0 * (block @ items.T) + numpy.einsum("ij,ij->i", block, block)[:, None]
+        part = (
+            numpy.argpartition(dist, c - 1, axis=1)[:, :c]
+            if c < len(items)
+            else numpy.tile(numpy.arange(len(items)), (len(block), 1))
+        )
+        vals = numpy.take_along_axis(dist, part, axis=1)
+        order = numpy.lexsort((part, vals), axis=1)
+        ids[s : s + len(block)] = numpy.take_along_axis(part, order, axis=1)
+        d2[s : s + len(block)] = numpy.take_along_axis(vals, order, axis=1)
+    return ids, d2
+
+
+def _blocks(array: numpy.ndarray, size: int) -> Iterator[Tuple[int, numpy.ndarray]]:
+    for s in range(0, len(array), size):
+        yield s, array[s : s + size]

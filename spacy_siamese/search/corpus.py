@@ -1,0 +1,214 @@
+"""Duplicate mining at corpus scale: a vector store on disk, compact vectors for candidates, and
+the pipe's own comparison for every score that is returned.
+
+`CorpusIndex` holds a `VectorStore` (full vectors, memory-mapped), the compact PCA vectors and
+residual norms of its items (`spacy_siamese.search.compact`) and a candidate index over them.
+`duplicates` finds, for every item, the items among its candidates whose score is at least the
+threshold: candidates whose score bound is below the threshold are dropped without scoring, the
+others are scored with `pipe.compare` on the full vectors, so every returned score is exactly
+`doc.similarity` of the two texts. With `candidates="flat"` every item is a candidate (the
+result is the brute-force one); "ivf" and "hnsw" take each item's `c` nearest compact vectors.
+
+Memory: the compact vectors and residuals (4 * (dims + 1) bytes an item, twice for a faiss
+index) and one query block's candidate arrays; the full vectors stay on disk and are read for
+the candidates that pass the bound.
+"""
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from spacy.language import Language
+from tqdm import tqdm
+
+from ..component import PIPE_NAME, get_similarity_pipe
+from ..util import show_progress
+from .compact import (
+    BOUND_TOLERANCE,
+    DIMS,
+    FIT_SIZE,
+    QUERY_BLOCK,
+    CandidateIndex,
+    CompactSpace,
+    distance_bound,
+)
+from .space import vector_space
+from .store import MemoryStore, VectorStore
+
+CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
+# "auto" searches every item up to this many items, then an IVF index (when faiss is installed).
+FLAT_LIMIT = 30_000
+CANDIDATES = 50
+FLAT_BLOCK_CELLS = 2**25
+DuplicatePair = Tuple[int, int, float]  # (i, j, score), i < j
+
+
+class CorpusIndex:
+    """A vector store with compact vectors and a candidate index, for one pipe."""
+
+    def __init__(
+        self,
+        nlp: Language,
+        store: MemoryStore,
+        *,
+        pipe_name: str = PIPE_NAME,
+        candidates: str = "auto",
+        dims: int = DIMS,
+        nprobe: int = 16,
+        progress: bool = False,
+        state: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        """An index over `store` (a `VectorStore` on disk or a `MemoryStore`); `state` is what
+        `state()` of a built index returned, to skip fitting and building (Ray workers)."""
+        if candidates not in CANDIDATE_KINDS:
+            raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+        self.pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+        if store.model_id != self.pipe.model_id:
+            raise ValueError(
+                f"The vector store at {store.path} was written by siamese_similarity model '{store.model_id}', "
+                f"but the pipe is model '{self.pipe.model_id}': encode the collection again with this pipeline."
+            )
+        self.store = store
+        self.space = vector_space(self.pipe.comparison)
+        if state is not None:
+            self.kind = state["kind"]
+            self.compact_space, self.compact, self.residual = state["space"], state["compact"], state["residual"]
+            serialized = state["faiss"]
+        else:
+            self.kind = _choose(candidates, len(store))
+            self.compact_space, self.compact, self.residual = _compact(store, self.space, dims, progress)
+            serialized = None
+        self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
+
+    def state(self) -> Dict[str, Any]:
+        """The fitted parts of the index, picklable: `CorpusIndex(nlp, store, state=...)`."""
+        return {
+            "kind": self.kind,
+            "space": self.compact_space,
+            "compact": self.compact,
+            "residual": self.residual,
+            "faiss": self.candidates.serialize(),
+        }
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    def duplicates(
+        self,
+        threshold: float,
+        *,
+        k: int = 10,
+        c: int = CANDIDATES,
+        query_ids: Optional[Sequence[int]] = None,
+        progress: bool = False,
+    ) -> List[DuplicatePair]:
+        """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k
+        best-scoring candidates (every item with "flat", its c nearest compact vectors
+        otherwise); `query_ids` restricts the queries (a shard)."""
+        queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
+        found: Dict[Tuple[int, int], float] = {}
+        block = QUERY_BLOCK if self.kind != "flat" else max(1, FLAT_BLOCK_CELLS // max(1, len(self)))
+        bar = tqdm(total=len(queries), desc="searching", unit="doc", disable=not show_progress(progress))
+        with bar:
+            for s in range(0, len(queries), block):
+                q = queries[s : s + block]
+                rows, cols = self._passing(q, threshold, c)
+                scores = self._scores(q[rows], cols)
+                keep = scores >= threshold
+                for i, j, score in _top_k(q[rows][keep], cols[keep], scores[keep], k):
+                    found[(min(i, j), max(i, j))] = score
+                bar.update(len(q))
+        return sorted(((i, j, s) for (i, j), s in found.items()), key=lambda p: (-p[2], p[0], p[1]))
+
+    def _passing(self, q: numpy.ndarray, threshold: float, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """(query row, item id) of the candidates of queries `q` whose score bound reaches the
+        threshold (all candidates for a comparison without a bound)."""
+        if self.kind == "flat":
+            items = self.compact
+            d2 = (
+                numpy.einsum("ij,ij->i", items, items)[None, :]
+                - 2.0 * (self.compact[q] @ items.T)
+                + numpy.einsum("ij,ij->i", self.compact[q], self.compact[q])[:, None]
+            )
+            ids = numpy.broadcast_to(numpy.arange(len(self)), d2.shape)
+        else:
+            ids, d2 = self.candidates.search(self.compact[q], c + 1)
+        valid = (ids >= 0) & (ids != q[:, None])
+        bound = self.space.score_bound(
+            distance_bound(d2, self.residual[q][:, None], self.residual[numpy.maximum(ids, 0)])
+        )
+        if bound is not None:
+            valid &= bound + BOUND_TOLERANCE >= threshold
+        rows, cols = numpy.nonzero(valid)
+        return rows, numpy.asarray(ids[rows, cols], dtype="int64")
+
+    def _scores(self, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+        """`pipe.compare` of items a[t] and b[t], in blocks."""
+        out = numpy.zeros(len(a), dtype="float32")
+        for s in range(0, len(a), 8192):
+            out[s : s + 8192] = self.pipe.compare(self.store.rows(a[s : s + 8192]), self.store.rows(b[s : s + 8192]))
+        return out
+
+
+def _choose(kind: str, n: int) -> str:
+    if kind != "auto":
+        return kind
+    if n <= FLAT_LIMIT:
+        return "flat"
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        return "flat"
+    return "ivf"
+
+
+def _compact(
+    store: MemoryStore, space: Any, dims: int, progress: bool
+) -> Tuple[CompactSpace, numpy.ndarray, numpy.ndarray]:
+    """The compact space fitted on the first FIT_SIZE items, and every item's compact vector
+    and residual norm (read from the store directory when an earlier run saved them)."""
+    path = None if store.path is None else store.path / f"compact-{dims}"
+    if (
+        path is not None
+        and (path / "space.npz").exists()
+        and (path / "compact.npy").exists()
+        and (path / "residual.npy").exists()
+    ):
+        return (
+            CompactSpace.load(path / "space.npz"),
+            numpy.load(path / "compact.npy"),
+            numpy.load(path / "residual.npy"),
+        )
+    fit = space.metric_part(store.rows(numpy.arange(min(len(store), FIT_SIZE))))
+    compact_space = CompactSpace.fit(fit, dims=dims)
+    compact = numpy.zeros((len(store), compact_space.dims), dtype="float32")
+    residual = numpy.zeros(len(store), dtype="float32")
+    bar = tqdm(total=len(store), desc="compacting", unit="doc", disable=not show_progress(progress))
+    with bar:
+        for start, rows in store.blocks(16384):
+            compact[start : start + len(rows)], residual[start : start + len(rows)] = compact_space.project(
+                space.metric_part(rows)
+            )
+            bar.update(len(rows))
+    if path is None:
+        return compact_space, compact, residual
+    path.mkdir(exist_ok=True)
+    compact_space.save(path / "space.npz")
+    numpy.save(path / "compact.npy", compact)
+    numpy.save(path / "residual.npy", residual)
+    return compact_space, compact, residual
+
+
+def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int) -> List[Tuple[int, int, float]]:
+    """The k best (row, col, score) of each row, ties by col."""
+    order = numpy.lexsort((cols, -scores, rows))
+    rows, cols, scores = rows[order], cols[order], scores[order]
+    first = numpy.searchsorted(rows, rows, side="left")
+    rank = numpy.arange(len(rows)) - first
+    keep = rank < k
+    return [(int(i), int(j), float(s)) for i, j, s in zip(rows[keep], cols[keep], scores[keep])]
+
+
+def open_corpus_index(nlp: Language, path: Union[str, Path], **kwargs) -> CorpusIndex:
+    """A `CorpusIndex` over the finished vector store at `path`."""
+    return CorpusIndex(nlp, VectorStore(path), **kwargs)

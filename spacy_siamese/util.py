@@ -1,0 +1,34 @@
+"""Small helpers shared across layers: progress bars, optional extras, graph components."""
+
+import sys
+from importlib import import_module
+from typing import Any, Sequence, Union
+
+import numpy
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+
+def show_progress(progress: bool) -> bool:
+    """Progress bars only when asked for and stderr is a terminal."""
+    return progress and sys.stderr.isatty()
+
+
+def import_extra(module: str, extra: str, what: str) -> Any:
+    """Import an optional dependency, or raise an ImportError naming the extra that installs it."""
+    try:
+        return import_module(module)
+    except ImportError as err:
+        raise ImportError(f"{what} needs {module.split('.')[0]}: pip install 'spacy-siamese[{extra}]'") from err
+
+
+def component_labels(
+    n: int, rows: Union[Sequence[int], numpy.ndarray], cols: Union[Sequence[int], numpy.ndarray]
+) -> numpy.ndarray:
+    """The connected component of each of n nodes of the undirected graph with edges
+    (rows[t], cols[t]): an int array of labels 0, 1, ..."""
+    i = numpy.asarray(rows, dtype="int64")
+    j = numpy.asarray(cols, dtype="int64")
+    graph = coo_matrix((numpy.ones(len(i), dtype="int8"), (i, j)), shape=(n, n))
+    _, labels = connected_components(graph.tocsr(), directed=False)
+    return labels

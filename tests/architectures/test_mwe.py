@@ -1,0 +1,70 @@
+"""spacy-siamese.MWEEncoder.v1/v2, and a pipeline saved with the .v1 names."""
+
+import inspect
+import json
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+from spacy.util import registry
+
+from spacy_siamese.architectures import build_mwe_encoder, build_mwe_encoder_v1
+
+from ..conftest import PAIRS
+
+V1_PIPELINE = Path(__file__).parent.parent / "data" / "v1_pipeline"
+
+
+def _mwe_encoder(docs, **settings):
+    spacy.util.fix_random_seed(0)
+    model = build_mwe_encoder(width=8, depth=1, rows=50, post_depth=1, **settings)
+    model.initialize(X=docs)
+    return model
+
+
+@pytest.mark.parametrize("proj_width,squash", [(0, False), (12, True)])
+def test_mwe_encoder_output_width(proj_width, squash):
+    nlp = spacy.blank("en")
+    docs = [nlp(a) for a, _, _ in PAIRS] + [nlp(""), nlp(" ")]
+    model = _mwe_encoder(docs, proj_width=proj_width, squash=squash)
+    Y = model.predict(docs)
+    assert Y.shape == (len(docs), proj_width or 16) and model.get_dim("nO") == (proj_width or 16)
+    if squash:  # the logistic of what the same weights give unsquashed
+        raw = _mwe_encoder(docs, proj_width=proj_width, squash=False).predict(docs)
+        numpy.testing.assert_allclose(Y, 1.0 / (1.0 + numpy.exp(-raw.astype("f8"))), rtol=1e-6)
+
+
+def test_mwe_encoder_v1_keeps_its_defaults():
+    """v2 differs from v1 only in the default post_depth (2, the factory default)."""
+    v1 = inspect.signature(build_mwe_encoder_v1).parameters
+    v2 = inspect.signature(build_mwe_encoder).parameters
+    assert list(v1) == list(v2)
+    assert {name for name in v1 if v1[name].default != v2[name].default} == {"post_depth"}
+    assert v1["post_depth"].default == 0 and v2["post_depth"].default == 2
+
+
+def test_mwe_encoder_v1_and_v2_build_the_same_model():
+    nlp = spacy.blank("en")
+    docs = [nlp(a) for a, _, _ in PAIRS]
+    settings = {"width": 8, "depth": 1, "rows": [50, 20, 20, 20], "post_depth": 1, "proj_width": 12, "squash": True}
+    outputs = []
+    for name in ("spacy-siamese.MWEEncoder.v1", "spacy-siamese.MWEEncoder.v2"):
+        spacy.util.fix_random_seed(0)
+        model = registry.architectures.get(name)(**settings)
+        model.initialize(X=docs)
+        outputs.append((model.to_bytes(), model.predict(docs)))
+    assert outputs[0][0] == outputs[1][0]
+    numpy.testing.assert_array_equal(outputs[0][1], outputs[1][1])
+
+
+def test_pipeline_saved_with_v1_names_loads_and_scores_the_same():
+    """tests/data/v1_pipeline was trained and saved before the .v2 names existed (MWEEncoder.v1
+    with post_depth/proj_width/squash, LogLoss.v1, WithAuxiliary,
+    TrainCalibrated, Cauchy, FeatureHead); its similarities were recorded then."""
+    config = (V1_PIPELINE / "config.cfg").read_text(encoding="utf8")
+    assert '"spacy-siamese.MWEEncoder.v1"' in config and '"spacy-siamese.LogLoss.v1"' in config
+    expected = json.loads((V1_PIPELINE / "similarities.json").read_text(encoding="utf8"))["similarities"]
+    nlp = spacy.load(V1_PIPELINE, exclude=["tokenizer", "vocab"])  # the fixture stores neither
+    got = [nlp(a).similarity(nlp(b)) for a, b, _ in PAIRS]
+    numpy.testing.assert_allclose(got, expected, rtol=1e-6)

@@ -1,0 +1,68 @@
+"""`python -m spacy_siamese convert`: pair files as .spacy files for spaCy's own tools."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import spacy
+from spacy.cli.evaluate import evaluate as spacy_evaluate
+
+from spacy_siamese.evaluation.pair_evaluation import MODEL
+
+from ..conftest import PAIRS
+from .conftest import invoke
+
+
+@pytest.fixture(scope="module")
+def converted(files):
+    result = invoke("convert", files / "dev.jsonl", files / "dev.spacy")
+    assert result.exit_code == 0, result.output
+    assert "Wrote 10 pairs" in result.output
+    return files / "dev.spacy"
+
+
+def test_spacy_evaluate_on_a_converted_file_matches_the_pipe(files, converted, tmp_path):
+    invoke("evaluate", files / "model", files / "dev.jsonl", "--output-json", tmp_path / "m.json")
+    ours = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))["results"][MODEL]
+    scores = spacy_evaluate(str(files / "model"), converted, per_component=True)["siamese_similarity"]
+    for key in ("acc", "p", "r", "f", "auc", "ap", "threshold"):
+        assert scores[f"sim_{key}"] == pytest.approx(ours[key], abs=1e-6)
+
+
+@pytest.mark.slow
+def test_spacy_evaluate_command_writes_the_pipe_scores(files, converted, tmp_path):
+    command = [
+        "-m",
+        "spacy",
+        "evaluate",
+        files / "model",
+        converted,
+        "--output",
+        tmp_path / "s.json",
+    ]
+    result = subprocess.run([sys.executable, *map(str, command)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    saved = json.loads((tmp_path / "s.json").read_text(encoding="utf8"))
+    expected = spacy_evaluate(str(files / "model"), converted, per_component=True)["siamese_similarity"]
+    assert {key: saved[key] for key in expected} == pytest.approx(expected)
+
+
+def test_spacy_corpus_reader_reads_converted_pairs(files, converted, nlp):
+    corpus = spacy.registry.resolve(
+        {"corpus": {"@readers": "spacy.Corpus.v1", "path": str(converted), "gold_preproc": False}}
+    )["corpus"]
+    examples = list(corpus(nlp))
+    pipe = nlp.get_pipe("siamese_similarity")
+    scores, labels = pipe.pair_scores(examples)
+    assert list(labels) == [y for _, _, y in PAIRS]
+    assert [eg.predicted.text for eg in examples] == [a for a, _, _ in PAIRS]
+
+
+def test_convert_errors_and_model_tokenizer(files, tmp_path):
+    result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.json")
+    assert result.exit_code == 1 and "must be a .spacy file" in result.output
+    result = invoke("convert", files / "missing.tsv", tmp_path / "dev.spacy")
+    assert result.exit_code == 1 and "File not found" in result.output
+    result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.spacy", "--model", files / "model", "--limit", 3)
+    assert result.exit_code == 0 and "Wrote 3 pairs" in result.output

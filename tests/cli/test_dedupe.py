@@ -1,0 +1,117 @@
+"""`python -m spacy_siamese dedupe`."""
+
+import json
+import re
+import sys
+
+import pytest
+import spacy
+
+from spacy_siamese import cluster_duplicates, find_duplicates
+
+from .conftest import INPUT_ERRORS, TEXTS, invoke, read_jsonl
+
+
+def test_dedupe_pairs_and_groups(collection, tmp_path):
+    nlp = spacy.load(collection / "model")
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", collection / "texts.jsonl", "--output", out, "--threshold", 0.6, "-k", 5]
+    result = invoke(*args, "--stats-json", tmp_path / "stats.json")
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(out)
+    expected = find_duplicates(nlp, TEXTS, threshold=0.6, k=5, progress=False)
+    assert rows and [(r["id1"], r["id2"], r["score"]) for r in rows] == [(f"q{i}", f"q{j}", s) for i, j, s in expected]
+    assert all(r["text1"] == TEXTS[int(r["id1"][1:])] and r["text2"] == TEXTS[int(r["id2"][1:])] for r in rows)
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["n_pairs"] == len(rows) and set(stats["stages_s"]) >= {"encode", "index", "search", "pairs"}
+    out = tmp_path / "p.jsonl"
+    result = invoke(
+        "dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--groups", tmp_path / "g.jsonl"
+    )
+    assert result.exit_code == 0, result.output
+    groups = read_jsonl(tmp_path / "g.jsonl")
+    expected_groups = cluster_duplicates(nlp, TEXTS, threshold=0.6, progress=False)
+    assert groups and [[m["id"] for m in g["members"]] for g in groups] == expected_groups  # ids are positions
+
+
+def test_blank_lines_are_reported_and_ids_stay_positions(collection, tmp_path):
+    texts = (collection / "texts.txt").read_text(encoding="utf8").splitlines()
+    path = tmp_path / "gaps.txt"
+    path.write_text("\n".join(texts[:3] + ["", "  "] + texts[3:]) + "\n", encoding="utf8")
+    out = tmp_path / "pairs.jsonl"
+    result = invoke("dedupe", collection / "model", path, "-o", out, "-t", 0.6)
+    assert result.exit_code == 0, result.output
+    assert "Skipped 2 blank line(s)" in result.output and "line 4, 5" in result.output
+    plain = tmp_path / "plain.jsonl"
+    assert invoke("dedupe", collection / "model", collection / "texts.txt", "-o", plain, "-t", 0.6).exit_code == 0
+    assert read_jsonl(out) == read_jsonl(plain)
+
+
+def test_duplicate_ids_are_an_error(collection, tmp_path):
+    path = tmp_path / "dup.jsonl"
+    path.write_text('{"id": 1, "text": "a b"}\n{"id": 1, "text": "c d"}\n', encoding="utf8")
+    result = invoke("dedupe", collection / "model", path, "-o", tmp_path / "o.jsonl")
+    assert result.exit_code == 1 and "dup.jsonl:2: id 1 was already used on line 1" in result.output
+
+
+def test_a_rerun_resumes_the_work_dir(collection, tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--chunk-size", 8]
+    assert invoke(*args).exit_code == 0
+    manifest = json.loads((tmp_path / "pairs.jsonl.work" / "manifest.json").read_text())
+    assert manifest["done"] == list(range(len(manifest["done"]))) and len(manifest["done"]) > 1
+    first = read_jsonl(out)
+    assert invoke(*args).exit_code == 0 and read_jsonl(out) == first
+
+
+def test_dedupe_ivf_candidates(collection, tmp_path):
+    pytest.importorskip("faiss")
+    nlp = spacy.load(collection / "model")
+    out = tmp_path / "pairs.jsonl"
+    result = invoke(
+        "dedupe",
+        collection / "model",
+        collection / "texts.txt",
+        "-o",
+        out,
+        "--candidates",
+        "ivf",
+        "-t",
+        0.6,
+        "--c",
+        100,
+    )
+    assert result.exit_code == 0, result.output
+    expected = find_duplicates(nlp, TEXTS, threshold=0.6, progress=False)
+    assert [(r["id1"], r["id2"], r["score"]) for r in read_jsonl(out)] == expected
+
+
+def test_dedupe_without_faiss_names_the_extra(collection, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` raises ImportError
+    out = tmp_path / "pairs.jsonl"
+    result = invoke(
+        "dedupe", collection / "model", collection / "texts.txt", "-o", out, "--candidates", "ivf", "-t", 0.5
+    )
+    assert result.exit_code == 1
+    assert result.output.strip().count("\n") == 0, result.output  # one line
+    assert "pip install 'spacy-siamese[ann]'" in result.output and "Traceback" not in result.output
+
+
+def test_backend_help_shows_the_extra():
+    result = invoke("dedupe", "--help")
+    assert result.exit_code == 0
+    assert "pip install 'spacy-siamese[ann]'" in re.sub(r"[\s│]+", " ", result.output)
+
+
+@pytest.mark.parametrize("input,message", INPUT_ERRORS)
+def test_input_errors(collection, tmp_path, input, message):
+    result = invoke("dedupe", collection / "model", collection / input, "-o", tmp_path / "o.jsonl")
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_model_without_pipe(collection, tmp_path):
+    result = invoke("dedupe", collection / "blank", collection / "texts.txt", "-o", tmp_path / "o.jsonl")
+    assert result.exit_code == 1
+    assert "no 'siamese_similarity' component" in result.output

@@ -1,0 +1,60 @@
+"""`python -m spacy_siamese dedupe-ray`: the Ray Data engine from the command line."""
+
+import sys
+
+import pytest
+import srsly
+
+from spacy_siamese import find_duplicates
+
+from ..search.conftest import CORPUS
+from .conftest import invoke, read_jsonl
+
+
+def test_without_ray_names_the_extra(collection, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    monkeypatch.setitem(sys.modules, "ray.data", None)
+    result = invoke(
+        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "vectors",
+        "--output", tmp_path / "pairs.jsonl",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output.strip().count("\n") == 0, result.output  # one line
+    assert "pip install 'spacy-siamese[ray]'" in result.output and "Traceback" not in result.output
+
+
+def test_missing_input_is_a_message(collection, tmp_path):
+    result = invoke(
+        "dedupe-ray",
+        collection / "model",
+        tmp_path / "missing.jsonl",
+        "--vectors",
+        tmp_path / "v",
+        "-o",
+        tmp_path / "o",
+    )
+    assert result.exit_code == 1 and "File not found" in result.output
+
+
+@pytest.mark.slow
+def test_ray_dedupe_equals_single_process(search_models, tmp_path):
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    nlp = search_models["cauchy"]
+    nlp.to_disk(tmp_path / "model")
+    texts = CORPUS * 2  # exact duplicates across the two halves
+    srsly.write_jsonl(tmp_path / "texts.jsonl", [{"id": i, "text": t} for i, t in enumerate(texts)][::-1])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        result = invoke(
+            "dedupe-ray", tmp_path / "model", tmp_path / "texts.jsonl", "--vectors", tmp_path / "vectors",
+            "--output", tmp_path / "pairs.jsonl", "-k", 3, "--threshold", 0.5, "--workers", 2,
+        )  # fmt: skip
+    finally:
+        ray.shutdown()
+    assert result.exit_code == 0, result.output
+    assert list((tmp_path / "vectors").glob("*.parquet"))
+    rows = read_jsonl(tmp_path / "pairs.jsonl")
+    expected = find_duplicates(nlp, texts, k=3, threshold=0.5, progress=False)
+    assert [(r["id1"], r["id2"], r["score"]) for r in rows] == expected and rows
+    assert f"Wrote {len(rows)} duplicate pairs" in result.output

@@ -1,0 +1,43 @@
+"""`python -m spacy_siamese evaluate`."""
+
+import json
+
+import pytest
+
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
+
+from .conftest import invoke
+
+
+def test_evaluate_writes_json_markdown_and_plot(files, tmp_path):
+    result = invoke(
+        "evaluate", files / "model", files / "dev.jsonl", "--baselines", "--fit-texts", files / "train.tsv",
+        "--name", "tiny", "--examples", 4, "--no-progress", "--output-json", tmp_path / "m.json",
+        "--output-md", tmp_path / "m.md", "--plot", tmp_path / "m.png",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "### Pair similarity on tiny (10 pairs, 5 positive)" in result.output
+    assert "Skipped the averaged word vectors baseline" in result.output  # the model has no vectors
+    report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
+    assert report["task"] == "pairs" and report["name"] == "tiny" and list(report["results"]) == [MODEL, TFIDF]
+    assert report["tfidf"]["fitted_on"].endswith(f"pairs of {files / 'train.tsv'}")
+    assert report["files"]["fit_texts"] == str(files / "train.tsv") and len(report["examples"]) == 4
+    assert "| method | acc | P | R | F1 | AUC | AP | threshold |" in (tmp_path / "m.md").read_text(encoding="utf8")
+    assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["{root}/model", "{root}/missing.jsonl"], "File not found"),
+        (["{root}/missing_model", "{root}/dev.jsonl"], "Model not found"),
+        (["{root}/blank", "{root}/dev.jsonl"], "no 'siamese_similarity' component"),
+        (["{root}/model", "{root}/empty.jsonl"], "o pairs"),
+        (["{root}/model", "{root}/bad.jsonl"], "bad.jsonl:2"),
+        (["{root}/model", "{root}/dev.jsonl", "--baselines", "--vectors", "{root}/blank"], "no static word vectors"),
+    ],
+)
+def test_evaluate_errors_are_messages(files, args, message):
+    result = invoke("evaluate", *[a.format(root=files) for a in args])
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output

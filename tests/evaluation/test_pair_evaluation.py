@@ -1,0 +1,74 @@
+import numpy
+import pytest
+import spacy
+
+from spacy_siamese.corpora import PairRecord
+from spacy_siamese.evaluation import evaluate_pairs
+from spacy_siamese.evaluation.pair_evaluation import MODEL, STORED, TFIDF, TUNED, VECTORS, pick_examples
+
+from ..conftest import PAIRS, pair_examples
+
+
+def records(pairs=PAIRS):
+    return [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(pairs)]
+
+
+def test_model_scores_are_the_pipe_scores_at_its_threshold(nlp):
+    result = evaluate_pairs(nlp, records(), n_examples=4)
+    pipe = nlp.get_pipe("siamese_similarity")
+    scores, labels = pipe.pair_scores(pair_examples(nlp))
+    assert result.scores[MODEL] == pytest.approx(scores)
+    assert list(result.scores) == [MODEL]
+    report = result.report
+    ours = report["results"][MODEL]
+    assert ours["threshold"] == pipe.threshold and ours["threshold_source"] == STORED
+    assert ours["acc"] == pytest.approx(numpy.mean((scores >= pipe.threshold) == (labels >= 0.5)))
+    assert ours["at_best_threshold_on_this_file"]["acc"] >= ours["acc"]
+    assert report["n_pairs"] == len(PAIRS) and report["n_positive"] == 5 and report["binary"]
+    assert report["similarity_check"]["max_abs_diff"] < 1e-5
+    assert report["model"]["comparison"] == "spacy-siamese.CauchySimilarity.v1"
+    assert len(report["examples"]) == 4 and {e["label"] for e in report["examples"]} == {0.0, 1.0}
+
+
+def test_baselines_without_vectors_skip_them_with_a_note(nlp):
+    result = evaluate_pairs(nlp, records(), baselines=True)
+    assert list(result.scores) == [MODEL, TFIDF]
+    assert result.report["results"][TFIDF]["threshold_source"] == TUNED
+    assert "evaluated texts" in result.report["tfidf"]["fitted_on"]
+    assert any("Skipped the averaged word vectors" in note for note in result.notes)
+
+
+def test_vectors_baseline_with_given_vectors(nlp):
+    vectors = spacy.blank("en")
+    rng = numpy.random.default_rng(0)
+    for word in ("python", "learn", "love", "sky", "blue", "books", "weight"):
+        vectors.vocab.set_vector(word, rng.normal(size=4).astype("f4"))
+    result = evaluate_pairs(
+        nlp, records(), baselines=True, vectors=vectors, fit_texts=["learn python", "learn python fast", "blue sky"]
+    )
+    assert list(result.scores) == [MODEL, TFIDF, VECTORS]
+    assert result.report["vectors"]["source"] == "the --vectors pipeline"
+    assert result.report["tfidf"]["fitted_on"].startswith("3 distinct texts")
+
+
+def test_graded_labels_get_correlation_and_errors(nlp):
+    graded = [(a, b, 0.8 if y else 0.2) for a, b, y in PAIRS]
+    result = evaluate_pairs(nlp, records(graded))
+    ours = result.report["results"][MODEL]
+    assert not result.report["binary"]
+    assert {"pearson", "spearman", "mse", "mae"} <= set(ours) and ours["auc"] is None
+
+
+def test_errors(nlp):
+    with pytest.raises(ValueError, match="empty"):
+        evaluate_pairs(nlp, [])
+    with pytest.raises(ValueError, match="no 'siamese_similarity' component"):
+        evaluate_pairs(spacy.blank("en"), records())
+
+
+def test_pick_examples_balances_classes():
+    labels = numpy.asarray([1, 1, 1, 1, 0, 0])
+    chosen = pick_examples(labels, 4)
+    assert len(chosen) == 4 and sum(labels[chosen]) == 2
+    assert len(pick_examples(labels, 10)) == 6 and pick_examples(labels, 0) == []
+    assert pick_examples(labels, 4, seed=1) == pick_examples(labels, 4, seed=1)

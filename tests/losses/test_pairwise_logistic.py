@@ -1,0 +1,45 @@
+import numpy
+import pytest
+
+from spacy_siamese.losses import PairwiseLogisticLoss
+
+from ..gradcheck import assert_grad_close, numeric_grad
+
+rng = numpy.random.default_rng(0)
+TRUTHS = numpy.array([1.0, 0.0, 1.0, 0.5, 0.0, 1.0, 0.0])
+
+
+def reference_pairwise_loss(scores, truths, gamma):
+    """Mean of log(1 + exp(-gamma * (s_i - s_j))) over every (i, j) with y_i > y_j, by hand."""
+    terms = [
+        numpy.log1p(numpy.exp(-gamma * (scores[i, 0] - scores[j, 0])))
+        for i in range(len(truths))
+        for j in range(len(truths))
+        if truths[i] > truths[j]
+    ]
+    return sum(terms) / len(terms)
+
+
+def test_pairwise_logistic_loss_value_and_gradient():
+    loss = PairwiseLogisticLoss(gamma=10.0)
+    _, value = loss(numpy.array([[0.9], [0.2]]), numpy.array([1.0, 0.0]))
+    assert value == pytest.approx(numpy.log1p(numpy.exp(-10 * 0.7)))
+    scores = rng.uniform(-1, 1, size=(7, 1))
+    d, value = loss(scores, TRUTHS)
+    assert value == pytest.approx(reference_pairwise_loss(scores, TRUTHS, 10.0), rel=1e-12)
+    assert_grad_close(d, numeric_grad(lambda: loss(scores, TRUTHS)[1], scores, 1e-6))
+    d, value = loss(scores, numpy.ones(7))  # no pair with different labels
+    assert value == 0.0 and not d.any()
+
+
+def test_only_the_order_of_the_scores_counts():
+    loss = PairwiseLogisticLoss(gamma=5.0)
+    ordered = TRUTHS[:, None] * 0.8 - 0.4
+    reversed_ = -ordered
+    assert loss(ordered, TRUTHS)[1] < loss(numpy.zeros((7, 1)), TRUTHS)[1] < loss(reversed_, TRUTHS)[1]
+    assert loss(ordered + 0.3, TRUTHS)[1] == pytest.approx(loss(ordered, TRUTHS)[1])  # a shift changes nothing
+
+
+def test_pairwise_loss_refuses_two_heads():
+    with pytest.raises(ValueError, match="one score column, got 2"):
+        PairwiseLogisticLoss()(rng.uniform(size=(4, 2)), numpy.array([0.0, 1.0, 1.0, 0.0]))

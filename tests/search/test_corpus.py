@@ -1,0 +1,107 @@
+"""Corpus-scale dedupe: compact vectors with a bound, exact re-scoring, every comparison."""
+
+import itertools
+
+import numpy
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spacy_siamese.pairwise import vector_similarity_matrix
+from spacy_siamese.search import CorpusIndex, encode_collection
+from spacy_siamese.search.compact import CompactSpace, distance_bound
+from spacy_siamese.search.space import vector_space
+from spacy_siamese.search.store import write_store
+
+from .conftest import COMPARISONS, CORPUS
+
+
+def brute_force(pipe, vectors, threshold, k):
+    """find_duplicates' definition on vectors: each item's k best others (ties by id) at or
+    above the threshold, scored with pipe.compare."""
+    matrix = vector_similarity_matrix(pipe.compare, vectors)
+    numpy.fill_diagonal(matrix, -numpy.inf)
+    found = {}
+    for i, row in enumerate(matrix):
+        order = numpy.lexsort((numpy.arange(len(row)), -row.astype("float64")))[:k]
+        for j in order:
+            if row[j] >= threshold:
+                found[(min(i, int(j)), max(i, int(j)))] = float(row[j])
+    return found
+
+
+def random_vectors(pipe, n, seed):
+    """Random vectors of the pipe's width; a hybrid's lexical part is sparse and unit-length,
+    like hashed TF-IDF rows."""
+    rng = numpy.random.default_rng(seed)
+    space = vector_space(pipe.comparison)
+    width = pipe.encoder.get_dim("nO")
+    vectors = rng.normal(size=(n, width)).astype("f") * 0.3
+    if space.lexical_width:
+        lexical = vectors[:, -space.lexical_width :]
+        lexical[rng.random(lexical.shape) > 0.1] = 0.0
+        norms = numpy.linalg.norm(lexical, axis=1, keepdims=True)
+        lexical /= numpy.where(norms > 0, norms, 1.0)
+    vectors[n // 2] = vectors[0]  # an exact duplicate
+    return vectors
+
+
+@pytest.mark.parametrize("name", list(COMPARISONS))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 40), seed=st.integers(0, 2**16), quantile=st.floats(0.5, 0.99), k=st.integers(1, 8))
+def test_flat_candidates_equal_brute_force_on_random_vectors(models, tmp_path_factory, name, n, seed, quantile, k):
+    nlp = models[name]
+    pipe = nlp.get_pipe("siamese_similarity")
+    vectors = random_vectors(pipe, n, seed)
+    space = vector_space(pipe.comparison)
+    store = write_store(
+        tmp_path_factory.mktemp("store"),
+        vectors,
+        model_id=pipe.model_id,
+        lexical_width=space.lexical_width,
+        chunk_size=7,
+    )
+    scores = vector_similarity_matrix(pipe.compare, vectors)
+    threshold = float(numpy.quantile(scores[numpy.triu_indices(n, 1)], quantile))
+    index = CorpusIndex(nlp, store, candidates="flat", dims=4)
+    got = {(i, j): s for i, j, s in index.duplicates(threshold, k=k)}
+    assert got == brute_force(pipe, vectors, threshold, k)
+
+
+@pytest.mark.parametrize("name", ["cauchy", "cosine", "exp_l1", "hybrid_cauchy", "feature"])
+def test_approximate_candidates_rescore_exactly(models, tmp_path, name):
+    """With IVF candidates every returned score is doc.similarity of the two texts, and with
+    every item a candidate the pairs are the brute-force ones."""
+    pytest.importorskip("faiss")
+    nlp = models[name]
+    pipe = nlp.get_pipe("siamese_similarity")
+    store = encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "store", chunk_size=16, progress=False)
+    docs = list(nlp.pipe(CORPUS))
+    matrix = pipe.similarity_matrix(docs)
+    threshold = float(numpy.quantile(matrix[numpy.triu_indices(len(docs), 1)], 0.8))
+    index = CorpusIndex(nlp, store, candidates="ivf", dims=8)
+    pairs = index.duplicates(threshold, k=len(CORPUS), c=len(CORPUS))
+    assert pairs and all(s == docs[i].similarity(docs[j]) for i, j, s in pairs)
+    assert {(i, j) for i, j, _ in pairs} == {
+        (i, j) for i, j in itertools.combinations(range(len(docs)), 2) if matrix[i, j] >= threshold
+    }
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 30), width=st.integers(2, 12), dims=st.integers(1, 12), seed=st.integers(0, 2**16))
+def test_the_distance_bound_never_exceeds_the_distance(n, width, dims, seed):
+    rng = numpy.random.default_rng(seed)
+    x = rng.normal(size=(n, width)).astype("f") * rng.uniform(0.1, 10)
+    space = CompactSpace.fit(x[: max(2, n // 2)], dims=dims)
+    compact, residual = space.project(x)
+    true = ((x[:, None, :].astype("f8") - x[None, :, :]) ** 2).sum(axis=2)
+    d2c = ((compact[:, None, :].astype("f8") - compact[None, :, :]) ** 2).sum(axis=2)
+    bound = distance_bound(d2c, residual[:, None].astype("f8"), residual[None, :].astype("f8"))
+    assert (bound <= true * (1 + 1e-4) + 1e-4).all()
+
+
+def test_store_refuses_another_model(models, tmp_path):
+    nlp = models["cauchy"]
+    store = encode_collection(nlp, CORPUS[:5], 5, tmp_path / "store", progress=False)
+    with pytest.raises(ValueError, match="encode the collection again"):
+        CorpusIndex(models["cosine"], store)

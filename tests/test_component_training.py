@@ -1,0 +1,152 @@
+"""Training the pipe end to end: in-batch negatives, labelled docs with triplet losses, and
+the LSTM encoder with each comparison."""
+
+import pytest
+import spacy
+from scipy.stats import spearmanr
+
+from spacy_siamese import make_pair_example
+from spacy_siamese.labelled import labelled_doc_example
+
+from .architectures.test_lstm import SMALL
+from .conftest import PAIRS, exp_l1_reference, make_nlp, pair_examples
+
+GRADED = [
+    ("A man is playing a guitar.", "A man plays the guitar.", 0.95),
+    ("A man is playing a guitar.", "A woman is slicing an onion.", 0.0),
+    ("A dog runs in the park.", "A dog is running on the grass.", 0.75),
+    ("A dog runs in the park.", "A cat sleeps on the sofa.", 0.2),
+    ("Two kids are swimming.", "Children are swimming in a pool.", 0.8),
+    ("Two kids are swimming.", "A man is riding a horse.", 0.05),
+    ("The woman is cooking dinner.", "A woman cooks a meal.", 0.9),
+    ("The woman is cooking dinner.", "A woman is reading a book.", 0.35),
+]
+
+
+@pytest.mark.parametrize(
+    "comparison",
+    [
+        {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
+        {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True},
+        {
+            "@architectures": "spacy-siamese.WithAuxiliary.v1",
+            "main": {
+                "@architectures": "spacy-siamese.TrainCalibrated.v1",
+                "comparison": {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
+            },
+            "auxiliary": {"@architectures": "spacy-siamese.FeatureHead.v1", "hidden_width": 16},
+        },
+    ],
+    ids=["cauchy", "cosine", "calibrated+auxiliary"],
+)
+def test_pipe_trains_with_in_batch_negatives(comparison):
+    nlp = make_nlp(
+        {"@architectures": "spacy-siamese.WithInBatchScores.v1", "comparison": comparison},
+        loss={"@losses": "spacy-siamese.InBatchNegatives.v1", "scale": 10.0},
+    )
+    examples = pair_examples(nlp, PAIRS)
+    optimizer = nlp.initialize(lambda: examples)
+    batch = [examples[i] for i in (0, 2, 4, 6, 8, 1)]  # five duplicates and one non-duplicate
+    first = nlp.update(batch, sgd=optimizer)["siamese_similarity"]
+    for _ in range(30):
+        last = nlp.update(batch, sgd=optimizer)["siamese_similarity"]
+    assert last < first
+    a, b = nlp(PAIRS[0][0]), nlp(PAIRS[0][1])
+    pipe = nlp.get_pipe("siamese_similarity")
+    assert a.similarity(b) == pytest.approx(float(pipe.comparison.predict((a.vector[None], b.vector[None]))[0, 0]))
+    assert a.similarity(b) == b.similarity(a)
+
+
+def test_pipe_trains_any_encoder_on_labelled_docs():
+    """The MWE encoder with Cauchy similarity, from labelled docs; pair training is unchanged."""
+    spacy.util.fix_random_seed(0)
+    nlp = make_nlp(loss={"@losses": "spacy-siamese.TripletLoss.v1", "form": "margin", "mining": "hard"})
+    texts = [("the cat sat", "pets"), ("a cat and a dog", "pets"), ("stocks fell", "money"), ("markets rose", "money")]
+    examples = [labelled_doc_example(nlp.make_doc(t), [label]) for t, label in texts]
+    optimizer = nlp.initialize(lambda: examples)
+    first = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    for _ in range(30):
+        last = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    assert last < first
+    with pytest.raises(ValueError, match="mixes labelled docs and pairs"):
+        nlp.update(examples[:2] + pair_examples(nlp)[:2], sgd=optimizer)
+    log_loss = make_nlp()
+    log_loss.initialize(lambda: pair_examples(log_loss))
+    with pytest.raises(ValueError, match="need a loss that mines triplets"):
+        log_loss.update(examples)
+
+
+def test_triplet_loss_with_in_batch_scores_trains_pairs():
+    spacy.util.fix_random_seed(0)
+    comparison = {
+        "@architectures": "spacy-siamese.WithInBatchScores.v1",
+        "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1"},
+    }
+    nlp = make_nlp(comparison=comparison, loss={"@losses": "spacy-siamese.TripletLoss.v1", "scale": 5.0})
+    examples = pair_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    pipe = nlp.get_pipe("siamese_similarity")
+    scores, labels = pipe.pair_scores(examples)
+    assert scores[labels == 1].min() < scores[labels == 0].max()  # untrained: some negative outranks a positive
+    losses = [nlp.update(examples, sgd=optimizer)["siamese_similarity"] for _ in range(10)]
+    assert losses[-1] < losses[0]
+    scores, labels = pipe.pair_scores(pair_examples(nlp))
+    assert scores[labels == 1].min() > scores[labels == 0].max()  # trained: every duplicate above every non-duplicate
+
+
+def _graded_nlp(comparison=None):
+    nlp = spacy.blank("en")
+    config = {
+        "model": {"encoder": {"@architectures": "spacy-siamese.LSTMEncoder.v1", **SMALL}},
+        "loss": {"@losses": "spacy-siamese.SquaredError.v1"},
+    }
+    config["model"]["comparison"] = comparison or {"@architectures": "spacy-siamese.ExpL1Similarity.v1"}
+    nlp.add_pipe("siamese_similarity", config=config)
+    return nlp
+
+
+def test_lstm_expl1_overfits_a_tiny_graded_set():
+    spacy.util.fix_random_seed(0)
+    nlp = _graded_nlp()
+    examples = [make_pair_example(nlp, a, b, y) for a, b, y in GRADED]
+    optimizer = nlp.initialize(lambda: examples)
+    first = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    for _ in range(150):
+        last = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    assert last < first / 5
+    scores = [nlp(a).similarity(nlp(b)) for a, b, _ in GRADED]
+    assert spearmanr(scores, [y for _, _, y in GRADED])[0] > 0.9
+    a, b = nlp("A man is playing a guitar."), nlp("A woman is slicing an onion.")
+    assert a.similarity(b) == b.similarity(a)
+    empty = nlp("")
+    assert empty.similarity(a) == pytest.approx(exp_l1_reference(empty, a), rel=1e-5)
+    assert empty.similarity(nlp("")) == 1.0
+    metrics = nlp.evaluate(examples)
+    assert {"sim_pearson", "sim_spearman", "sim_mse", "sim_mae"} <= set(metrics)
+    assert metrics["sim_mse"] < 0.05 and metrics["sim_mae"] < 0.2
+
+
+@pytest.mark.parametrize(
+    "comparison",
+    [
+        {"@architectures": "spacy-siamese.CauchySimilarity.v1"},
+        {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True},
+        {"@architectures": "spacy-siamese.FeatureHead.v1", "hidden_width": 8},
+        {"@architectures": "spacy-siamese.ExpL1Similarity.v1", "norm": "l2"},
+    ],
+    ids=["cauchy", "cosine", "feature_head", "exp_l2"],
+)
+def test_other_comparisons_work_with_the_lstm_encoder(comparison):
+    spacy.util.fix_random_seed(0)
+    nlp = _graded_nlp(comparison)
+    examples = [make_pair_example(nlp, a, b, y) for a, b, y in GRADED]
+    optimizer = nlp.initialize(lambda: examples)
+    first = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    for _ in range(30):
+        last = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    assert last < first
+    a, b = nlp("Two kids are swimming."), nlp("A man is riding a horse.")
+    assert a.similarity(b) == b.similarity(a)
+    # GRADED pairs up each sentence with a closer and a farther one: the closer one scores higher
+    scores = [nlp(x).similarity(nlp(y)) for x, y, _ in GRADED]
+    assert all(closer > farther for closer, farther in zip(scores[::2], scores[1::2])), scores

@@ -1,0 +1,250 @@
+"""The model id of a siamese_similarity pipe: renewed when the weights change (updates,
+use_params), checked when loading, and the training-loop evaluation that retunes the threshold."""
+
+import subprocess
+import sys
+
+import pytest
+import spacy
+import srsly
+from spacy.tokens import DocBin
+from spacy.training.loop import create_evaluation_callback
+from thinc.api import Adam
+
+from spacy_siamese import hooks
+from spacy_siamese.hooks import pipe_for
+from spacy_siamese.identity import in_training_evaluation
+from spacy_siamese.metrics import best_threshold, precision_threshold
+
+from .conftest import cauchy_reference, make_nlp, pair_examples, train
+from .test_component import TEXTS
+
+MIXING = "two different siamese_similarity models"
+
+
+# -- the model id follows the weights --------------------------------------------
+
+
+def test_fine_tuning_a_loaded_pipe_gives_it_a_new_identity(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "m")
+    tuned = spacy.load(tmp_path / "m")
+    pipe = tuned.get_pipe("siamese_similarity")
+    before = tuned(TEXTS[0])
+    assert pipe.model_id == nlp.get_pipe("siamese_similarity").model_id
+    tuned.update(pair_examples(tuned), sgd=tuned.resume_training())
+    assert pipe.model_id != nlp.get_pipe("siamese_similarity").model_id
+    with pytest.raises(ValueError, match="two different siamese_similarity models"):
+        before.similarity(tuned(TEXTS[1]))
+
+
+def test_checkpoints_of_one_run_have_their_own_ids(tmp_path):
+    """model-best and model-last of one run: different weights, different ids; docs of the
+    first keep their similarity when the second is loaded, and the two never mix."""
+    nlp, _ = train(make_nlp(), n_iter=20)
+    examples = pair_examples(nlp)
+    nlp.to_disk(tmp_path / "best")
+    optimizer = nlp.create_optimizer()
+    for _ in range(5):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "last")
+    best = spacy.load(tmp_path / "best")
+    a, b = best(TEXTS[0]), best(TEXTS[10])
+    before = a.similarity(b)
+    last = spacy.load(tmp_path / "last")
+    assert best.get_pipe("siamese_similarity").model_id != last.get_pipe("siamese_similarity").model_id
+    assert a.similarity(b) == before
+    with pytest.raises(ValueError, match=MIXING):
+        a.similarity(last(TEXTS[10]))
+    with pytest.raises(ValueError, match=MIXING):
+        last(TEXTS[10]).similarity(a)
+
+
+def test_same_weights_saved_twice_keep_one_id(tmp_path):
+    nlp, _ = train(make_nlp(), n_iter=5)
+    nlp.to_disk(tmp_path / "a")
+    nlp.to_disk(tmp_path / "b")
+    ids = {spacy.load(tmp_path / name).get_pipe("siamese_similarity").model_id for name in "ab"}
+    assert len(ids) == 1
+
+
+def test_doc_made_before_an_update_is_not_read_through_the_new_weights():
+    nlp, _ = train(make_nlp(), n_iter=5)
+    doc = nlp(TEXTS[0])
+    nlp.update(pair_examples(nlp), sgd=nlp.create_optimizer())
+    with pytest.raises((ValueError, RuntimeError), match=r"two different|not loaded"):
+        doc.similarity(nlp(TEXTS[10]))
+
+
+def test_model_id_is_renewed_lazily_and_the_registry_does_not_grow():
+    nlp, _ = train(make_nlp(), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = pair_examples(nlp)
+    optimizer = nlp.create_optimizer()
+    nlp(TEXTS[0])
+    size = len(hooks._PIPES)
+    seen = []
+    for _ in range(10):
+        for _ in range(3):
+            nlp.update(examples, sgd=optimizer)
+        nlp(TEXTS[0])  # first use after the updates: one new id
+        seen.append(pipe.model_id)
+    assert len(set(seen)) == 10
+    assert len(hooks._PIPES) <= size
+    assert pipe_for(seen[-1]) is pipe
+    with pytest.raises(RuntimeError, match="not loaded"):
+        pipe_for(seen[0])
+
+
+def test_model_not_loaded_in_process():
+    with pytest.raises(RuntimeError, match="not loaded in this process"):
+        pipe_for("no-such-model-id")
+
+
+def test_averaged_weights_get_their_own_id():
+    nlp, _ = train(make_nlp(), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    optimizer = Adam(0.001, use_averages=True)
+    for _ in range(3):
+        nlp.update(pair_examples(nlp), sgd=optimizer)
+    doc = nlp(TEXTS[0])
+    outside = pipe.model_id
+    with nlp.use_params(optimizer.averages):
+        inside = pipe.model_id
+        averaged = nlp(TEXTS[10])
+        assert inside != outside
+        with pytest.raises((ValueError, RuntimeError)):
+            doc.similarity(averaged)
+    assert pipe.model_id == outside
+    assert pipe_for(outside) is pipe
+    other = nlp(TEXTS[10])
+    assert doc.similarity(other) == pytest.approx(cauchy_reference(nlp, doc, other), rel=1e-5)
+
+
+# -- loading checks -----------------------------------------------------------------
+
+
+def test_corrupt_model_directory(nlp, tmp_path):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    (path / "siamese_similarity" / "model").write_bytes(b"this is not a model")
+    with pytest.raises(ValueError, match="Could not load the 'siamese_similarity' pipe"):
+        spacy.load(path)
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("threshold", 5),
+        ("threshold", "high"),
+        ("threshold", None),
+        ("threshold", True),
+        ("on_unknown", "explode"),
+        ("tune_threshold", "yes"),
+        ("model_id", 5),
+        ("model_id", ""),
+    ],
+)
+def test_load_rejects_bad_saved_settings(nlp, tmp_path, field, value):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    cfg_path = path / "siamese_similarity" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    cfg[field] = value
+    srsly.write_json(cfg_path, cfg)
+    with pytest.raises(ValueError) as error:
+        spacy.load(path)
+    assert str(cfg_path) in str(error.value) and f"'{field}'" in str(error.value)
+
+
+def test_missing_cfg_is_reported_as_missing(nlp, tmp_path):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    (path / "siamese_similarity" / "cfg").unlink()
+    with pytest.raises(ValueError, match=r"cfg.*missing"):
+        spacy.load(path)
+
+
+@pytest.mark.parametrize("keep", [0, 0.5])
+def test_half_written_model_names_the_directory_and_what_to_do(nlp, tmp_path, keep):
+    path = tmp_path / "model"
+    nlp.to_disk(path)
+    model_file = path / "siamese_similarity" / "model"
+    data = model_file.read_bytes()
+    model_file.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(ValueError) as error:
+        spacy.load(path)
+    message = str(error.value)
+    assert str(path / "siamese_similarity") in message and "interrupted" in message
+
+
+# -- in_training_evaluation: the threshold is retuned in spaCy's training loop only -----
+
+
+def test_in_training_evaluation_is_true_inside_spacys_evaluation_step_only(monkeypatch):
+    nlp = make_nlp()
+    nlp.initialize(lambda: pair_examples(nlp))
+    seen = []
+
+    def score(examples, **kwargs):
+        seen.append(in_training_evaluation())
+        return {"sim_acc": 1.0}
+
+    monkeypatch.setattr(nlp.get_pipe("siamese_similarity"), "score", score)
+    assert in_training_evaluation() is False
+    nlp.evaluate(pair_examples(nlp))
+    create_evaluation_callback(nlp, lambda _: pair_examples(nlp), {"sim_acc": 1.0})()
+    assert seen == [False, True]
+
+
+def test_evaluate_keeps_the_threshold():
+    nlp, _ = train(make_nlp(), n_iter=30)
+    pipe = nlp.get_pipe("siamese_similarity")
+    scores = nlp.evaluate(pair_examples(nlp))
+    assert pipe.threshold == 0.5 and scores["sim_threshold"] == 0.5
+
+
+def test_spacy_train_evaluation_retunes(tmp_path):
+    """The evaluation closure of spaCy's training loop retunes; a loaded pipe does not."""
+    nlp, _ = train(make_nlp(), n_iter=30)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = pair_examples(nlp)
+    evaluate = create_evaluation_callback(nlp, lambda _: examples, {"sim_acc": 1.0})
+    assert pipe.dedupe_threshold is None
+    _, scores = evaluate()
+    assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
+    sims, labels = pipe.pair_scores(examples)
+    assert pipe.dedupe_threshold == pytest.approx(precision_threshold(sims, labels, 0.9), abs=1e-6)
+    nlp.to_disk(tmp_path / "m")
+    loaded = spacy.load(tmp_path / "m")
+    lpipe = loaded.get_pipe("siamese_similarity")
+    lpipe.cfg["threshold"] = 0.123
+    _, scores = create_evaluation_callback(loaded, lambda _: pair_examples(loaded), {"sim_acc": 1.0})()
+    assert lpipe.threshold == 0.123 == scores["sim_threshold"]
+    assert lpipe.dedupe_threshold == pipe.dedupe_threshold  # saved with the pipe
+
+
+@pytest.mark.slow
+def test_spacy_train_stores_a_dev_tuned_threshold_and_checkpoint_ids(tmp_path):
+    nlp = make_nlp()
+    examples = pair_examples(nlp)
+    DocBin(docs=[eg.reference for eg in examples], store_user_data=True).to_disk(tmp_path / "pairs.spacy")
+    config = nlp.config.copy()
+    config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "pairs.spacy")
+    config["training"].update({"max_steps": 40, "eval_frequency": 10, "patience": 0, "seed": 0})
+    config["training"]["batcher"]["size"] = 10
+    config["training"]["optimizer"]["learn_rate"] = 0.01
+    config.to_disk(tmp_path / "config.cfg")
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(tmp_path / "config.cfg"), "--output", str(tmp_path / "out")],
+        check=True,
+        capture_output=True,
+    )
+    best_nlp = spacy.load(tmp_path / "out" / "model-best")
+    best = best_nlp.get_pipe("siamese_similarity")
+    last = spacy.load(tmp_path / "out" / "model-last").get_pipe("siamese_similarity")
+    scores, labels = best.pair_scores(pair_examples(best_nlp))
+    assert best.threshold != 0.5
+    assert best.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6)
+    assert best.dedupe_threshold == pytest.approx(precision_threshold(scores, labels, 0.9), abs=1e-6)
+    same_weights = best.model.to_bytes() == last.model.to_bytes()
+    assert (best.model_id == last.model_id) == same_weights

@@ -1,0 +1,78 @@
+"""Small helpers: graph components, progress bars, optional extras."""
+
+import io
+import json
+
+import numpy
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spacy_siamese.util import component_labels, import_extra, show_progress
+
+
+def reference_components(n, edges):
+    """Components by a plain union-find, as sets of nodes."""
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in edges:
+        parent[find(i)] = find(j)
+    groups = {}
+    for i in range(n):
+        groups.setdefault(find(i), set()).add(i)
+    return sorted(map(frozenset, groups.values()), key=min)
+
+
+def components(labels):
+    groups = {}
+    for i, label in enumerate(labels):
+        groups.setdefault(label, set()).add(i)
+    return sorted(map(frozenset, groups.values()), key=min)
+
+
+def test_component_labels_of_a_hand_made_graph():
+    # 0-1-2 a path (one edge given backwards), 3 alone, 4-5 twice, 6 with a self-loop
+    labels = component_labels(7, [0, 2, 4, 5, 6], [1, 1, 5, 4, 6])
+    assert labels.shape == (7,)
+    assert components(labels) == [{0, 1, 2}, {3}, {4, 5}, {6}]
+    assert sorted(set(labels.tolist())) == [0, 1, 2, 3]
+    numpy.testing.assert_array_equal(component_labels(3, [], []), component_labels(3, numpy.array([]), numpy.array([])))
+    assert components(component_labels(3, [], [])) == [{0}, {1}, {2}]
+
+
+@given(
+    st.integers(min_value=1, max_value=25).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=40))
+    )
+)
+def test_component_labels_match_a_union_find(graph):
+    n, edges = graph
+    labels = component_labels(n, [i for i, _ in edges], [j for _, j in edges])
+    found = components(labels)
+    assert found == reference_components(n, edges)
+    assert sorted(set(labels.tolist())) == list(range(len(found)))  # labels 0, 1, ...
+
+
+def test_show_progress(monkeypatch):
+    assert show_progress(False) is False
+    monkeypatch.setattr("sys.stderr", io.StringIO())  # not a terminal
+    assert show_progress(True) is False
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr("sys.stderr", Terminal())
+    assert show_progress(True) is True and show_progress(False) is False
+
+
+def test_import_extra():
+    assert import_extra("json", "extra", "Reading JSON") is json
+    with pytest.raises(ImportError, match=r"The frobnicator needs no_such_module_xyz: .*spacy-siamese\[extra\]"):
+        import_extra("no_such_module_xyz.sub", "extra", "The frobnicator")
