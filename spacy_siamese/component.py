@@ -2,8 +2,9 @@
 
 import math
 import uuid
+import weakref
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 from spacy.language import Language
@@ -49,6 +50,8 @@ squash = false
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 PIPE_NAME = "siamese_similarity"
+# The pipeline each pipe made by the factory belongs to (not an attribute: pipes are pickled).
+_PIPELINES: "weakref.WeakKeyDictionary[Any, weakref.ReferenceType[Language]]" = weakref.WeakKeyDictionary()
 BATCH_SIZE = 256
 PAD_ROWS = 32
 
@@ -78,7 +81,7 @@ def make_siamese_similarity(
     scorer: Callable,
     dedupe_precision: float = DEDUPE_PRECISION,
 ) -> "SiameseSimilarity":
-    return SiameseSimilarity(
+    pipe = SiameseSimilarity(
         nlp.vocab,
         model,
         name,
@@ -89,6 +92,8 @@ def make_siamese_similarity(
         on_unknown=on_unknown,
         scorer=scorer,
     )
+    _PIPELINES[pipe] = weakref.ref(nlp)  # for `encode` of texts; weak both ways: the nlp owns the pipe
+    return pipe
 
 
 class SiameseSimilarity(ModelIdentity, TrainablePipe):
@@ -210,6 +215,34 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         vectors_a = self.vectors(list(docs_a))
         vectors_b = None if docs_b is None else self.vectors(list(docs_b))
         return vector_similarity_matrix(self.compare, vectors_a, vectors_b, block_size=block_size)
+
+    def encode(
+        self, texts_or_docs: Union[str, Doc, Iterable[Union[str, Doc]]], *, batch_size: int = 256, n_process: int = 1
+    ) -> numpy.ndarray:
+        """The learned vectors of texts or docs, float32 (N, width), in input order: texts go
+        through the pipeline this pipe belongs to (`nlp.pipe`, `n_process` processes), docs give
+        the vector this model stored on them (else encoded now).
+
+        The vectors are what `compare` scores: a cosine model's vectors compare by cosine; a
+        Cauchy model's by `1 / (1 + sum_i w_i (a_i - b_i)^2)`, i.e. L2 after scaling column i by
+        `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`); a hybrid's
+        last `lexical_width` columns are its TF-IDF part (see `HybridSimilarity.v1`)."""
+        items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
+        for item in items:
+            if not isinstance(item, (str, Doc)):
+                raise TypeError(f"encode takes texts (str) or Doc objects, got {type(item).__name__}")
+        texts = [item for item in items if isinstance(item, str)]
+        owner = _PIPELINES.get(self)
+        nlp = owner() if owner is not None else None
+        if texts and nlp is None:
+            raise ValueError(
+                f"The '{self.name}' pipe encodes texts through its pipeline, and it has none (it was not made with "
+                "nlp.add_pipe, or no reference to its nlp object is left): keep the nlp object, or pass Doc objects."
+            )
+        docs: Iterator[Doc] = iter(())
+        if nlp is not None and texts:
+            docs = hooks.hooked_docs(nlp.pipe(texts, batch_size=batch_size, n_process=n_process))
+        return self.vectors([item if isinstance(item, Doc) else next(docs) for item in items])
 
     def vectors(self, docs: Sequence[Doc]) -> numpy.ndarray:
         """Learned vectors for docs: the one this model stored, else encoded now (subject to

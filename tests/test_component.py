@@ -414,3 +414,29 @@ def test_score_ignores_examples_that_are_not_pairs(trained):
     reference = nlp.make_doc("Why is the sky blue?")
     reference.cats = {"science": 1.0}
     assert nlp.get_pipe("siamese_similarity").score([Example(doc, reference)]) == {}
+
+
+def test_encode_texts_and_docs_in_input_order(nlp):
+    pipe = nlp.get_pipe("siamese_similarity")
+    texts = ["How do I learn Python fast?", "", "Why is the sky blue?"]
+    vectors = pipe.encode(texts, batch_size=2)
+    assert vectors.shape == (3, pipe.encoder.get_dim("nO")) and vectors.dtype == numpy.float32
+    numpy.testing.assert_array_equal(vectors, numpy.vstack([nlp(t).vector for t in texts]))
+    mixed = pipe.encode([texts[0], nlp(texts[2])])
+    numpy.testing.assert_array_equal(mixed, vectors[[0, 2]])
+    numpy.testing.assert_array_equal(pipe.encode(texts[2]), vectors[2:])
+    assert pipe.encode([]).shape == (0, vectors.shape[1])
+    with pytest.raises(TypeError, match="texts .str. or Doc objects"):
+        pipe.encode([3])
+
+
+def test_encode_texts_needs_the_pipeline_and_pickles_without_it(nlp):
+    import pickle
+
+    from spacy_siamese import SiameseSimilarity
+
+    pipe = nlp.get_pipe("siamese_similarity")
+    standalone = SiameseSimilarity(nlp.vocab, pipe.model, loss=pipe.loss)
+    with pytest.raises(ValueError, match="encodes texts through its pipeline"):
+        standalone.encode(["a text"])
+    assert pickle.loads(pickle.dumps(nlp)).get_pipe("siamese_similarity").threshold == pipe.threshold

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (each module registers its command)
     convert,
     dedupe,
     dedupe_ray,
+    encode,
     evaluate,
     evaluate_duplicates,
     evaluate_retrieval,

@@ -93,11 +93,11 @@ def evaluate_command(
             write_json(report, output_json)
         if output_md:
             write_text(table + ("\n#### Example pairs\n\n" + examples_md if examples_md else ""), output_md)
-        if plot:
-            plot_curves(plot, result.labels, result.scores, f"{name or data.name} ({len(records):,} pairs)")
         typer.echo(table)
         if examples_md:
             typer.echo(examples_md)
         check = report["similarity_check"]
         diff = check["max_abs_diff"]
         typer.echo(f"doc.similarity vs the pipe's batch scores on {check['n_pairs']} pairs: max |diff| {diff:.2e}")
+        if plot:  # last: the table is printed and saved even if the plot fails (matplotlib missing)
+            plot_curves(plot, result.labels, result.scores, f"{name or data.name} ({len(records):,} pairs)")

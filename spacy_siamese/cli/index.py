@@ -35,6 +35,7 @@ def index_command(
     """Encode a collection with a trained pipeline and save a searchable index."""
     with errors():
         index, _, ids = build_index(model, texts, format, field, backend, batch_size, n_process, progress)
-        index.save(output, model=model)
+        # an absolute path, so that `search` finds the pipeline from any directory
+        index.save(output, model=str(Path(model).resolve()) if Path(model).exists() else model)
         srsly.write_jsonl(output / "ids.jsonl", ({"id": key} for key in ids))
         typer.echo(f"Indexed {len(index):,} docs ({backend}) in {output}")

@@ -107,7 +107,8 @@ class CorpusIndex:
         otherwise); `query_ids` restricts the queries (a shard)."""
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
         found: Dict[Tuple[int, int], float] = {}
-        block = QUERY_BLOCK if self.kind != "flat" else max(1, FLAT_BLOCK_CELLS // max(1, len(self)))
+        flat_numpy = self.kind == "flat" and (self._flat_faiss() is None or self.space.bound_radius(threshold) is None)
+        block = max(1, FLAT_BLOCK_CELLS // max(1, len(self))) if flat_numpy else QUERY_BLOCK
         bar = tqdm(total=len(queries), desc="searching", unit="doc", disable=not show_progress(progress))
         with bar:
             for s in range(0, len(queries), block):
@@ -123,7 +124,14 @@ class CorpusIndex:
     def _passing(self, q: numpy.ndarray, threshold: float, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(query row, item id) of the candidates of queries `q` whose score bound reaches the
         threshold (all candidates for a comparison without a bound)."""
-        if self.kind == "flat":
+        radius = self.space.bound_radius(threshold)
+        if self.kind == "flat" and radius is not None and numpy.isfinite(radius) and self._flat_faiss() is not None:
+            # every item within the radius in the compact space (a superset of the passing ones)
+            lims, d2_found, found = self._flat_faiss().range_search(self.compact[q], radius * (1 + 1e-4) + 1e-4)
+            rows = numpy.repeat(numpy.arange(len(q)), numpy.diff(lims.astype("int64")))
+            ids, d2 = found.astype("int64")[None, :], d2_found[None, :]
+            qrow = q[rows][None, :]
+        elif self.kind == "flat":
             items = self.compact
             d2 = (
                 numpy.einsum("ij,ij->i", items, items)[None, :]
@@ -131,16 +139,33 @@ class CorpusIndex:
                 + numpy.einsum("ij,ij->i", self.compact[q], self.compact[q])[:, None]
             )
             ids = numpy.broadcast_to(numpy.arange(len(self)), d2.shape)
+            qrow = q[:, None]
+            rows = None
         else:
             ids, d2 = self.candidates.search(self.compact[q], c + 1)
-        valid = (ids >= 0) & (ids != q[:, None])
-        bound = self.space.score_bound(
-            distance_bound(d2, self.residual[q][:, None], self.residual[numpy.maximum(ids, 0)])
-        )
+            qrow = q[:, None]
+            rows = None
+        valid = (ids >= 0) & (ids != qrow)
+        bound = self.space.score_bound(distance_bound(d2, self.residual[qrow], self.residual[numpy.maximum(ids, 0)]))
         if bound is not None:
             valid &= bound + BOUND_TOLERANCE >= threshold
-        rows, cols = numpy.nonzero(valid)
-        return rows, numpy.asarray(ids[rows, cols], dtype="int64")
+        if rows is not None:  # range search: one row of found (query, item) pairs
+            keep = valid[0]
+            return rows[keep], ids[0][keep]
+        found_rows, cols = numpy.nonzero(valid)
+        return found_rows, numpy.asarray(ids[found_rows, cols], dtype="int64")
+
+    def _flat_faiss(self) -> Any:
+        """A faiss exhaustive index over the compact vectors, for range search (None without faiss)."""
+        if not hasattr(self, "_flat"):
+            try:
+                import faiss
+            except ImportError:
+                self._flat = None
+            else:
+                self._flat = faiss.IndexFlatL2(self.compact.shape[1])
+                self._flat.add(self.compact)
+        return self._flat
 
     def _scores(self, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
         """`pipe.compare` of items a[t] and b[t], in blocks."""

@@ -113,6 +113,24 @@ class VectorSpace:
             bound = (1.0 - self.weight) * bound + self.weight
         return bound
 
+    def bound_radius(self, threshold: float) -> Optional[float]:
+        """The largest squared distance whose `score_bound` still reaches `threshold` (items
+        farther apart cannot score that high); None without a bound, inf when every distance
+        can."""
+        space = self.inner if self.kind == HYBRID and self.inner is not None else self
+        t = float(threshold)
+        if self.kind == HYBRID:
+            t = (t - self.weight) / (1.0 - self.weight) if self.weight < 1.0 else -numpy.inf
+        if space.kind == OTHER:
+            return None
+        if space.kind == CAUCHY:
+            return float(1.0 / t - 1.0) if t > 0 else numpy.inf
+        if space.kind == COSINE:
+            return float(4.0 * (1.0 - t) if space.rescale else 2.0 * (1.0 - t))
+        if t <= 0:
+            return numpy.inf
+        return float((numpy.log(1.0 / t) / space.exp_scale) ** 2) if t < 1 else 0.0
+
     def split(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """A hybrid space's (learned, lexical) columns."""
         width = vectors.shape[1] - self.lexical_width

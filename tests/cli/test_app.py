@@ -19,6 +19,7 @@ COMMANDS = {
     "convert",
     "dedupe",
     "dedupe-ray",
+    "encode",
     "evaluate",
     "evaluate-duplicates",
     "evaluate-retrieval",

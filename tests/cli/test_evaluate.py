@@ -41,3 +41,18 @@ def test_evaluate_errors_are_messages(files, args, message):
     result = invoke("evaluate", *[a.format(root=files) for a in args])
     assert result.exit_code == 1
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_the_table_is_printed_and_saved_before_a_failing_plot(files, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    out = tmp_path / "eval.json"
+    result = invoke(
+        "evaluate", files / "model", files / "dev.jsonl", "--output-json", out, "--plot", tmp_path / "c.png"
+    )
+    assert result.exit_code == 1
+    assert "| method |" in result.output and out.exists()  # printed and saved first
+    assert (
+        result.output.rstrip().splitlines()[-1] == "Error: Plots need matplotlib: pip install 'spacy-siamese[project]'"
+    )

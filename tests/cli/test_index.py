@@ -32,3 +32,13 @@ def test_model_without_pipe(collection, tmp_path):
     result = invoke("index", collection / "blank", collection / "texts.txt", "-o", tmp_path / "idx")
     assert result.exit_code == 1
     assert "no 'siamese_similarity' component" in result.output
+
+
+def test_search_finds_the_model_from_another_directory(collection, tmp_path, monkeypatch):
+    monkeypatch.chdir(collection)
+    assert invoke("index", "model", "texts.txt", "--output", tmp_path / "idx").exit_code == 0
+    assert srsly.read_json(tmp_path / "idx" / "index.json")["model"] == str((collection / "model").resolve())
+    monkeypatch.chdir(tmp_path)
+    result = invoke("search", "idx", TEXTS[0], "-k", 2)
+    assert result.exit_code == 0, result.output
+    assert TEXTS[0] in result.output

@@ -105,3 +105,18 @@ def test_store_refuses_another_model(models, tmp_path):
     store = encode_collection(nlp, CORPUS[:5], 5, tmp_path / "store", progress=False)
     with pytest.raises(ValueError, match="encode the collection again"):
         CorpusIndex(models["cosine"], store)
+
+
+@pytest.mark.parametrize("name", ["cauchy", "cosine_raw", "hybrid_cosine", "exp_l2"])
+def test_flat_without_faiss_equals_brute_force(models, tmp_path, monkeypatch, name):
+    """The numpy path of "flat" (no faiss range search) gives the same pairs."""
+    monkeypatch.setattr(CorpusIndex, "_flat_faiss", lambda self: None)
+    nlp = models[name]
+    pipe = nlp.get_pipe("siamese_similarity")
+    vectors = random_vectors(pipe, 60, seed=1)
+    lexical_width = vector_space(pipe.comparison).lexical_width
+    store = write_store(tmp_path / "s", vectors, model_id=pipe.model_id, lexical_width=lexical_width)
+    scores = vector_similarity_matrix(pipe.compare, vectors)
+    threshold = float(numpy.quantile(scores[numpy.triu_indices(60, 1)], 0.8))
+    got = {(i, j): s for i, j, s in CorpusIndex(nlp, store, candidates="flat", dims=6).duplicates(threshold, k=5)}
+    assert got and got == brute_force(pipe, vectors, threshold, 5)

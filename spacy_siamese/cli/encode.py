@@ -1,0 +1,38 @@
+"""`encode`: the learned vectors of a collection as a .npy array."""
+
+from pathlib import Path
+
+import numpy
+import srsly
+import typer
+
+from ..component import get_similarity_pipe
+from ..search.texts import scan_collection
+from .app import BATCH_SIZE, COLLECTION, FIELD, MODEL, N_PROCESS, TEXTS_FORMAT, app, errors, load_pipeline, require_file
+
+
+@app.command("encode")
+def encode_command(
+    model: str = MODEL,
+    input: Path = COLLECTION,
+    output: Path = typer.Option(..., "--output", "-o", help="The vectors, float32 (N, width), as .npy"),
+    format: str = TEXTS_FORMAT,
+    field: str = FIELD,
+    batch_size: int = BATCH_SIZE,
+    n_process: int = N_PROCESS,
+) -> None:
+    """Write the pipe's learned vector of every text of a collection (`pipe.encode`), row i for
+    the text with position i; the ids go beside it as OUTPUT.ids.json."""
+    with errors():
+        require_file(input)
+        collection = scan_collection(input, format=format, field=field)
+        note = collection.blank_note()
+        if note:
+            typer.echo(note, err=True)
+        nlp = load_pipeline(model)  # held: the pipe encodes texts through it
+        pipe = get_similarity_pipe(nlp, initialized=True)
+        vectors = pipe.encode(collection.texts(), batch_size=batch_size, n_process=n_process)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        numpy.save(output, vectors, allow_pickle=False)
+        srsly.write_json(output.with_name(output.name + ".ids.json"), collection.ids)
+        typer.echo(f"Wrote {vectors.shape[0]:,} x {vectors.shape[1]} vectors to {output}")
