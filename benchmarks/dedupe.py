@@ -115,6 +115,41 @@ def tokenizer_speed(model: str, prefix: Path, n: int, runs: int) -> float:
     return statistics.median(speeds)
 
 
+def encoding_breakdown(model: str, prefix: Path, n: int) -> Dict[str, float]:
+    """Seconds per 1,000 docs, one process, on the first n texts: the tokenizer, the whole
+    pipeline (`nlp.pipe`), and each part of the pipe's encoder run alone on the same docs (for a
+    hybrid: the learned encoder and the lexical TF-IDF), to say where encoding time goes."""
+    from threadpoolctl import threadpool_limits
+
+    nlp = spacy.load(model)
+    pipe = nlp.get_pipe("siamese_similarity")
+    texts = []
+    with prefix.open(encoding="utf8") as f:
+        for line in f:
+            texts.append(json.loads(line)["text"])
+            if len(texts) == n:
+                break
+    out: Dict[str, float] = {}
+    with threadpool_limits(1):
+        start = time.perf_counter()
+        docs = [nlp.make_doc(t) for t in texts]
+        out["tokenizer"] = time.perf_counter() - start
+        start = time.perf_counter()
+        for _doc in nlp.pipe(texts, batch_size=256):
+            pass
+        out["pipeline"] = time.perf_counter() - start
+        hybrid = pipe.encoder.name == "hybrid_encoder"
+        parts = (
+            zip(("learned encoder", "lexical TF-IDF"), pipe.encoder.layers) if hybrid else [("encoder", pipe.encoder)]
+        )
+        for name, part in parts:
+            start = time.perf_counter()
+            for i in range(0, len(docs), 256):
+                part.predict(docs[i : i + 256])
+            out[name] = time.perf_counter() - start
+    return {name: round(1000 * seconds / len(texts), 3) for name, seconds in out.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model")
@@ -185,6 +220,9 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
         tok = tokenizer_speed(args.model, prefix, min(size, args.tokenizer_texts), args.runs)
         row["tokenizer_docs_per_s"] = round(tok, 1)
+        row["encoding_breakdown_s_per_1000_docs_one_process"] = encoding_breakdown(
+            args.model, prefix, min(size, args.tokenizer_texts)
+        )
         row["encoding_share_of_tokenizer_speed"] = round(row["default"]["docs_per_s_encoding"] / tok, 4)
         if "exact" in row:
             exact, default = row["exact"].pop("_pairs"), row["default"]["_pairs"]

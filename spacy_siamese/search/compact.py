@@ -7,7 +7,9 @@ residual norms (triangle inequality), so for items a and b
 
     |a - b|^2 >= |P a - P b|^2 + (|r_a| - |r_b|)^2,
 
-with r the residual of an item after projection. `VectorSpace.score_bound` turns that into an
+with r the residual of an item after projection. The compact vectors are stored as float16
+(2 bytes a column) with each item's rounding error e = |Pa - round(Pa)|, so the bound uses
+|Pa - Pb| >= |round(Pa) - round(Pb)| - e_a - e_b. `VectorSpace.score_bound` turns that into an
 upper bound of the pipe's score: a candidate whose bound is below the threshold cannot be a
 duplicate, and only the others are scored with the pipe's own comparison. Candidates come from
 a faiss index over the compact vectors (IVF, extra `spacy-siamese[ann]`) or, without faiss or
@@ -57,12 +59,15 @@ class CompactSpace:
     def dims(self) -> int:
         return int(self.components.shape[0])
 
-    def project(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """(compact float32 (n, dims), residual norms float32 (n,)) of metric-space vectors."""
-        centred = numpy.asarray(vectors, dtype="float32") - self.mean
-        compact = centred @ self.components.T
+    def project(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """(compact float16 (n, dims), residual norms (n,), rounding errors (n,)) of metric-space
+        vectors; the norms and errors are float32."""
+        centred = numpy.asarray(vectors, dtype="float64") - self.mean
+        compact = centred @ self.components.T.astype("float64")
         rest = (centred * centred).sum(axis=1) - (compact * compact).sum(axis=1)
-        return numpy.ascontiguousarray(compact, dtype="float32"), numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f")
+        rounded = compact.astype("float16")
+        error = numpy.linalg.norm(compact - rounded.astype("float64"), axis=1)
+        return rounded, numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f"), error.astype("f")
 
     def save(self, path: Union[str, Path]) -> None:
         numpy.savez(Path(path), mean=self.mean, components=self.components)
@@ -73,15 +78,25 @@ class CompactSpace:
             return cls(data["mean"], data["components"])
 
 
-def distance_bound(d2_compact: numpy.ndarray, residual_q: numpy.ndarray, residual_x: numpy.ndarray) -> numpy.ndarray:
-    """The lower bound of the squared metric-space distance (see the module docstring)."""
+def distance_bound(
+    d2_compact: numpy.ndarray,
+    residual_q: numpy.ndarray,
+    residual_x: numpy.ndarray,
+    error_q: Union[float, numpy.ndarray] = 0.0,
+    error_x: Union[float, numpy.ndarray] = 0.0,
+) -> numpy.ndarray:
+    """The lower bound of the squared metric-space distance of two items from the squared
+    distance of their (rounded) compact vectors, their residual norms and their rounding
+    errors (see the module docstring)."""
+    near = numpy.maximum(numpy.sqrt(numpy.maximum(d2_compact, 0.0)) - error_q - error_x, 0.0)
     gap = residual_q - residual_x
-    return numpy.maximum(d2_compact, 0.0) + gap * gap
+    return near * near + gap * gap
 
 
 class CandidateIndex:
-    """Nearest compact vectors by L2: faiss IVF-Flat ("ivf"), faiss HNSW ("hnsw") or every item
-    ("flat", numpy; exact in the compact space)."""
+    """Nearest compact vectors by L2: faiss IVF with float16 storage ("ivf"), faiss HNSW ("hnsw")
+    or every item ("flat", numpy; exact in the compact space). `compact` is float16; queries
+    are float16 compact vectors too, so a returned distance is exact between the rounded ones."""
 
     def __init__(
         self,
@@ -95,11 +110,11 @@ class CandidateIndex:
     ) -> None:
         if kind not in ("ivf", "hnsw", "flat"):
             raise ValueError(f"candidate index kind must be ivf, hnsw or flat, got {kind!r}")
-        self.compact = numpy.ascontiguousarray(compact, dtype="float32")
+        self.compact = compact
         self.kind = kind
         self.settings = {"nlist": 0, "nprobe": nprobe}
         self._faiss: Any = None
-        n, dims = self.compact.shape
+        n, dims = compact.shape
         if serialized is not None and kind != "flat":  # a copy of a built index (e.g. on a Ray worker)
             faiss = import_extra("faiss", "ann", "The candidate index")
             self._faiss = faiss.deserialize_index(serialized)
@@ -111,19 +126,23 @@ class CandidateIndex:
             nlist = nlist or default_nlist(n)
             self.settings["nlist"] = nlist
             quantizer = faiss.IndexFlatL2(dims)
-            index = faiss.IndexIVFFlat(quantizer, dims, nlist, faiss.METRIC_L2)
+            index = faiss.IndexIVFScalarQuantizer(
+                quantizer, dims, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_L2
+            )  # stores float16 exactly: the distances are those of the rounded vectors
             index.cp.seed = seed
             rng = numpy.random.default_rng(seed)
-            train = self.compact[numpy.sort(rng.choice(n, size=min(n, 64 * nlist), replace=False))]
-            index.train(train)
-            index.add(self.compact)
+            index.train(decoded(compact[numpy.sort(rng.choice(n, size=min(n, 64 * nlist), replace=False))]))
+            for start in range(0, n, 65536):
+                index.add(decoded(compact[start : start + 65536]))
             index.nprobe = nprobe
             self._faiss = index
         elif kind == "hnsw":
             faiss = import_extra("faiss", "ann", "The hnsw candidate index")
-            index = faiss.IndexHNSWFlat(dims, 32)
+            index = faiss.IndexHNSWSQ(dims, faiss.ScalarQuantizer.QT_fp16, 32)
             index.hnsw.efConstruction = 80
-            index.add(self.compact)
+            index.train(decoded(compact[:1]))
+            for start in range(0, n, 65536):
+                index.add(decoded(compact[start : start + 65536]))
             index.hnsw.efSearch = max(64, nprobe * 4)
             self._faiss = index
 
@@ -136,12 +155,17 @@ class CandidateIndex:
     def search(self, queries: numpy.ndarray, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(ids, squared L2 distances) of each query's c nearest items, (n_queries, c), nearest
         first; missing neighbours have id -1."""
-        queries = numpy.ascontiguousarray(queries, dtype="float32")
+        queries = decoded(queries)
         c = min(c, len(self.compact))
         if self._faiss is not None:
             d2, ids = self._faiss.search(queries, c)
             return ids.astype("int64"), d2.astype("float32")
-        return _flat_search(self.compact, queries, c)
+        return _flat_search(decoded(self.compact), queries, c)
+
+
+def decoded(compact: numpy.ndarray) -> numpy.ndarray:
+    """float16 compact vectors as the float32 arrays faiss and numpy compute with (exact)."""
+    return numpy.ascontiguousarray(compact, dtype="float32")
 
 
 def default_nlist(n: int) -> int:

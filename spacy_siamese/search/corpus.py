@@ -9,9 +9,9 @@ others are scored with `pipe.compare` on the full vectors, so every returned sco
 `doc.similarity` of the two texts. With `candidates="flat"` every item is a candidate (the
 result is the brute-force one); "ivf" and "hnsw" take each item's `c` nearest compact vectors.
 
-Memory: the compact vectors and residuals (4 * (dims + 1) bytes an item, twice for a faiss
-index) and one query block's candidate arrays; the full vectors stay on disk and are read for
-the candidates that pass the bound.
+Memory: the compact vectors (float16, 2 * dims bytes an item, the same again in a faiss
+index), a residual norm and a rounding error an item, and one query block's candidate arrays;
+the full vectors stay on disk and are read for the candidates that pass the bound.
 """
 
 from pathlib import Path
@@ -30,6 +30,7 @@ from .compact import (
     QUERY_BLOCK,
     CandidateIndex,
     CompactSpace,
+    decoded,
     distance_bound,
 )
 from .space import vector_space
@@ -72,11 +73,12 @@ class CorpusIndex:
         self.space = vector_space(self.pipe.comparison)
         if state is not None:
             self.kind = state["kind"]
-            self.compact_space, self.compact, self.residual = state["space"], state["compact"], state["residual"]
+            self.compact_space, self.compact = state["space"], state["compact"]
+            self.residual, self.error = state["residual"], state["error"]
             serialized = state["faiss"]
         else:
             self.kind = _choose(candidates, len(store))
-            self.compact_space, self.compact, self.residual = _compact(store, self.space, dims, progress)
+            self.compact_space, self.compact, self.residual, self.error = _compact(store, self.space, dims, progress)
             serialized = None
         self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
 
@@ -87,6 +89,7 @@ class CorpusIndex:
             "space": self.compact_space,
             "compact": self.compact,
             "residual": self.residual,
+            "error": self.error,
             "faiss": self.candidates.serialize(),
         }
 
@@ -127,16 +130,20 @@ class CorpusIndex:
         radius = self.space.bound_radius(threshold)
         if self.kind == "flat" and radius is not None and numpy.isfinite(radius) and self._flat_faiss() is not None:
             # every item within the radius in the compact space (a superset of the passing ones)
-            lims, d2_found, found = self._flat_faiss().range_search(self.compact[q], radius * (1 + 1e-4) + 1e-4)
+            # radius of the rounded vectors: sqrt(d2) - e_q - e_x <= sqrt(radius) for every passing pair
+            reach = numpy.sqrt(radius) + float(self.error[q].max()) + float(self.error.max())
+            lims, d2_found, found = self._flat_faiss().range_search(
+                decoded(self.compact[q]), reach * reach * (1 + 1e-4) + 1e-4
+            )
             rows = numpy.repeat(numpy.arange(len(q)), numpy.diff(lims.astype("int64")))
             ids, d2 = found.astype("int64")[None, :], d2_found[None, :]
             qrow = q[rows][None, :]
         elif self.kind == "flat":
-            items = self.compact
+            items, queries = decoded(self.compact), decoded(self.compact[q])
             d2 = (
                 numpy.einsum("ij,ij->i", items, items)[None, :]
-                - 2.0 * (self.compact[q] @ items.T)
-                + numpy.einsum("ij,ij->i", self.compact[q], self.compact[q])[:, None]
+                - 2.0 * (queries @ items.T)
+                + numpy.einsum("ij,ij->i", queries, queries)[:, None]
             )
             ids = numpy.broadcast_to(numpy.arange(len(self)), d2.shape)
             qrow = q[:, None]
@@ -146,7 +153,9 @@ class CorpusIndex:
             qrow = q[:, None]
             rows = None
         valid = (ids >= 0) & (ids != qrow)
-        bound = self.space.score_bound(distance_bound(d2, self.residual[qrow], self.residual[numpy.maximum(ids, 0)]))
+        item = numpy.maximum(ids, 0)
+        lower = distance_bound(d2, self.residual[qrow], self.residual[item], self.error[qrow], self.error[item])
+        bound = self.space.score_bound(lower)
         if bound is not None:
             valid &= bound + BOUND_TOLERANCE >= threshold
         if rows is not None:  # range search: one row of found (query, item) pairs
@@ -164,7 +173,7 @@ class CorpusIndex:
                 self._flat = None
             else:
                 self._flat = faiss.IndexFlatL2(self.compact.shape[1])
-                self._flat.add(self.compact)
+                self._flat.add(decoded(self.compact))
         return self._flat
 
     def _scores(self, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
@@ -189,39 +198,32 @@ def _choose(kind: str, n: int) -> str:
 
 def _compact(
     store: MemoryStore, space: Any, dims: int, progress: bool
-) -> Tuple[CompactSpace, numpy.ndarray, numpy.ndarray]:
+) -> Tuple[CompactSpace, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The compact space fitted on the first FIT_SIZE items, and every item's compact vector
-    and residual norm (read from the store directory when an earlier run saved them)."""
+    (float16), residual norm and rounding error (read from the store directory when an earlier
+    run saved them)."""
     path = None if store.path is None else store.path / f"compact-{dims}"
-    if (
-        path is not None
-        and (path / "space.npz").exists()
-        and (path / "compact.npy").exists()
-        and (path / "residual.npy").exists()
-    ):
-        return (
-            CompactSpace.load(path / "space.npz"),
-            numpy.load(path / "compact.npy"),
-            numpy.load(path / "residual.npy"),
-        )
+    files = ("space.npz", "compact.npy", "residual.npy", "error.npy")
+    if path is not None and all((path / name).exists() for name in files):
+        arrays = [numpy.load(path / name) for name in files[1:]]
+        return CompactSpace.load(path / "space.npz"), arrays[0], arrays[1], arrays[2]
     fit = space.metric_part(store.rows(numpy.arange(min(len(store), FIT_SIZE))))
     compact_space = CompactSpace.fit(fit, dims=dims)
-    compact = numpy.zeros((len(store), compact_space.dims), dtype="float32")
+    compact = numpy.zeros((len(store), compact_space.dims), dtype="float16")
     residual = numpy.zeros(len(store), dtype="float32")
+    error = numpy.zeros(len(store), dtype="float32")
     bar = tqdm(total=len(store), desc="compacting", unit="doc", disable=not show_progress(progress))
     with bar:
         for start, rows in store.blocks(16384):
-            compact[start : start + len(rows)], residual[start : start + len(rows)] = compact_space.project(
-                space.metric_part(rows)
-            )
+            block = slice(start, start + len(rows))
+            compact[block], residual[block], error[block] = compact_space.project(space.metric_part(rows))
             bar.update(len(rows))
-    if path is None:
-        return compact_space, compact, residual
-    path.mkdir(exist_ok=True)
-    compact_space.save(path / "space.npz")
-    numpy.save(path / "compact.npy", compact)
-    numpy.save(path / "residual.npy", residual)
-    return compact_space, compact, residual
+    if path is not None:
+        path.mkdir(exist_ok=True)
+        compact_space.save(path / "space.npz")
+        for name, array in zip(files[1:], (compact, residual, error)):
+            numpy.save(path / name, array)
+    return compact_space, compact, residual, error
 
 
 def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int) -> List[Tuple[int, int, float]]:
