@@ -208,12 +208,17 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return check_scores(scores, self.score_range, self.name)
 
     def similarity_matrix(
-        self, docs_a: Sequence[Doc], docs_b: Optional[Sequence[Doc]] = None, *, block_size: Optional[int] = None
+        self,
+        docs_a: Sequence[Union[str, Doc]],
+        docs_b: Optional[Sequence[Union[str, Doc]]] = None,
+        *,
+        block_size: Optional[int] = None,
     ) -> numpy.ndarray:
         """(len(docs_a), len(docs_b)) scores, each exactly `docs_a[i].similarity(docs_b[j])`, in
-        blocks of at most `block_size` pairs; `docs_b=None` compares docs_a with themselves."""
-        vectors_a = self.vectors(list(docs_a))
-        vectors_b = None if docs_b is None else self.vectors(list(docs_b))
+        blocks of at most `block_size` pairs; `docs_b=None` compares docs_a with themselves.
+        Texts are encoded as `encode` does."""
+        vectors_a = self.encode(docs_a)
+        vectors_b = None if docs_b is None else self.encode(docs_b)
         return vector_similarity_matrix(self.compare, vectors_a, vectors_b, block_size=block_size)
 
     def encode(

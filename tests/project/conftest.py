@@ -128,7 +128,8 @@ class Project:
         write_checksums(self.mirror, self.checksums)
 
     def __call__(self, target: str, env: Optional[Dict[str, str]] = None, **overrides) -> subprocess.CompletedProcess:
-        args = {"mirror": str(self.mirror), "checksums": str(self.checksums), "vectors": str(self.vectors), **overrides}
+        args = {"mirror": str(self.mirror), "checksums": str(self.checksums), "vectors": str(self.vectors)}
+        args = {**args, "library_source": str(ROOT), **overrides}
         cmd = [sys.executable, "-m", "spacy", "project", "run", target, str(self.dir)]
         cmd += [f"--vars.{k}={v}" for k, v in args.items()]
         result = subprocess.run(cmd, capture_output=True, text=True, cwd=str(self.tmp), env=env)

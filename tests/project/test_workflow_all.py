@@ -104,13 +104,16 @@ def test_package_declares_spacy_siamese(run, name):
 
 
 def test_package_installs_and_loads_in_a_fresh_venv(run, tmp_path):
-    """pip-install the package into a new, empty virtual environment and load it by name.
-    The venv gets no packages of its own except the pipeline: this test environment's
-    site-packages are added behind it (a .pth file), standing in for the dependencies pip
-    would download (offline here). pip must find the declared dependencies satisfied, and the
-    installed pipeline must score a pair exactly as the trained model-best does."""
+    """The README's install: the pipeline's wheel and the spacy-siamese wheel that
+    `package-library` builds, pip-installed into a new, empty virtual environment, then loaded by
+    name. The package index is replaced (offline here) by this test environment's third-party
+    packages, linked into a directory the venv sees, without spacy-siamese itself: pip must
+    install it from the built wheel, and the installed pipeline must score a pair exactly as the
+    trained model-best does."""
     project, _ = run
     wheel = next((project.dir / "packages/en_siamese_quora-0.1.0/dist").glob("*.whl"))
+    library = list((project.dir / "packages/wheels").glob("spacy_siamese-*.whl"))
+    assert len(library) == 1
     trained = spacy.load(project.dir / "training/quora/model-best")
     texts = ("How do I learn Python?", "What is the best way to learn Python?")
     expected = trained(texts[0]).similarity(trained(texts[1]))
@@ -121,17 +124,22 @@ def test_package_installs_and_loads_in_a_fresh_venv(run, tmp_path):
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    ours = sysconfig.get_paths()["purelib"]
-    Path(purelib, "zz_test_env.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    index = tmp_path / "index"  # stands in for the package index: everything but spacy-siamese
+    index.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.lower().replace("-", "_").startswith(("spacy_siamese", "__editable__")):
+            (index / entry.name).symlink_to(entry)
+    Path(purelib, "zz_index.pth").write_text(str(index) + "\n")
     pip = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
-         "--disable-pip-version-check", str(wheel)],
+         "--disable-pip-version-check", str(library[0]), str(wheel)],
         capture_output=True, text=True,
     )  # fmt: skip
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    assert "Requirement already satisfied: spacy-siamese" in pip.stdout, pip.stdout
+    assert "spacy-siamese-0.1.0" in pip.stdout.split("Successfully installed", 1)[1], pip.stdout
     code = (
-        "import spacy, en_siamese_quora\n"
+        "import spacy, spacy_siamese, en_siamese_quora\n"
+        f"assert spacy_siamese.__file__.startswith({purelib!r}), spacy_siamese.__file__\n"
         f"assert en_siamese_quora.__file__.startswith({purelib!r}), en_siamese_quora.__file__\n"
         "nlp = spacy.load('en_siamese_quora')\n"
         f"a, b = nlp({texts[0]!r}), nlp({texts[1]!r})\n"

@@ -80,3 +80,12 @@ def test_compare_does_not_depend_on_the_other_pairs(model):
     for size in (1, 2, 3, 5, 33, 100):
         parts = numpy.concatenate([pipe.compare(a[s : s + size], b[s : s + size]) for s in range(0, len(a), size)])
         numpy.testing.assert_array_equal(parts, whole)
+
+
+def test_matrix_of_texts_equals_the_matrix_of_their_docs(models):
+    nlp = models["hybrid_cauchy"]
+    pipe = nlp.get_pipe("siamese_similarity")
+    docs = list(nlp.pipe(CORPUS[:9]))
+    numpy.testing.assert_array_equal(
+        pipe.similarity_matrix(CORPUS[:9], docs[:4]), pipe.similarity_matrix(docs, docs[:4])
+    )
