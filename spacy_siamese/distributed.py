@@ -38,10 +38,23 @@ def _ray() -> Any:
     return import_extra("ray", "ray", "The Ray engine")
 
 
+def one_thread() -> None:
+    """Limit an actor to the one CPU Ray gives it (BLAS and faiss would take every core)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    try:
+        import faiss
+    except ImportError:
+        return
+    faiss.omp_set_num_threads(1)
+
+
 class EncodeBatch:
     """A Ray Data actor: loads the pipeline once, then encodes batches of texts."""
 
     def __init__(self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int) -> None:
+        one_thread()
         self.nlp = spacy.load(model)
         self.pipe = get_similarity_pipe(self.nlp, pipe_name, initialized=True)
         self.columns = (text_column, id_column)
@@ -119,6 +132,7 @@ class SearchShard:
     duplicates of batches of query positions."""
 
     def __init__(self, model: str, pipe_name: str, state: Any, threshold: float, k: int, c: int) -> None:
+        one_thread()
         ray = _ray()
         store, index_state = ray.get(state) if isinstance(state, ray.ObjectRef) else state
         self.index = CorpusIndex(spacy.load(model), store, pipe_name=pipe_name, state=index_state)
