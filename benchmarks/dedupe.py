@@ -97,15 +97,20 @@ def recall(found: Set[Tuple[str, str]], wanted: List[Tuple[str, str]]) -> Dict[s
     return {"n": len(wanted_set), "found": hits, "recall": hits / len(wanted_set) if wanted_set else None}
 
 
-def tokenizer_speed(model: str, prefix: Path, n: int, runs: int) -> float:
-    """Docs per second of the pipeline's tokenizer alone on the first n texts (median of runs)."""
-    nlp = spacy.load(model)
-    texts = []
+def first_texts(prefix: Path, n: int) -> List[str]:
+    texts: List[str] = []
     with prefix.open(encoding="utf8") as f:
         for line in f:
             texts.append(json.loads(line)["text"])
             if len(texts) == n:
                 break
+    return texts
+
+
+def tokenizer_speed(model: str, prefix: Path, n: int, runs: int) -> float:
+    """Docs per second of the pipeline's tokenizer alone on the first n texts (median of runs)."""
+    nlp = spacy.load(model)
+    texts = first_texts(prefix, n)
     speeds = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -123,12 +128,7 @@ def encoding_breakdown(model: str, prefix: Path, n: int) -> Dict[str, float]:
 
     nlp = spacy.load(model)
     pipe = nlp.get_pipe("siamese_similarity")
-    texts = []
-    with prefix.open(encoding="utf8") as f:
-        for line in f:
-            texts.append(json.loads(line)["text"])
-            if len(texts) == n:
-                break
+    texts = first_texts(prefix, n)
     out: Dict[str, float] = {}
     with threadpool_limits(1):
         start = time.perf_counter()
