@@ -15,6 +15,7 @@ directory readable on every node):
         --vectors VECTORS_DIR --output pairs.jsonl --workers 8
 """
 
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import numpy
@@ -110,21 +111,44 @@ def read_vectors(path: str) -> Any:
 
 
 def collect_vectors(encoded: Any) -> Tuple[List[Any], numpy.ndarray, str]:
-    """(ids, vectors, model_id) of an encoded Dataset, ordered by id (ids must be unique)."""
+    """(ids, vectors, model_id) of an encoded Dataset, or of a directory of Parquet files that
+    `write_vectors` wrote (read directly with pyarrow, much faster than through Ray Data),
+    ordered by id (ids must be unique)."""
     ids: List[Any] = []
     chunks = []
     model_ids: Set[str] = set()
-    for batch in encoded.iter_batches(batch_format="numpy", batch_size=4096):
-        ids.extend(batch["id"].tolist())
-        chunks.append(numpy.asarray(batch["vector"], dtype="float32"))
-        model_ids.update(str(m) for m in numpy.unique(batch["model_id"]))
+    if isinstance(encoded, (str, Path)):
+        import pyarrow.dataset
+
+        table = pyarrow.dataset.dataset(str(encoded), format="parquet").to_table(columns=["id", "vector", "model_id"])
+        ids = table.column("id").to_pylist()
+        chunks = [_tensor_rows(chunk) for chunk in table.column("vector").chunks]
+        model_ids = set(map(str, table.column("model_id").unique().to_pylist()))
+    else:
+        for batch in encoded.iter_batches(batch_format="numpy", batch_size=4096):
+            ids.extend(batch["id"].tolist())
+            chunks.append(numpy.asarray(batch["vector"], dtype="float32"))
+            model_ids.update(str(m) for m in numpy.unique(batch["model_id"]))
     if len(model_ids) > 1:
         raise ValueError(f"The encoded rows come from {len(model_ids)} different models: {sorted(model_ids)}")
     if len(set(ids)) != len(ids):
         raise ValueError("The ids of the encoded rows are not unique")
     order = sorted(range(len(ids)), key=lambda i: ids[i])
     vectors = numpy.vstack(chunks)[order] if chunks else numpy.zeros((0, 0), dtype="float32")
-    return [ids[i] for i in order], numpy.ascontiguousarray(vectors), model_ids.pop() if model_ids else ""
+    return (
+        [ids[i] for i in order],
+        numpy.ascontiguousarray(vectors, dtype="float32"),
+        model_ids.pop() if model_ids else "",
+    )
+
+
+def _tensor_rows(chunk: Any) -> numpy.ndarray:
+    """A Parquet tensor column chunk (Ray's tensor extension or Arrow's fixed-shape tensor) as
+    a float32 (n, width) array."""
+    if hasattr(chunk, "to_numpy_ndarray"):
+        return numpy.asarray(chunk.to_numpy_ndarray(), dtype="float32").reshape(len(chunk), -1)
+    storage = chunk.storage if hasattr(chunk, "storage") else chunk
+    return numpy.asarray(storage.flatten().to_numpy(zero_copy_only=False), dtype="float32").reshape(len(chunk), -1)
 
 
 class SearchShard:
@@ -159,7 +183,8 @@ def find_duplicates_dataset(
     workers: int = 2,
     batch_size: int = 4096,
 ) -> List[IdPair]:
-    """Duplicate pairs (id_a, id_b, score) of an encoded Dataset, id_a < id_b, best first: the
+    """Duplicate pairs (id_a, id_b, score) of an encoded Dataset (or the Parquet directory
+    `write_vectors` wrote), id_a < id_b, best first: the
     pairs `find_duplicates` gives for the collection ordered by id (the same candidates and the
     same exact scores). The driver fits the compact space and builds the candidate index once;
     the actors share it through the object store and search shards of the queries. A shard is
@@ -228,5 +253,5 @@ def dedupe_jsonl(
     texts = ray.data.read_json(input).materialize()  # read before the actors take the CPUs
     write_vectors(encode_dataset(texts, model, workers=workers), vectors)
     return find_duplicates_dataset(
-        read_vectors(vectors), model, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers
+        vectors, model, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers
     )

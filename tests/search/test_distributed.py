@@ -39,3 +39,15 @@ def test_ray_dedupe_equals_single_process(local_ray, models, tmp_path):
         pairs = distributed.find_duplicates_dataset(stored, str(tmp_path / "model"), k=k, threshold=0.5, batch_size=25)
         assert pairs == find_duplicates(nlp, texts, k=k, threshold=0.5, progress=False)
         assert pairs
+
+
+def test_vectors_read_back_from_parquet_directly_equal_the_dataset(local_ray, models, tmp_path):
+    nlp = models["hybrid_cauchy"]
+    nlp.to_disk(tmp_path / "model")
+    rows = [{"id": f"t{i:03d}", "text": t} for i, t in enumerate(CORPUS)]
+    encoded = distributed.encode_dataset(ray.data.from_items(rows), str(tmp_path / "model"), batch_size=16, workers=1)
+    distributed.write_vectors(encoded, str(tmp_path / "vectors"))
+    through_ray = distributed.collect_vectors(distributed.read_vectors(str(tmp_path / "vectors")))
+    direct = distributed.collect_vectors(str(tmp_path / "vectors"))
+    assert direct[0] == through_ray[0] == [r["id"] for r in rows] and direct[2] == through_ray[2]
+    numpy.testing.assert_array_equal(direct[1], through_ray[1])
