@@ -35,7 +35,6 @@ from spacy.util import fix_random_seed, minibatch
 
 from spacy_siamese.corpora import doc_pair_examples, read_documents, sample_pairs, split_documents
 from spacy_siamese.evaluation.baselines import fit_tfidf, lsa, tfidf_vectors
-from spacy_siamese.evaluation.retrieval import encode
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.dae import reconstruction_loss
 from spacy_siamese.metrics import _unit_rows, pair_auc, retrieval_metrics
@@ -106,7 +105,7 @@ def train_dae(
         losses: Dict[str, float] = {}
         for batch in minibatch(examples, args.batch_size):
             nlp.update(batch, sgd=optimizer, losses=losses)
-        score = validate(encode(pipe, valid_docs))
+        score = validate(pipe.vectors(valid_docs))
         recon = reconstruction_loss(dae, X_valid)
         history.append({"epoch": epoch + 1, "valid": round(score, 4), "valid_reconstruction": round(recon, 3)})
         log(
@@ -158,7 +157,7 @@ def run_news(args: argparse.Namespace, log) -> Dict:
             name=f"news {name}",
         )
         out["results"][name] = {"alpha": alpha, **info}
-        vectors[name] = {part: encode(pipe, tok[part]) for part in ("train", "test")}
+        vectors[name] = {part: pipe.vectors(tok[part]) for part in ("train", "test")}
     curves = {}
     for name, parts in vectors.items():
         result = out["results"].setdefault(name, {})
@@ -226,7 +225,7 @@ def run_20news(args: argparse.Namespace, log) -> Dict:
             name=f"20news {name}",
         )
         out["results"][name] = {
-            **scores(encode(pipe, held)),
+            **scores(pipe.vectors(held)),
             "alpha": alpha,
             **info,
             "seconds": round(time.time() - t0),
@@ -260,14 +259,14 @@ def train_s2net(args, train_docs, valid_docs, held, scores, log) -> Dict:
         nlp,
         optimizer,
         examples,
-        lambda: pair_auc(encode(pipe, valid), valid_pairs),
+        lambda: pair_auc(pipe.vectors(valid), valid_pairs),
         max_epochs=4,
         patience=1,
         batch_size=256,
         seed=args.seed,
         log=lambda msg: log(f"[20news] s2net@{args.s2net_k} {msg}"),
     )
-    return {**scores(encode(pipe, held)), "valid_auc": round(best, 4), "seconds": round(time.time() - t0)}
+    return {**scores(pipe.vectors(held)), "valid_auc": round(best, 4), "seconds": round(time.time() - t0)}
 
 
 def plot(curves: Dict, path: str) -> None:

@@ -51,7 +51,7 @@ in the 100k/300k/1M prefixes), then two lists with one record a line:
 A benchmark on a prefix of n items keeps the records whose larger position is below n.
 
 Usage:
-    python benchmarks/dedupe_collection.py --data-dir ../shared/data --size 1000000 --output /tmp/dedupe_bench
+    python benchmarks/dedupe_collection.py --data-dir ../shared/data --size 1000000 --output benchmarks/.dedupe
 """
 
 import argparse

@@ -37,7 +37,6 @@ from spacy.util import fix_random_seed, load_config, minibatch
 from spacy_siamese.corpora import DocRecord, doc_pair_examples, read_documents, sample_pairs, split_documents
 from spacy_siamese.evaluation import tfidf_vectors
 from spacy_siamese.evaluation.baselines import find_tfidf
-from spacy_siamese.evaluation.retrieval import encode
 from spacy_siamese.metrics import pair_auc, retrieval_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +121,7 @@ def evaluate_model(path: str, heldout: Sequence[DocRecord], labels, eval_pairs) 
     """A pipeline trained with `spacy train` (e.g. the project's S2Net config) on the same held-out docs."""
     nlp = spacy.load(path)
     pipe = nlp.get_pipe("siamese_similarity")
-    vectors = encode(pipe, list(nlp.tokenizer.pipe(d.text for d in heldout)))
+    vectors = pipe.vectors(list(nlp.tokenizer.pipe(d.text for d in heldout)))
     return {**scores(vectors, labels, eval_pairs), "k": int(vectors.shape[1]), "model": path}
 
 
@@ -172,20 +171,20 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
             X = tfidf_vectors(featuriser, held).toarray()
             out["results"]["tfidf"] = scores(X, labels, eval_pairs)
             out["vocab_size"] = featuriser.get_dim("nO")
-        lsa = encode(pipe, held)  # right after initialization: the truncated SVD of the training TF-IDF
+        lsa = pipe.vectors(held)  # right after initialization: the truncated SVD of the training TF-IDF
         out["results"][f"lsa@{k}"] = scores(lsa, labels, eval_pairs)
         best, epochs = train_best(
             nlp,
             optimizer,
             train_examples,
-            lambda: pair_auc(encode(pipe, valid), valid_pairs),  # noqa: B023  (called in the loop)
+            lambda: pair_auc(pipe.vectors(valid), valid_pairs),  # noqa: B023  (called in the loop)
             max_epochs=args.max_epochs,
             patience=args.patience,
             batch_size=args.batch_size,
             seed=args.seed,
             log=lambda msg: log(f"[{name}] k={k} {msg}"),  # noqa: B023
         )
-        s2 = encode(pipe, held)
+        s2 = pipe.vectors(held)
         out["results"][f"s2net@{k}"] = {
             **scores(s2, labels, eval_pairs),
             "epochs": epochs,

@@ -232,6 +232,13 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         Cauchy model's by `1 / (1 + sum_i w_i (a_i - b_i)^2)`, i.e. L2 after scaling column i by
         `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`); a hybrid's
         last `lexical_width` columns are its TF-IDF part (see `HybridSimilarity.v1`)."""
+        return self.vectors(list(self.processed(texts_or_docs, batch_size=batch_size, n_process=n_process)))
+
+    def processed(
+        self, texts_or_docs: Union[str, Doc, Iterable[Union[str, Doc]]], *, batch_size: int = 256, n_process: int = 1
+    ) -> Iterator[Doc]:
+        """Docs in input order, streamed: texts go through this pipe's pipeline (with their hooks
+        restored), docs are kept as they are."""
         items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
         for item in items:
             if not isinstance(item, (str, Doc)):
@@ -247,7 +254,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         docs: Iterator[Doc] = iter(())
         if nlp is not None and texts:
             docs = hooks.hooked_docs(nlp.pipe(texts, batch_size=batch_size, n_process=n_process))
-        return self.vectors([item if isinstance(item, Doc) else next(docs) for item in items])
+        return (item if isinstance(item, Doc) else next(docs) for item in items)
 
     def vectors(self, docs: Sequence[Doc]) -> numpy.ndarray:
         """Learned vectors for docs: the one this model stored, else encoded now (subject to

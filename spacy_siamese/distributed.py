@@ -23,12 +23,11 @@ import spacy
 from scipy.sparse import csr_matrix
 
 from .component import PIPE_NAME, get_similarity_pipe
-from .search.corpus import CANDIDATES, CorpusIndex
-from .search.dedupe import dedupe_threshold, sort_pairs
-from .search.encode import encode
+from .search.corpus import CANDIDATES, CorpusIndex, sort_pairs
+from .search.dedupe import dedupe_threshold
 from .search.space import vector_space
 from .search.store import MemoryStore
-from .util import import_extra
+from .util import import_extra, one_thread
 
 IdPair = Tuple[Any, Any, float]
 
@@ -37,18 +36,6 @@ def _ray() -> Any:
     """The ray module with Ray Data, or an ImportError naming the extra that installs it."""
     import_extra("ray.data", "ray", "The Ray engine")
     return import_extra("ray", "ray", "The Ray engine")
-
-
-def one_thread() -> None:
-    """Limit an actor to the one CPU Ray gives it (BLAS and faiss would take every core)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-    try:
-        import faiss
-    except ImportError:
-        return
-    faiss.omp_set_num_threads(1)
 
 
 class EncodeBatch:
@@ -65,7 +52,7 @@ class EncodeBatch:
     def __call__(self, batch: Dict[str, numpy.ndarray]) -> Dict[str, numpy.ndarray]:
         text_column, id_column = self.columns
         texts = [str(text) for text in batch[text_column]]
-        vectors, _ = encode(self.nlp, texts, pipe_name=self.pipe_name, batch_size=self.batch_size, progress=False)
+        vectors = self.pipe.encode(texts, batch_size=self.batch_size)
         return {
             "id": numpy.asarray(batch[id_column]),
             "vector": vectors,

@@ -22,6 +22,19 @@ def import_extra(module: str, extra: str, what: str) -> Any:
         raise ImportError(f"{what} needs {module.split('.')[0]}: pip install 'spacy-siamese[{extra}]'") from err
 
 
+def one_thread() -> None:
+    """Limit this process to one BLAS (and faiss) thread: for worker processes that each get
+    one CPU, which BLAS and faiss would otherwise share with every other worker."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    try:
+        import faiss
+    except ImportError:
+        return
+    faiss.omp_set_num_threads(1)
+
+
 def component_labels(
     n: int, rows: Union[Sequence[int], numpy.ndarray], cols: Union[Sequence[int], numpy.ndarray]
 ) -> numpy.ndarray:

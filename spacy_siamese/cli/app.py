@@ -15,7 +15,7 @@ from ..component import get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
 from ..search import SimilarityIndex
 from ..search.index import BACKENDS
-from ..search.texts import read_texts
+from ..search.texts import Collection, scan_collection
 
 app = typer.Typer(
     name="spacy_siamese",
@@ -75,12 +75,22 @@ def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenie
     return records
 
 
+def read_collection(path: Path, format: str, field: str) -> Collection:
+    """A collection file, checked line by line; skipped blank lines are reported on stderr."""
+    require_file(path)
+    collection = scan_collection(path, format=format, field=field)
+    note = collection.blank_note()
+    if note:
+        typer.echo(note, err=True)
+    return collection
+
+
 def build_index(
     model: str, path: Path, format: str, field: str, backend: str, batch_size: int, n_process: int, progress: bool
 ) -> Tuple[SimilarityIndex, List[str], List[Any]]:
     """The index of a text or JSONL collection, its texts and its ids."""
-    require_file(path)
-    texts, ids = read_texts(path, format=format, field=field)
+    collection = read_collection(path, format, field)
+    texts, ids = list(collection.texts()), collection.ids
     nlp = load_pipeline(model)
     index = SimilarityIndex.build(
         nlp, texts, backend=backend, batch_size=batch_size, n_process=n_process, progress=progress

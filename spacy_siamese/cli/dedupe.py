@@ -14,7 +14,6 @@ from ..search import CorpusIndex, encode_collection, group_pairs
 from ..search.corpus import CANDIDATE_KINDS, CANDIDATES
 from ..search.dedupe import dedupe_threshold
 from ..search.store import CHUNK_SIZE
-from ..search.texts import scan_collection
 from ..util import import_extra
 from .app import (
     BATCH_SIZE,
@@ -27,7 +26,7 @@ from .app import (
     app,
     errors,
     load_pipeline,
-    require_file,
+    read_collection,
     versions,
     write_jsonl,
 )
@@ -77,13 +76,9 @@ def dedupe_command(
             raise ValueError(f"--candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
         if candidates in ("ivf", "hnsw"):
             import_extra("faiss", "ann", f"--candidates {candidates}")  # before encoding, not after
-        require_file(input)
         stages: Dict[str, float] = {}
         start = time.perf_counter()
-        collection = scan_collection(input, format=format, field=field)
-        note = collection.blank_note()
-        if note:
-            typer.echo(note, err=True)
+        collection = read_collection(input, format, field)
         stages["scan"] = time.perf_counter() - start
         mark = time.perf_counter()
         nlp = load_pipeline(model)
@@ -143,8 +138,7 @@ def dedupe_command(
                 "k": k,
                 "candidates": index.kind,
                 "c": c,
-                "nprobe": index.candidates.settings["nprobe"],
-                "nlist": index.candidates.settings["nlist"],
+                **(index.candidates.settings if index.candidates is not None else {}),
                 "dims": index.compact_space.dims,
                 "n_process": processes,
                 "chunk_size": chunk_size,

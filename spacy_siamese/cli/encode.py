@@ -7,8 +7,18 @@ import srsly
 import typer
 
 from ..component import get_similarity_pipe
-from ..search.texts import scan_collection
-from .app import BATCH_SIZE, COLLECTION, FIELD, MODEL, N_PROCESS, TEXTS_FORMAT, app, errors, load_pipeline, require_file
+from .app import (
+    BATCH_SIZE,
+    COLLECTION,
+    FIELD,
+    MODEL,
+    N_PROCESS,
+    TEXTS_FORMAT,
+    app,
+    errors,
+    load_pipeline,
+    read_collection,
+)
 
 
 @app.command("encode")
@@ -24,11 +34,7 @@ def encode_command(
     """Write the pipe's learned vector of every text of a collection (`pipe.encode`), row i for
     the text with position i; the ids go beside it as OUTPUT.ids.json."""
     with errors():
-        require_file(input)
-        collection = scan_collection(input, format=format, field=field)
-        note = collection.blank_note()
-        if note:
-            typer.echo(note, err=True)
+        collection = read_collection(input, format, field)
         nlp = load_pipeline(model)  # held: the pipe encodes texts through it
         pipe = get_similarity_pipe(nlp, initialized=True)
         vectors = pipe.encode(collection.texts(), batch_size=batch_size, n_process=n_process)

@@ -3,7 +3,7 @@
 
 from .corpus import CorpusIndex
 from .dedupe import LargeGroupWarning, cluster_duplicates, find_duplicates, group_pairs
-from .encode import encode
+from .encode import encode_with_texts
 from .index import SimilarityIndex
 from .space import VectorSpace, vector_space
 from .store import VectorStore, encode_collection
@@ -16,7 +16,7 @@ __all__ = [
     "LargeGroupWarning",
     "VectorStore",
     "encode_collection",
-    "encode",
+    "encode_with_texts",
     "find_duplicates",
     "group_pairs",
     "vector_space",

@@ -18,7 +18,7 @@ for small collections, from all items (exact in the compact space).
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy
 
@@ -94,9 +94,9 @@ def distance_bound(
 
 
 class CandidateIndex:
-    """Nearest compact vectors by L2: faiss IVF with float16 storage ("ivf"), faiss HNSW ("hnsw")
-    or every item ("flat", numpy; exact in the compact space). `compact` is float16; queries
-    are float16 compact vectors too, so a returned distance is exact between the rounded ones."""
+    """Nearest compact vectors by L2: faiss IVF with float16 storage ("ivf") or faiss HNSW
+    ("hnsw"). `compact` is float16; queries are float16 compact vectors too, so a returned
+    distance is exact between the rounded ones."""
 
     def __init__(
         self,
@@ -108,14 +108,14 @@ class CandidateIndex:
         seed: int = SEED,
         serialized: Optional[numpy.ndarray] = None,
     ) -> None:
-        if kind not in ("ivf", "hnsw", "flat"):
-            raise ValueError(f"candidate index kind must be ivf, hnsw or flat, got {kind!r}")
+        if kind not in ("ivf", "hnsw"):
+            raise ValueError(f"candidate index kind must be ivf or hnsw, got {kind!r}")
         self.compact = compact
         self.kind = kind
         self.settings = {"nlist": 0, "nprobe": nprobe}
         self._faiss: Any = None
         n, dims = compact.shape
-        if serialized is not None and kind != "flat":  # a copy of a built index (e.g. on a Ray worker)
+        if serialized is not None:  # a copy of a built index (e.g. on a Ray worker)
             faiss = import_extra("faiss", "ann", "The candidate index")
             self._faiss = faiss.deserialize_index(serialized)
             self.settings["nlist"] = int(getattr(self._faiss, "nlist", 0))
@@ -136,7 +136,7 @@ class CandidateIndex:
                 index.add(decoded(compact[start : start + 65536]))
             index.nprobe = nprobe
             self._faiss = index
-        elif kind == "hnsw":
+        else:
             faiss = import_extra("faiss", "ann", "The hnsw candidate index")
             index = faiss.IndexHNSWSQ(dims, faiss.ScalarQuantizer.QT_fp16, 32)
             index.hnsw.efConstruction = 80
@@ -147,9 +147,7 @@ class CandidateIndex:
             self._faiss = index
 
     def serialize(self) -> Optional[numpy.ndarray]:
-        """The faiss index as bytes (None for "flat"): `CandidateIndex(..., serialized=...)` reads it."""
-        if self._faiss is None:
-            return None
+        """The faiss index as bytes: `CandidateIndex(..., serialized=...)` reads it."""
         return import_extra("faiss", "ann", "The candidate index").serialize_index(self._faiss)
 
     def search(self, queries: numpy.ndarray, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -157,10 +155,8 @@ class CandidateIndex:
         first; missing neighbours have id -1."""
         queries = decoded(queries)
         c = min(c, len(self.compact))
-        if self._faiss is not None:
-            d2, ids = self._faiss.search(queries, c)
-            return ids.astype("int64"), d2.astype("float32")
-        return _flat_search(decoded(self.compact), queries, c)
+        d2, ids = self._faiss.search(queries, c)
+        return ids.astype("int64"), d2.astype("float32")
 
 
 def decoded(compact: numpy.ndarray) -> numpy.ndarray:
@@ -172,26 +168,3 @@ def default_nlist(n: int) -> int:
     """About 4 sqrt(n) inverted lists, at least 1 and at most n / 39 (faiss wants 39 training
     points per list)."""
     return int(max(1, min(4 * numpy.sqrt(n), n // 39)))
-
-
-def _flat_search(items: numpy.ndarray, queries: numpy.ndarray, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    sq = numpy.einsum("ij,ij->i", items, items)
-    ids = numpy.empty((len(queries), c), dtype="int64")
-    d2 = numpy.empty((len(queries), c), dtype="float32")
-    for s, block in _blocks(queries, max(1, 2**26 // max(1, len(items)))):
-        dist = sq[None, :] - 2.0 * (block @ items.T) + numpy.einsum("ij,ij->i", block, block)[:, None]
-        part = (
-            numpy.argpartition(dist, c - 1, axis=1)[:, :c]
-            if c < len(items)
-            else numpy.tile(numpy.arange(len(items)), (len(block), 1))
-        )
-        vals = numpy.take_along_axis(dist, part, axis=1)
-        order = numpy.lexsort((part, vals), axis=1)
-        ids[s : s + len(block)] = numpy.take_along_axis(part, order, axis=1)
-        d2[s : s + len(block)] = numpy.take_along_axis(vals, order, axis=1)
-    return ids, d2
-
-
-def _blocks(array: numpy.ndarray, size: int) -> Iterator[Tuple[int, numpy.ndarray]]:
-    for s in range(0, len(array), size):
-        yield s, array[s : s + size]

@@ -14,8 +14,7 @@ index), a residual norm and a rounding error an item, and one query block's cand
 the full vectors stay on disk and are read for the candidates that pass the bound.
 """
 
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -34,7 +33,7 @@ from .compact import (
     distance_bound,
 )
 from .space import vector_space
-from .store import MemoryStore, VectorStore
+from .store import MemoryStore
 
 CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
 # "auto" searches every item up to this many items, then an IVF index (when faiss is installed).
@@ -80,7 +79,10 @@ class CorpusIndex:
             self.kind = _choose(candidates, len(store))
             self.compact_space, self.compact, self.residual, self.error = _compact(store, self.space, dims, progress)
             serialized = None
-        self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
+        self._max_error = float(self.error.max()) if len(self.error) else 0.0
+        self.candidates: Optional[CandidateIndex] = None  # "flat" searches every item itself
+        if self.kind != "flat":
+            self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
 
     def state(self) -> Dict[str, Any]:
         """The fitted parts of the index, picklable: `CorpusIndex(nlp, store, state=...)`."""
@@ -90,7 +92,7 @@ class CorpusIndex:
             "compact": self.compact,
             "residual": self.residual,
             "error": self.error,
-            "faiss": self.candidates.serialize(),
+            "faiss": None if self.candidates is None else self.candidates.serialize(),
         }
 
     def __len__(self) -> int:
@@ -122,7 +124,7 @@ class CorpusIndex:
                 for i, j, score in _top_k(q[rows][keep], cols[keep], scores[keep], k):
                     found[(min(i, j), max(i, j))] = score
                 bar.update(len(q))
-        return sorted(((i, j, s) for (i, j), s in found.items()), key=lambda p: (-p[2], p[0], p[1]))
+        return sort_pairs((i, j, s) for (i, j), s in found.items())
 
     def _passing(self, q: numpy.ndarray, threshold: float, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(query row, item id) of the candidates of queries `q` whose score bound reaches the
@@ -131,7 +133,7 @@ class CorpusIndex:
         if self.kind == "flat" and radius is not None and numpy.isfinite(radius) and self._flat_faiss() is not None:
             # every item within the radius in the compact space (a superset of the passing ones)
             # radius of the rounded vectors: sqrt(d2) - e_q - e_x <= sqrt(radius) for every passing pair
-            reach = numpy.sqrt(radius) + float(self.error[q].max()) + float(self.error.max())
+            reach = numpy.sqrt(radius) + float(self.error[q].max()) + self._max_error
             lims, d2_found, found = self._flat_faiss().range_search(
                 decoded(self.compact[q]), reach * reach * (1 + 1e-4) + 1e-4
             )
@@ -149,6 +151,7 @@ class CorpusIndex:
             qrow = q[:, None]
             rows = None
         else:
+            assert self.candidates is not None
             ids, d2 = self.candidates.search(self.compact[q], c + 1)
             qrow = q[:, None]
             rows = None
@@ -182,6 +185,12 @@ class CorpusIndex:
         for s in range(0, len(a), 8192):
             out[s : s + 8192] = self.pipe.compare(self.store.rows(a[s : s + 8192]), self.store.rows(b[s : s + 8192]))
         return out
+
+
+def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
+    """Pairs best first, then by (i, j), each unordered pair once."""
+    unique = {(i, j): s for i, j, s in pairs}
+    return sorted(((i, j, s) for (i, j), s in unique.items()), key=lambda p: (-p[2], p[0], p[1]))
 
 
 def _choose(kind: str, n: int) -> str:
@@ -234,8 +243,3 @@ def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: i
     rank = numpy.arange(len(rows)) - first
     keep = rank < k
     return [(int(i), int(j), float(s)) for i, j, s in zip(rows[keep], cols[keep], scores[keep])]
-
-
-def open_corpus_index(nlp: Language, path: Union[str, Path], **kwargs) -> CorpusIndex:
-    """A `CorpusIndex` over the finished vector store at `path`."""
-    return CorpusIndex(nlp, VectorStore(path), **kwargs)

@@ -11,7 +11,7 @@ import tempfile
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Union
 
 import numpy
 from scipy.sparse import coo_matrix
@@ -90,12 +90,6 @@ def find_duplicates(
         )
         index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates, progress=progress)
         return index.duplicates(limit, k=k, c=c, progress=progress)
-
-
-def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
-    """Pairs best first, then by (i, j), each unordered pair once."""
-    unique = {(i, j): s for i, j, s in pairs}
-    return sorted(((i, j, s) for (i, j), s in unique.items()), key=lambda p: (-p[2], p[0], p[1]))
 
 
 def cluster_duplicates(

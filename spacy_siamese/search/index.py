@@ -18,7 +18,8 @@ from spacy.language import Language
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..pairwise import vector_pair_scores, vector_similarity_matrix
-from .encode import TextOrDoc, as_list, encode
+from ..util import import_extra
+from .encode import TextOrDoc, as_list, encode_with_texts
 from .space import vector_space
 
 FORMAT = "spacy_siamese.index.v1"
@@ -119,7 +120,7 @@ class SimilarityIndex:
     ) -> List[int]:
         """Encode and add texts or docs; returns their ids."""
         self._check_model()
-        vectors, texts = encode(
+        vectors, texts = encode_with_texts(
             self.nlp,
             as_list(texts_or_docs),
             pipe_name=self.pipe_name,
@@ -151,7 +152,7 @@ class SimilarityIndex:
         """The k best items for each query text or doc: [(id, score), ...], best first (ties by
         id), each score exactly the pipe's similarity of the query and the item."""
         self._check_model()
-        vectors, _ = encode(
+        vectors, _ = encode_with_texts(
             self.nlp, as_list(queries), pipe_name=self.pipe_name, batch_size=batch_size, progress=progress
         )
         ids, scores = self.search_vectors(vectors, k)
@@ -285,7 +286,7 @@ class SimilarityIndex:
         index.vectors = numpy.load(path / "vectors.npy", allow_pickle=False)
         index.texts = [r["text"] for r in srsly.read_jsonl(path / "texts.jsonl")] if meta["texts"] else None
         if index.backend != "exact":
-            faiss = _import_faiss()
+            faiss = import_extra("faiss", "ann", "The faiss backends")
             index._faiss = faiss.read_index(str(path / "faiss.index"))
             if index.backend == "faiss":
                 index._faiss.hnsw.efSearch = meta["settings"]["ef_search"]
@@ -352,18 +353,8 @@ def to_hits(ids: numpy.ndarray, scores: numpy.ndarray) -> Hits:
     ]
 
 
-def _import_faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as err:
-        raise ImportError(
-            "The faiss backends need faiss-cpu: pip install 'spacy-siamese[ann]' (or use backend='exact')."
-        ) from err
-    return faiss
-
-
 def _new_faiss(backend: str, width: int, metric: str, settings: Dict[str, int]) -> Any:
-    faiss = _import_faiss()
+    faiss = import_extra("faiss", "ann", "The faiss backends")
     faiss_metric = {"ip": faiss.METRIC_INNER_PRODUCT, "l1": faiss.METRIC_L1}.get(metric, faiss.METRIC_L2)
     if backend == "faiss-flat":
         return faiss.IndexFlat(width, faiss_metric)

@@ -24,11 +24,12 @@ import numpy
 import srsly
 from scipy.sparse import csr_matrix, load_npz, save_npz, vstack
 from spacy.language import Language
+from spacy.util import minibatch
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..util import show_progress
-from .encode import TextOrDoc, iter_docs
+from ..util import one_thread, show_progress
+from .encode import TextOrDoc
 from .space import vector_space
 
 FORMAT = "spacy_siamese.vector_store.v1"
@@ -69,10 +70,6 @@ class MemoryStore:
         """(start, full vectors) of consecutive blocks of at most `size` items."""
         for start in range(0, len(self), size):
             yield start, self.rows(numpy.arange(start, min(start + size, len(self))))
-
-    def in_memory(self) -> "MemoryStore":
-        """The store's vectors read into memory."""
-        return MemoryStore(numpy.asarray(self.learned), self.lexical, self.model_id)
 
 
 class VectorStore(MemoryStore):
@@ -145,7 +142,7 @@ def encode_collection(
     settings = {"path": str(path), "n": n, "batch_size": batch_size, "pipe_name": pipe_name, **key}
     bar = tqdm(total=n, desc="encoding", unit="doc", disable=not show_progress(progress))
     bar.update(sum(min(chunk_size, n - i * chunk_size) for i in done))
-    todo = ((i, chunk) for i, chunk in enumerate(_chunks(texts, chunk_size)) if i not in done)
+    todo = ((i, chunk) for i, chunk in enumerate(minibatch(texts, chunk_size)) if i not in done)
     with bar:
         for i, count in _run_chunks(nlp, todo, settings, n_process):
             manifest["done"] = sorted({*manifest["done"], i})
@@ -239,17 +236,6 @@ def _n_chunks(n: int, chunk_size: int) -> int:
     return (int(n) + chunk_size - 1) // chunk_size
 
 
-def _chunks(texts: Iterable[TextOrDoc], size: int) -> Iterator[List[TextOrDoc]]:
-    chunk: List[TextOrDoc] = []
-    for text in texts:
-        chunk.append(text)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def _run_chunks(
     nlp: Language, todo: Iterator[Tuple[int, List[TextOrDoc]]], settings: Dict[str, Any], n_process: int
 ) -> Iterator[Tuple[int, int]]:
@@ -261,7 +247,7 @@ def _run_chunks(
             yield _encode_chunk((i, chunk))
         return
     context = multiprocessing.get_context("fork")
-    with context.Pool(n_process, initializer=_limit_threads) as pool:
+    with context.Pool(n_process, initializer=one_thread) as pool:
         pending: List[Any] = []
         for task in todo:
             pending.append(pool.apply_async(_encode_chunk, (task,)))
@@ -271,21 +257,13 @@ def _run_chunks(
             yield result.get()
 
 
-def _limit_threads() -> None:
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-
-
 def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int]:
     """Encode one chunk into the store (rows of learned.npy, its lexical file)."""
     i, texts = task
     w = _WORKER
     nlp = w["nlp"]
     pipe = get_similarity_pipe(nlp, w["pipe_name"])
-    docs = iter_docs(nlp, texts, batch_size=w["batch_size"], n_process=1)
-    vectors = [pipe.vectors(batch) for batch in _batches(docs, 1024)]
-    full = numpy.vstack(vectors) if vectors else numpy.zeros((0, w["learned_width"] + w["lexical_width"]), "f")
+    full = pipe.encode(texts, batch_size=w["batch_size"])
     path = Path(w["path"])
     start = i * w["chunk_size"]
     learned = numpy.load(path / LEARNED, mmap_mode="r+")
@@ -297,17 +275,6 @@ def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int]:
         save_npz(tmp, csr_matrix(full[:, w["learned_width"] :]))
         os.replace(tmp, path / _lexical_name(i))
     return i, len(texts)
-
-
-def _batches(docs: Iterable[Any], size: int) -> Iterator[List[Any]]:
-    batch: List[Any] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _lexical_name(i: int) -> str:
