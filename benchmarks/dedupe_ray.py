@@ -95,17 +95,26 @@ def main() -> None:
     for workers, kill in runs:
         pairs = out / f"ray-{workers}{'-killed' if kill else ''}.jsonl"
         command = [*base, "dedupe-ray", args.model, str(prefix), "--vectors", str(out / f"vectors-{workers}-{kill}")]
-        command += ["-o", str(pairs), "--workers", str(workers)]
+        stats = out / f"stats-{workers}-{kill}.json"
+        command += ["-o", str(pairs), "--workers", str(workers), "--stats-json", str(stats)]
         wall, killed = run(command, kill=kill)
         got = read_pairs(pairs)
         key = f"workers_{workers}" + ("_one_killed" if kill else "")
         results[key] = {
             "wall_s": round(wall, 1),
+            "stages_s": json.loads(stats.read_text())["stages_s"],
             "n_pairs": len(got),
             "same_pairs_as_single_machine": got == expected,
             "workers_killed": len(killed),
         }
         print(json.dumps({key: results[key]}), file=sys.stderr)
+    low, high = f"workers_{min(args.workers)}", f"workers_{max(args.workers)}"
+    if low != high:  # speed-up of the whole run and of the stages that run on the actors
+        stages = results[low]["stages_s"]
+        results["speedup"] = {
+            "wall": round(results[low]["wall_s"] / results[high]["wall_s"], 2),
+            **{s: round(stages[s] / results[high]["stages_s"][s], 2) for s in ("encode", "search")},
+        }
     report = {
         "benchmark": "dedupe-ray",
         "size": args.size,

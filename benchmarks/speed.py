@@ -7,6 +7,10 @@ the median per method and median(trained) / median(tokenizer). It also times
 `doc_a.similarity(doc_b)` on docs already processed by the trained pipeline
 (pairs/sec), which should be cheap: a function of two stored vectors, no model call.
 
+With `--teacher NAME_OR_DIR` (extra spacy-siamese[distill]), every method runs on one thread
+(one BLAS thread, `torch.set_num_threads(1)`) and each round also times the teacher's
+`encode(texts)`: the result gains median(trained) / median(teacher).
+
 Usage:
     python benchmarks/speed.py training/model-best --data ../shared/data/quora/dev.tsv \
         --n 5000 --runs 5 --output benchmarks/speed.json
@@ -63,6 +67,16 @@ def given_path(path: Path) -> str:
     return str(path) if not path.is_absolute() else "/".join(path.parts[-2:])
 
 
+class TeacherPipe:
+    """A sentence-transformers model behind `pipe(texts, batch_size)`, to be timed like a pipeline."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def pipe(self, texts: List[str], batch_size: int) -> List[Any]:
+        return list(self.model.encode(texts, batch_size=min(batch_size, 64), convert_to_numpy=True))
+
+
 def time_similarity(docs: List[Doc]) -> float:
     pairs = list(zip(docs[0::2], docs[1::2]))
     gc.collect()
@@ -86,6 +100,9 @@ def main(
     batch_size: int = typer.Option(1000, "--batch-size", help="nlp.pipe batch size (same for both)"),
     format: str = typer.Option("auto", "--format", help="Pair file format, passed to spacy_siamese.corpora.read_pairs"),
     output: Path = typer.Option(None, "--output", "-o", help="Write the results as JSON"),
+    teacher: str = typer.Option(
+        "", "--teacher", help="Also time a sentence-transformers model (name or directory), all on one thread"
+    ),
 ) -> None:
     texts = first_distinct_texts(data, n, format=format)
     if not texts:
@@ -101,7 +118,17 @@ def main(
     except ValueError as err:
         typer.echo(f"{model}: {err}", err=True)
         raise typer.Exit(1) from err
-    methods: Dict[str, Language] = {"tokenizer (spacy.blank('en'))": spacy.blank("en"), "trained pipeline": trained}
+    methods: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en"), "trained pipeline": trained}
+    if teacher:
+        import torch
+        from threadpoolctl import threadpool_limits
+
+        from spacy_siamese.distill import load_teacher
+
+        threadpool_limits(1)
+        torch.set_num_threads(1)
+        label = given_path(Path(teacher)) if Path(teacher).exists() else teacher
+        methods[f"teacher ({label})"] = TeacherPipe(load_teacher(teacher))
 
     # Warm-up: one full pass of each (allocations, lazy init, and the tokenizer's
     # cache, which otherwise makes the first tokenizer run several times slower).
@@ -118,7 +145,7 @@ def main(
             err=True,
         )
     medians = {name: statistics.median(rates) for name, rates in per_run.items()}
-    tok_name, trained_name = list(methods)
+    tok_name, trained_name = list(methods)[:2]
     ratio = medians[trained_name] / medians[tok_name]
 
     docs = list(trained.pipe(texts, batch_size=batch_size))
@@ -139,6 +166,11 @@ def main(
         "docs_per_sec": {name: [round(r, 1) for r in rates] for name, rates in per_run.items()},
         "median_docs_per_sec": {name: round(v, 1) for name, v in medians.items()},
         "ratio_trained_to_tokenizer": round(ratio, 5),
+        **(
+            {"threads": 1, "ratio_trained_to_teacher": round(medians[trained_name] / medians[list(methods)[2]], 2)}
+            if teacher
+            else {}
+        ),
         "similarity": {
             "n_pairs": n_pairs,
             "pairs_per_sec": [round(r, 1) for r in sim_rates],
@@ -157,6 +189,8 @@ def main(
             + ", ".join(f"{r:,.0f}" for r in per_run[name])
         )
     print(f"  ratio trained / tokenizer: {ratio:.4f}  (the trained pipeline runs at {ratio:.1%} of tokenizer speed)")
+    if teacher:
+        print(f"  ratio trained / teacher, one thread each: {result['ratio_trained_to_teacher']:.2f}")
     print(f"  doc.similarity on processed docs: median {sim_median:,.0f} pairs/s over {n_pairs:,} pairs")
 
 

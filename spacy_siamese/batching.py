@@ -1,16 +1,18 @@
 """Batches of pair examples for in-batch negatives: no two pairs of one batch share a
-duplicate cluster, so every other text in the batch is a true negative; and batches of labelled
-docs grouped by label, for triplet mining."""
+duplicate cluster, so every other text in the batch is a true negative; batches of labelled
+docs grouped by label, for triplet mining; and batches of one dataset each, from a
+multi-dataset corpus."""
 
 import random
 from collections import deque
-from typing import Callable, Dict, Iterable, Iterator, List, Sequence, Set, Tuple
+from typing import Callable, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from spacy.training import Example
-from spacy.util import registry
+from spacy.util import SimpleFrozenDict, registry
 
 from .labelled import get_doc_labels
-from .pair_examples import PAIR_KEY, get_label
+from .pair_examples import PAIR_KEY, dataset_groups, get_label
+from .validation import check_dataset_name
 
 Batcher = Callable[[Iterable[Example]], Iterator[List[Example]]]
 
@@ -123,3 +125,123 @@ def configure_batch_by_labels(*, size: int = 128, per_label: int = 4, seed: int 
     if size < 1 or per_label < 1:
         raise ValueError(f"batch_by_labels: size and per_label must be >= 1, got {size} and {per_label}")
     return reseeded(lambda examples, epoch_seed: label_batches(examples, size, per_label, seed=epoch_seed), seed)
+
+
+SCHEDULES = ("proportional", "round_robin")
+
+
+def dataset_batches(
+    examples: Sequence[Example],
+    batcher: Batcher,
+    *,
+    schedule: str = "proportional",
+    weights: Mapping[str, float] = SimpleFrozenDict(),
+    seed: int = 0,
+) -> Iterator[List[Example]]:
+    """Batches of examples of one dataset each (`pair_examples.get_dataset`), made by `batcher`
+    from each dataset's examples, the datasets taken in name order.
+
+    "proportional": dataset d gives round(weights[d] * n_d) of its n_d batches (at least one
+    when its weight is > 0; a weight above 1 calls `batcher` on it again for more), and the
+    batches of all datasets come in an order shuffled with `seed`, so the datasets are mixed in
+    proportion to size * weight throughout. "round_robin": the datasets take turns, one batch
+    each, until each has given all its batches once; a dataset that runs out first starts again
+    (a new call of `batcher`). Weights (default 1) are for "proportional" only.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    groups = dataset_groups(examples)
+    if None in groups:
+        raise ValueError(
+            f"batch_by_dataset: {len(groups[None])} of {len(examples)} examples have no dataset tag; "
+            "read the corpus with spacy-siamese.MultiPairCorpus.v1."
+        )
+    names = sorted(name for name in groups if name is not None)
+    unknown = sorted(set(weights) - set(names))
+    if unknown:
+        raise ValueError(
+            f"batch_by_dataset: weights name dataset(s) {', '.join(unknown)} that the corpus does not have "
+            f"(its datasets: {', '.join(names)})."
+        )
+    if schedule == "round_robin" and any(weight != 1.0 for weight in weights.values()):
+        raise ValueError('batch_by_dataset: weights apply to schedule = "proportional" only.')
+    sources = {name: _Batches([examples[i] for i in groups[name]], batcher) for name in names}
+    if schedule == "round_robin":
+        rounds = max((source.size for source in sources.values()), default=0)
+        for _ in range(rounds):
+            for name in names:
+                batch = sources[name].next()
+                if batch is not None:
+                    yield batch
+        return
+    order: List[str] = []
+    for name in names:
+        weight = weights.get(name, 1.0)
+        n = sources[name].size
+        order.extend([name] * (max(1, round(weight * n)) if weight > 0 and n else 0))
+    random.Random(seed).shuffle(order)
+    for name in order:
+        batch = sources[name].next()
+        if batch is not None:
+            yield batch
+
+
+class _Batches:
+    """The batches `batcher` makes of one dataset's examples, restarted (a new call) when used up."""
+
+    def __init__(self, examples: List[Example], batcher: Batcher) -> None:
+        self.examples = examples
+        self.batcher = batcher
+        self.pending: Deque[List[Example]] = deque(self._make())
+        self.size = len(self.pending)
+
+    def _make(self) -> List[List[Example]]:
+        return [list(batch) for batch in self.batcher(self.examples) if len(batch)]
+
+    def next(self) -> Optional[List[Example]]:
+        if not self.pending:
+            self.pending.extend(self._make())
+        return self.pending.popleft() if self.pending else None
+
+
+@registry.batchers("spacy-siamese.batch_by_dataset.v1")
+def configure_batch_by_dataset(
+    *,
+    batcher: Batcher,
+    schedule: str = "proportional",
+    weights: Dict[str, float] = SimpleFrozenDict(),
+    seed: int = 0,
+) -> Batcher:
+    """Batches of one dataset each, for a multi-dataset corpus (`spacy-siamese.MultiPairCorpus.v1`)
+    and per-dataset losses (`spacy-siamese.DatasetLosses.v1`): `batcher` (e.g.
+    `spacy-siamese.batch_by_clusters.v1`) batches each dataset's examples, and `schedule`
+    ("proportional" or "round_robin") orders the batches, `weights` scaling how many batches
+    each dataset gives per epoch under "proportional" (see `dataset_batches`). Each call (epoch)
+    shuffles with the next seed, so epochs differ and a run is reproducible.
+
+        [training.batcher]
+        @batchers = "spacy-siamese.batch_by_dataset.v1"
+        schedule = "proportional"
+        seed = 0
+
+        [training.batcher.weights]
+        stackexchange = 4.0
+
+        [training.batcher.batcher]
+        @batchers = "spacy-siamese.batch_by_clusters.v1"
+        size = 128
+        seed = 0
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    for name, weight in weights.items():
+        check_dataset_name(name)
+        if not weight >= 0:
+            raise ValueError(f"batch_by_dataset: a weight must be >= 0, got {weight} for {name!r}")
+    weights = dict(weights)
+    return reseeded(
+        lambda examples, epoch_seed: dataset_batches(
+            examples, batcher, schedule=schedule, weights=weights, seed=epoch_seed
+        ),
+        seed,
+    )

@@ -22,9 +22,9 @@ from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
 from .layers.in_batch import cross_scores
 from .metrics import best_threshold, is_binary, precision_threshold
-from .pair_examples import get_label, get_partner, is_pair_example, split_pairs
+from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, split_pairs
 from .pairwise import vector_similarity_matrix
-from .scoring import score_pairs
+from .scoring import binary_pairs, score_pairs
 from .validation import DEDUPE_PRECISION, check_scores, check_settings, check_sizes
 from .vectors import store_vector, stored_vector
 
@@ -110,6 +110,10 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     the evaluation step of `spacy train` picks the accuracy-maximising decision threshold on the
     dev pairs and stores it in `cfg` (saved with `model-best`). Other evaluations keep the
     threshold unless asked: `nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})`.
+
+    Pairs of a multi-dataset corpus carry their dataset's name: a `DatasetLosses.v1` loss is
+    picked by the dataset of each batch (one dataset per batch), and the threshold is tuned on
+    the pairs of the datasets whose labels are all 0 or 1.
     """
 
     def __init__(
@@ -332,10 +336,11 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
 
     def _update_pairs(self, examples: List[Example], *, drop: float) -> float:
         """Forward and backward pass on a batch of pair examples; the loss."""
+        pair_loss = self._pair_loss(examples)
         docs_a, docs_b, labels = split_pairs(examples, self.vocab)
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update((docs_a, docs_b))
-        d_scores, loss = self.loss(scores, self.model.ops.asarray1f(labels))
+        d_scores, loss = pair_loss(scores, self.model.ops.asarray1f(labels))
         self._check_loss(
             float(loss),
             d_scores,
@@ -369,6 +374,24 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         backprop_encoder(d_a + d_b)
         return float(loss)
 
+    def _pair_loss(self, examples: List[Example]) -> Callable:
+        """The loss for a batch of pairs: the pipe's loss, or with per-dataset losses
+        (`spacy-siamese.DatasetLosses.v1`) the one of the batch's dataset."""
+        if not hasattr(self.loss, "for_dataset"):
+            return self.loss
+        names = sorted({get_dataset(eg) or "" for eg in examples})
+        if len(names) > 1:
+            shown = ", ".join(name or "(untagged)" for name in names)
+            raise ValueError(
+                f"The '{self.name}' pipe got a batch that mixes pairs of datasets {shown}; its per-dataset "
+                "losses need one dataset per batch: batch with spacy-siamese.batch_by_dataset.v1."
+            )
+        return self.loss.for_dataset(names[0] or None, in_batch=self._in_batch_scores())
+
+    def _in_batch_scores(self) -> bool:
+        """Whether the model's training scores carry in-batch columns (WithInBatchScores.v1)."""
+        return any(node.name == "with_in_batch_scores" for node in self.comparison.walk())
+
     def _check_loss(self, loss: float, d_scores: Floats2d, batch: str, advice: str) -> None:
         """Stop on a loss or gradient that is not finite, before the weights become nan."""
         if not math.isfinite(loss) or not self.model.ops.xp.isfinite(d_scores).all():
@@ -377,15 +400,17 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             )
 
     def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
+        examples = list(examples)
         labels = self.model.ops.asarray1f([get_label(eg) for eg in examples])
-        d_scores, loss = self.loss(scores, labels)
+        d_scores, loss = self._pair_loss(examples)(scores, labels)
         return loss, d_scores
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None) -> None:
         """Initialize the weights from a sample of pairs. Without pairs (a bare
         `nlp.initialize()`), the model is initialized from the sample docs alone.
         An encoder with `attrs["fit_on_corpus"] = True` (e.g. a TF-IDF featuriser that
-        fits document frequencies) is initialized on every training pair instead."""
+        fits document frequencies) is initialized on every training pair instead. Per-dataset
+        losses (`DatasetLosses.v1`) are checked against the datasets of every training pair."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if any(node.name == "static_vectors" for node in self.model.walk()) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -401,13 +426,17 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         else:
             docs = [eg.predicted for eg in sample] or [Doc(self.vocab, words=["x", "y"])]
             self.model.initialize(X=(docs, docs))
+        if hasattr(self.loss, "check_datasets"):
+            every = sample if sample_size is None else get_examples()
+            self.loss.check_datasets({get_dataset(eg) for eg in every if is_pair_example(eg)})
         self._set_model_id(uuid.uuid4().hex)
         self._trained = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Pair metrics at the stored threshold. The threshold is retuned on these examples first
         when `tune_threshold=True` is passed (`scorer_cfg`), or inside `spacy train`'s evaluation
-        of a pipe it updated when the `tune_threshold` setting is on; binary labels only."""
+        of a pipe it updated when the `tune_threshold` setting is on, on the pairs of the datasets
+        labelled 0/1 (untagged pairs are one dataset)."""
         tune = kwargs.pop("tune_threshold", None)
         examples = list(examples)
         validate_examples(examples, "SiameseSimilarity.score")
@@ -416,10 +445,11 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         scores, labels = self.pair_scores(examples)
         if tune is None:
             tune = self.cfg["tune_threshold"] and self._trained and in_training_evaluation()
-        if tune and is_binary(labels):
+        binary = binary_pairs(examples, labels)
+        if tune and binary.any():
             low, high = self.score_range
-            self.cfg["threshold"] = min(max(round(best_threshold(scores, labels), 6), low), high)
-            self._set_dedupe_threshold(scores, labels)
+            self.cfg["threshold"] = min(max(round(best_threshold(scores[binary], labels[binary]), 6), low), high)
+            self._set_dedupe_threshold(scores[binary], labels[binary])
         return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=self.threshold, **kwargs)
 
     def calibrate_dedupe_threshold(
@@ -467,7 +497,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         """A doc from another pipeline, rebuilt in this pipe's vocab (strings, static vectors)."""
         return doc if doc.vocab is self.vocab else self._words_doc(doc)
 
-    def _words_doc(self, tokens: Union[Doc, Span]) -> Doc:
+    def _words_doc(self, tokens: Iterable[Token]) -> Doc:
         """A bare doc with the same words in this pipe's vocab (no hooks, no user data)."""
         words = [t.text for t in tokens]
         spaces = [bool(t.whitespace_) for t in tokens]

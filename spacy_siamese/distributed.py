@@ -15,8 +15,9 @@ directory readable on every node):
         --vectors VECTORS_DIR --output pairs.jsonl --workers 8
 """
 
+import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 import spacy
@@ -46,18 +47,36 @@ class EncodeBatch:
         self.nlp = spacy.load(model)
         self.pipe = get_similarity_pipe(self.nlp, pipe_name, initialized=True)
         self.columns = (text_column, id_column)
-        self.pipe_name = pipe_name
         self.batch_size = batch_size
+        self.lexical_width = vector_space(self.pipe.comparison).lexical_width
 
-    def __call__(self, batch: Dict[str, numpy.ndarray]) -> Dict[str, numpy.ndarray]:
+    def __call__(self, batch: Dict[str, numpy.ndarray]) -> Any:
         text_column, id_column = self.columns
         texts = [str(text) for text in batch[text_column]]
         vectors = self.pipe.encode(texts, batch_size=self.batch_size)
-        return {
-            "id": numpy.asarray(batch[id_column]),
-            "vector": vectors,
-            "model_id": numpy.asarray([self.pipe.model_id] * len(texts)),
-        }
+        return encoded_table(numpy.asarray(batch[id_column]), vectors, self.lexical_width, str(self.pipe.model_id))
+
+
+def encoded_table(ids: numpy.ndarray, vectors: numpy.ndarray, lexical_width: int, model_id: str) -> Any:
+    """Encoded rows as an Arrow table: id, the learned columns ("vector", fixed-size list), a
+    hybrid's lexical columns as sparse rows ("lexical_indices", "lexical_values", with
+    "lexical_width"), model_id. Sparse rows keep a few values a text instead of thousands."""
+    import pyarrow
+
+    n, width = vectors.shape
+    learned = numpy.ascontiguousarray(vectors[:, : width - lexical_width], dtype="float32")
+    columns = {
+        "id": pyarrow.array(ids),
+        "vector": pyarrow.FixedSizeListArray.from_arrays(pyarrow.array(learned.reshape(-1)), learned.shape[1]),
+        "model_id": pyarrow.array([model_id] * n, type=pyarrow.string()),
+        "lexical_width": pyarrow.array(numpy.full(n, lexical_width, dtype="int32")),
+    }
+    if lexical_width:
+        lexical = csr_matrix(vectors[:, width - lexical_width :], dtype="float32")
+        offsets = pyarrow.array(lexical.indptr.astype("int32"))
+        columns["lexical_indices"] = pyarrow.ListArray.from_arrays(offsets, pyarrow.array(lexical.indices, "int32"))
+        columns["lexical_values"] = pyarrow.ListArray.from_arrays(offsets, pyarrow.array(lexical.data, "float32"))
+    return pyarrow.table(columns)
 
 
 def encode_dataset(
@@ -88,8 +107,10 @@ def encode_dataset(
 
 
 def write_vectors(encoded: Any, path: str) -> None:
-    """Write encoded rows (id, vector, model_id) as Parquet files in a directory."""
-    encoded.write_parquet(str(path))
+    """Write encoded rows (id, vector, model_id) as Parquet files in a directory. The write
+    tasks reserve no CPU: they only move the actors' output to disk, and with a CPU each they
+    would wait for the CPUs the encoding actors hold."""
+    encoded.write_parquet(str(path), ray_remote_args={"num_cpus": 0}, concurrency=1, compression="none")
 
 
 def read_vectors(path: str) -> Any:
@@ -97,45 +118,51 @@ def read_vectors(path: str) -> Any:
     return _ray().data.read_parquet(str(path))
 
 
-def collect_vectors(encoded: Any) -> Tuple[List[Any], numpy.ndarray, str]:
-    """(ids, vectors, model_id) of an encoded Dataset, or of a directory of Parquet files that
+def collect_vectors(encoded: Any) -> Tuple[List[Any], MemoryStore]:
+    """(ids, vectors) of an encoded Dataset, or of a directory of Parquet files that
     `write_vectors` wrote (read directly with pyarrow, much faster than through Ray Data),
-    ordered by id (ids must be unique)."""
-    ids: List[Any] = []
-    chunks = []
-    model_ids: Set[str] = set()
+    ordered by id (ids must be unique). The vectors are a `MemoryStore`: learned columns
+    dense, a hybrid's lexical columns sparse, and the model id."""
+    import pyarrow
+
     if isinstance(encoded, (str, Path)):
         import pyarrow.dataset
 
-        table = pyarrow.dataset.dataset(str(encoded), format="parquet").to_table(columns=["id", "vector", "model_id"])
-        ids = table.column("id").to_pylist()
-        chunks = [_tensor_rows(chunk) for chunk in table.column("vector").chunks]
-        model_ids = set(map(str, table.column("model_id").unique().to_pylist()))
+        table = pyarrow.dataset.dataset(str(encoded), format="parquet").to_table()
     else:
-        for batch in encoded.iter_batches(batch_format="numpy", batch_size=4096):
-            ids.extend(batch["id"].tolist())
-            chunks.append(numpy.asarray(batch["vector"], dtype="float32"))
-            model_ids.update(str(m) for m in numpy.unique(batch["model_id"]))
+        batches = list(encoded.iter_batches(batch_format="pyarrow", batch_size=None))
+        table = pyarrow.concat_tables(batches) if batches else pyarrow.table({"id": pyarrow.array([])})
+    ids = table.column("id").to_pylist()
+    if not ids:
+        return [], MemoryStore(numpy.zeros((0, 0), dtype="float32"), None, "")
+    model_ids = sorted(set(map(str, table.column("model_id").unique().to_pylist())))
     if len(model_ids) > 1:
-        raise ValueError(f"The encoded rows come from {len(model_ids)} different models: {sorted(model_ids)}")
+        raise ValueError(f"The encoded rows come from {len(model_ids)} different models: {model_ids}")
     if len(set(ids)) != len(ids):
         raise ValueError("The ids of the encoded rows are not unique")
-    order = sorted(range(len(ids)), key=lambda i: ids[i])
-    vectors = numpy.vstack(chunks)[order] if chunks else numpy.zeros((0, 0), dtype="float32")
-    return (
-        [ids[i] for i in order],
-        numpy.ascontiguousarray(vectors, dtype="float32"),
-        model_ids.pop() if model_ids else "",
-    )
+    order = numpy.asarray(sorted(range(len(ids)), key=lambda i: ids[i]), dtype="int64")
+    learned = _list_values(table.column("vector")).reshape(len(ids), -1)[order]
+    lexical = None
+    lexical_width = int(table.column("lexical_width")[0].as_py())
+    if lexical_width:
+        offsets, indices = _list_offsets(table.column("lexical_indices"))
+        values = _list_values(table.column("lexical_values"))
+        lexical = csr_matrix((values, indices, offsets), shape=(len(ids), lexical_width))[order]
+    store = MemoryStore(numpy.ascontiguousarray(learned, dtype="float32"), lexical, model_ids[0])
+    return [ids[i] for i in order], store
 
 
-def _tensor_rows(chunk: Any) -> numpy.ndarray:
-    """A Parquet tensor column chunk (Ray's tensor extension or Arrow's fixed-shape tensor) as
-    a float32 (n, width) array."""
-    if hasattr(chunk, "to_numpy_ndarray"):
-        return numpy.asarray(chunk.to_numpy_ndarray(), dtype="float32").reshape(len(chunk), -1)
-    storage = chunk.storage if hasattr(chunk, "storage") else chunk
-    return numpy.asarray(storage.flatten().to_numpy(zero_copy_only=False), dtype="float32").reshape(len(chunk), -1)
+def _list_values(column: Any) -> numpy.ndarray:
+    """The values of a (fixed-size) list column, concatenated, as float32."""
+    array = column.combine_chunks()
+    return numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype="float32")
+
+
+def _list_offsets(column: Any) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(row offsets from 0, values as int32) of a list column."""
+    array = column.combine_chunks()
+    offsets = numpy.asarray(array.offsets.to_numpy(), dtype="int64")
+    return offsets - offsets[0], numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype="int32")
 
 
 class SearchShard:
@@ -169,27 +196,32 @@ def find_duplicates_dataset(
     pipe_name: str = PIPE_NAME,
     workers: int = 2,
     batch_size: int = 4096,
+    stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
     """Duplicate pairs (id_a, id_b, score) of an encoded Dataset (or the Parquet directory
     `write_vectors` wrote), id_a < id_b, best first: the
     pairs `find_duplicates` gives for the collection ordered by id (the same candidates and the
     same exact scores). The driver fits the compact space and builds the candidate index once;
     the actors share it through the object store and search shards of the queries. A shard is
-    a Ray task: if its actor dies, Ray restarts the actor and runs the shard again."""
+    a Ray task: if its actor dies, Ray restarts the actor and runs the shard again. `stages`, if
+    given, gets the seconds of each stage (collect, index, search)."""
     ray = _ray()
-    ids, vectors, model_id = collect_vectors(encoded)
+    stages = {} if stages is None else stages
+    mark = time.perf_counter()
+    ids, store = collect_vectors(encoded)
     nlp = spacy.load(model)
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
-    if len(ids) and model_id != pipe.model_id:
-        raise ValueError(f"The vectors were encoded by model '{model_id}', but {model} is model '{pipe.model_id}'")
+    if len(ids) and store.model_id != pipe.model_id:
+        raise ValueError(
+            f"The vectors were encoded by model '{store.model_id}', but {model} is model '{pipe.model_id}'"
+        )
     if not len(ids):
         return []
-    lexical_width = vector_space(pipe.comparison).lexical_width
-    learned, lexical = vectors[:, : vectors.shape[1] - lexical_width], None
-    if lexical_width:
-        lexical = csr_matrix(vectors[:, vectors.shape[1] - lexical_width :])
-    store = MemoryStore(numpy.ascontiguousarray(learned), lexical, model_id)
+    stages["collect"] = time.perf_counter() - mark
+    mark = time.perf_counter()
     index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates)
+    stages["index"] = time.perf_counter() - mark
+    mark = time.perf_counter()
     state = ray.put((store, index.state()))
     limit = dedupe_threshold(pipe, threshold)
     # In-memory positions: a read task could wait forever for the CPUs the actors hold. Shards
@@ -217,6 +249,7 @@ def find_duplicates_dataset(
     pairs: List[Tuple[int, int, float]] = []
     for batch in found.iter_batches(batch_format="numpy", batch_size=None):
         pairs.extend(zip(batch["i"].tolist(), batch["j"].tolist(), batch["score"].tolist()))
+    stages["search"] = time.perf_counter() - mark
     return [(ids[i], ids[j], score) for i, j, score in sort_pairs(pairs)]
 
 
@@ -230,15 +263,24 @@ def dedupe_jsonl(
     candidates: str = "auto",
     c: int = CANDIDATES,
     workers: int = 2,
+    stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
     """Encode a JSONL collection ('text' and unique 'id' fields; a file, files or a directory) on
     Ray, write its vectors as Parquet to `vectors`, and return its duplicate pairs as
-    `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one."""
+    `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one.
+    `stages`, if given, gets the seconds of each stage (start, read, encode, collect, index, search)."""
     ray = _ray()
+    stages = {} if stages is None else stages
+    mark = time.perf_counter()
     if not ray.is_initialized():
         ray.init()
+    stages["start"] = time.perf_counter() - mark
+    mark = time.perf_counter()
     texts = ray.data.read_json(input).materialize()  # read before the actors take the CPUs
+    stages["read"] = time.perf_counter() - mark
+    mark = time.perf_counter()
     write_vectors(encode_dataset(texts, model, workers=workers), vectors)
+    stages["encode"] = time.perf_counter() - mark
     return find_duplicates_dataset(
-        vectors, model, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers
+        vectors, model, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers, stages=stages
     )

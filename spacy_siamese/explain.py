@@ -1,61 +1,111 @@
-"""Explain a cosine model's scores: TWEAK's learned feature weights, and the terms that make up
-`sim(a, b)` for TWEAK and S2Net, where the cosine is a sum over terms."""
+"""Explain a pair's score for any siamese_similarity pipe: which tokens of each text raised or
+lowered it.
 
+- TWEAK and S2Net (a cosine that is a sum over terms): exact term contributions.
+- Every other encoder (MWE CNN, LSTM, DAE, hybrid, ...): Shapley values of the tokens. Each text
+  is a game whose players are its tokens and whose value is the pipe's score of the text made of
+  a subset of them (encoded as its own doc, as `Span.similarity` does) against the other text;
+  the values of one text's tokens sum exactly to `score - reference`, where the reference is the
+  score with all of that text's tokens removed. A hybrid also gets its lexical part's exact terms.
+- Leave-one-token-out (`method="occlusion"`) is there to compare with: it does not sum to the
+  score difference.
+"""
+
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
 from scipy.sparse import csr_matrix
 from spacy.language import Language
 from spacy.tokens import Doc
+from spacy.util import minibatch
 from thinc.api import Model
 
-from .component import get_similarity_pipe
+from .component import BATCH_SIZE, get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
+from .layers.tfidf import TERM_ATTRS
 from .layers.tweak import feature_weights, term_features, term_weights
 
-KINDS = ("tweak", "s2net")
+KINDS = ("tweak", "s2net", "hybrid", "encoder")
+METHODS = ("auto", "exact", "shapley", "occlusion")
+# Up to this many tokens a text's Shapley values are computed over all subsets (2**n docs);
+# above it, from `samples` random permutations (n docs each).
+EXACT_SHAPLEY_TOKENS = 8
+SAMPLES = 32
+
+
+@dataclass
+class TokenContribution:
+    """One token of a text, its trailing whitespace and how much it adds to the pair's score."""
+
+    text: str
+    ws: str
+    contribution: float
 
 
 @dataclass
 class PairExplanation:
-    """`score == offset + sum(contributions) + rest` (up to float32 rounding): the pipe's similarity
-    of a and b as a sum over terms. `rest` is what no single term explains (TWEAK: products of
-    different terms hashed into one column, usually 0; S2Net: 0)."""
+    """Why `text_a.similarity(text_b)` is `score`.
 
+    `tokens_a`'s contributions sum to `score - reference_a - rest` (and `tokens_b`'s to
+    `score - reference_b - rest`): `reference_a` is the score with every token of text a
+    removed. `terms` are exact term contributions where the score is linear in terms (TWEAK and
+    S2Net: they sum to `score - offset - rest`; a hybrid: its lexical part, summing to that
+    part's score), else empty. `rest` is what no single term explains (hash collisions).
+    """
+
+    method: str
     kind: str
     score: float
-    contributions: List[Tuple[str, float]] = field(default_factory=list)
+    text_a: str
+    text_b: str
+    tokens_a: List[TokenContribution]
+    tokens_b: List[TokenContribution]
+    reference_a: float
+    reference_b: float
+    terms: List[Tuple[str, float]] = field(default_factory=list)
     rest: float = 0.0
     offset: float = 0.0
+    samples: int = 0
 
     def top(self, n: int = 10) -> List[Tuple[str, float]]:
         """The n terms with the largest absolute contribution."""
-        return sorted(self.contributions, key=lambda item: -abs(item[1]))[:n]
+        return sorted(self.terms, key=lambda item: -abs(item[1]))[:n]
 
     def to_dict(self, n: Optional[int] = None) -> Dict[str, Any]:
-        terms = self.top(n) if n else self.contributions
+        terms = self.top(n) if n else self.terms
         return {
+            "method": self.method,
             "kind": self.kind,
             "score": self.score,
+            "text_a": self.text_a,
+            "text_b": self.text_b,
+            "tokens_a": [vars(t).copy() for t in self.tokens_a],
+            "tokens_b": [vars(t).copy() for t in self.tokens_b],
+            "reference_a": self.reference_a,
+            "reference_b": self.reference_b,
             "offset": self.offset,
             "rest": self.rest,
+            "samples": self.samples,
             "terms": [{"term": t, "contribution": c} for t, c in terms],
         }
 
 
 def model_kind(pipe: Any) -> str:
-    """The kind of encoder ("tweak" or "s2net") of a pipe this module can explain; else a ValueError."""
-    encoder = pipe.encoder
+    """ "tweak" or "s2net" for a cosine model that is a sum over terms, "hybrid" for a
+    `HybridSimilarity.v1` pipe, else "encoder"."""
     comparison = predicting_head(pipe.comparison)
-    if comparison.name != "cosine_similarity":
-        raise ValueError(f"explain: needs a CosineSimilarity comparison, the pipe has {comparison.name!r}")
-    if encoder.name == "tweak":
-        return "tweak"
-    if [layer.name for layer in encoder.layers] == ["tfidf", "projection"]:
-        return "s2net"
-    raise ValueError(f"explain: supports the TWEAK and S2Net encoders, not {encoder.name!r}")
+    encoder = pipe.encoder
+    if comparison.name == "hybrid_similarity":
+        return "hybrid"
+    if comparison.name == "cosine_similarity":
+        if encoder.name == "tweak":
+            return "tweak"
+        if [layer.name for layer in encoder.layers] == ["tfidf", "projection"]:
+            return "s2net"
+    return "encoder"
 
 
 def tweak_weights(nlp: Language, name: Optional[str] = None) -> Dict[str, float]:
@@ -66,45 +116,250 @@ def tweak_weights(nlp: Language, name: Optional[str] = None) -> Dict[str, float]
     return feature_weights(pipe.encoder)
 
 
-def explain_pair(nlp: Language, text_a: str, text_b: str, name: Optional[str] = None) -> PairExplanation:
-    """`text_a.similarity(text_b)` under the pipeline, as a sum of per-term contributions.
+def explain_pair(
+    nlp: Language,
+    text_a: str,
+    text_b: str,
+    *,
+    name: Optional[str] = None,
+    method: str = "auto",
+    samples: int = SAMPLES,
+    seed: int = 0,
+) -> PairExplanation:
+    """`text_a.similarity(text_b)` under the pipeline, split over the tokens of both texts.
 
-    TWEAK: term t shared by a and b adds tw(t, a) tw(t, b) / (|a| |b|), with |a| the norm of a's
-    (hashed) doc vector; `rest` holds the products of different terms hashed into one column.
-    S2Net: with v = A^T f, term t adds (f_a[t] A_t . v_b + f_b[t] A_t . v_a) / (2 |v_a| |v_b|),
-    the mean of the two exact one-sided sums, so a term found on one side only can count too.
-    Both decompositions are exact: they sum to the pipe's cosine up to float rounding.
+    method: "exact" (TWEAK, S2Net), "shapley" (any pipe), "occlusion" (any pipe: a token's value
+    is the score minus the score without it) or "auto" (exact where there is one, else shapley).
+    samples: permutations per text for Shapley values of texts longer than EXACT_SHAPLEY_TOKENS.
     """
+    if method not in METHODS:
+        raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")
+    if samples < 1:
+        raise ValueError(f"explain: samples must be positive, got {samples}")
     pipe = _pipe(nlp, name)
     kind = model_kind(pipe)
+    linear = kind in ("tweak", "s2net")
+    if method == "exact" and not linear:
+        raise ValueError(
+            f"explain: exact contributions need a TWEAK or S2Net encoder with a CosineSimilarity comparison; "
+            f"this pipe's encoder is {pipe.encoder.name!r} with {predicting_head(pipe.comparison).name!r}: "
+            "use method='shapley'"
+        )
+    method = ("exact" if linear else "shapley") if method == "auto" else method
     doc_a, doc_b = nlp(text_a), nlp(text_b)
     score = float(doc_a.similarity(doc_b))
+    terms: List[Tuple[str, float]] = []
+    rest = offset = 0.0
+    if linear or kind == "hybrid":
+        terms, rest, offset = _exact_terms(pipe, kind, doc_a, doc_b)
+    if method == "exact":
+        tokens_a = _spread(doc_a, terms, _term_attr(pipe.encoder), pipe, doc_b)
+        tokens_b = _spread(doc_b, terms, _term_attr(pipe.encoder), pipe, doc_a)
+        return PairExplanation(
+            method, kind, score, text_a, text_b, tokens_a, tokens_b, offset, offset, terms, rest, offset
+        )
+    rng = numpy.random.default_rng(seed)
+    values_a, reference_a = _token_values(pipe, doc_a, doc_b, method, samples, rng)
+    values_b, reference_b = _token_values(pipe, doc_b, doc_a, method, samples, rng)
+    return PairExplanation(
+        method,
+        kind,
+        score,
+        text_a,
+        text_b,
+        _tokens(doc_a, values_a),
+        _tokens(doc_b, values_b),
+        reference_a,
+        reference_b,
+        terms,
+        rest,
+        offset,
+        samples if method == "shapley" and max(len(doc_a), len(doc_b)) > EXACT_SHAPLEY_TOKENS else 0,
+    )
+
+
+def shapley_values(
+    value: Callable[[numpy.ndarray], numpy.ndarray], n: int, *, samples: int = SAMPLES, seed: int = 0
+) -> numpy.ndarray:
+    """Shapley values of n players for `value`, which scores boolean coalition masks (k, n).
+
+    Exact (over all 2**n coalitions) for n <= EXACT_SHAPLEY_TOKENS, else the mean over `samples`
+    permutations, drawn in antithetic pairs (a permutation and its reverse). Either way the
+    values sum to value(all) - value(none): each permutation's marginal gains telescope.
+    """
+    return _shapley(value, n, samples, numpy.random.default_rng(seed))
+
+
+def _shapley(value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any) -> numpy.ndarray:
+    if n == 0:
+        return numpy.zeros((0,))
+    if n <= EXACT_SHAPLEY_TOKENS:
+        masks = ((numpy.arange(2**n)[:, None] >> numpy.arange(n)) & 1).astype(bool)
+        v = numpy.asarray(value(masks), dtype="f8")
+        size = masks.sum(axis=1)
+        fact = numpy.cumprod([1.0] + [float(k) for k in range(1, n + 1)])
+        # phi_i = sum over S without i of |S|! (n - |S| - 1)! / n! * (v(S + i) - v(S))
+        phi = numpy.zeros(n)
+        for i in range(n):
+            without = numpy.flatnonzero(~masks[:, i])
+            weights = fact[size[without]] * fact[n - size[without] - 1] / fact[n]
+            phi[i] = (weights * (v[without + (1 << i)] - v[without])).sum()
+        return phi
+    perms = []
+    for _ in range((samples + 1) // 2):
+        perm = rng.permutation(n)
+        perms.extend([perm, perm[::-1]])
+    perms = perms[:samples]
+    masks = numpy.zeros((len(perms), n + 1, n), dtype=bool)  # prefix j of each permutation
+    for p, perm in enumerate(perms):
+        for j in range(n):
+            masks[p, j + 1 :, perm[j]] = True
+    flat = masks.reshape(-1, n)
+    unique, inverse = numpy.unique(flat, axis=0, return_inverse=True)
+    v = numpy.asarray(value(unique), dtype="f8")[inverse.reshape(-1)].reshape(len(perms), n + 1)
+    phi = numpy.zeros(n)
+    for p, perm in enumerate(perms):
+        phi[perm] += numpy.diff(v[p])
+    return phi / len(perms)
+
+
+def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> numpy.ndarray:
+    """The pipe's score against `other` of the text made of `doc`'s tokens kept by each
+    boolean mask (k, len(doc)), encoded as its own doc (as spans are); the full mask scores
+    `doc` itself, so it gives `doc.similarity(other)` exactly."""
+    masks = numpy.atleast_2d(numpy.asarray(masks, dtype=bool))
+    other_vector = pipe.vector_of(other)
+    out = numpy.empty(len(masks))
+    full = masks.all(axis=1) & (len(doc) > 0)
+    if full.any():
+        out[full] = pipe.compare(pipe.vector_of(doc)[None, :], other_vector[None, :])[0]
+    for rows in minibatch(numpy.flatnonzero(~full), BATCH_SIZE):
+        rows = numpy.asarray(rows)
+        docs = [pipe._words_doc([t for t, keep in zip(doc, masks[r]) if keep]) for r in rows]
+        vectors = pipe.model.ops.to_numpy(pipe.predict(docs))
+        out[rows] = pipe.compare(vectors, numpy.repeat(other_vector[None, :], len(rows), axis=0))
+    return out
+
+
+def _token_values(pipe: Any, doc: Doc, other: Doc, method: str, samples: int, rng: Any) -> Tuple[numpy.ndarray, float]:
+    """The token values of `doc` against `other`, and the score with no token of `doc`."""
+    n = len(doc)
+
+    def value(masks: numpy.ndarray) -> numpy.ndarray:
+        return subset_scores(pipe, doc, other, masks)
+
+    reference = float(value(numpy.zeros((1, n), dtype=bool))[0])
+    if method == "occlusion":
+        score = value(numpy.ones((1, n), dtype=bool))[0] if n else reference
+        return (score - value(~numpy.eye(n, dtype=bool))) if n else numpy.zeros((0,)), reference
+    return _shapley(value, n, samples, rng), reference
+
+
+def _tokens(doc: Doc, values: numpy.ndarray) -> List[TokenContribution]:
+    return [TokenContribution(t.text, t.whitespace_, float(v)) for t, v in zip(doc, values)]
+
+
+def _exact_terms(pipe: Any, kind: str, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float, float]:
+    """(terms, rest, offset): the exact term contributions of a linear model's score, or of a
+    hybrid's lexical part (weighted as in the mixed score)."""
+    comparison = predicting_head(pipe.comparison)
+    if kind == "hybrid":
+        weight = comparison.attrs["weight"]
+        lexical = pipe.encoder.get_ref("lexical")
+        terms, cos = _hashed_terms(lexical.layers[0], lexical.get_dim("nO"), doc_a, doc_b)
+        part = weight * min(max(cos, 0.0), 1.0)
+        contributions = [(term, weight * value) for term, value in terms]
+        return contributions, float(part - sum(v for _, v in contributions)), 0.0
     if kind == "tweak":
         terms, cos = _tweak_terms(pipe.encoder, doc_a, doc_b)
     else:
         terms, cos = _s2net_terms(pipe.encoder, doc_a, doc_b)
-    offset, scale = (0.5, 0.5) if predicting_head(pipe.comparison).attrs.get("rescale") else (0.0, 1.0)
+    offset, scale = (0.5, 0.5) if comparison.attrs.get("rescale") else (0.0, 1.0)
     contributions = [(term, scale * value) for term, value in terms]
-    rest = scale * cos - sum(value for _, value in contributions)
-    return PairExplanation(kind, score, contributions, float(rest), offset)
+    return contributions, float(scale * cos - sum(value for _, value in contributions)), offset
+
+
+def _spread(doc: Doc, terms: List[Tuple[str, float]], attr: str, pipe: Any, other: Doc) -> List[TokenContribution]:
+    """Exact token contributions of one text: each term's contribution shared among its
+    occurrences in the text (S2Net: the one-sided sum, exact on its own)."""
+    if pipe.encoder.name != "tweak":
+        return _s2net_tokens(pipe, doc, other)
+    return _share(doc, _token_terms(doc, attr), dict(terms))
+
+
+def _s2net_tokens(pipe: Any, doc: Doc, other: Doc) -> List[TokenContribution]:
+    # cos(a, b) = sum over a's terms t of f_a[t] (A_t . v_b) / (|v_a| |v_b|), exactly.
+    tfidf, projection = pipe.encoder.layers
+    F = csr_matrix(tfidf.predict([doc, other]), dtype="f8")
+    A = numpy.asarray(projection.ops.to_numpy(projection.get_param("W")), dtype="f8")
+    V = numpy.asarray(F @ A)
+    norms = numpy.linalg.norm(V, axis=1)
+    scale = 0.5 if predicting_head(pipe.comparison).attrs.get("rescale") else 1.0
+    term_values: Dict[str, float] = {}
+    if (norms > 0).all():
+        row = F[0]
+        values = row.data * (A[row.indices] @ V[1]) / (norms[0] * norms[1])
+        names = tfidf.attrs["table"].terms
+        term_values = {names[i]: scale * float(v) for i, v in zip(row.indices, values)}
+    return _share(doc, _token_terms(doc, tfidf.attrs["attr"]), term_values)
+
+
+def _share(doc: Doc, keys: List[str], by_term: Dict[str, float]) -> List[TokenContribution]:
+    """Each token's part of its term's contribution: shared evenly among the term's occurrences."""
+    counts = Counter(keys)
+    return [
+        TokenContribution(t.text, t.whitespace_, by_term[key] / counts[key] if key in by_term else 0.0)
+        for t, key in zip(doc, keys)
+    ]
+
+
+def _term_attr(encoder: Model) -> str:
+    if encoder.name == "tweak":
+        return encoder.attrs["attr"]
+    return encoder.layers[0].attrs["attr"]
+
+
+def _token_terms(doc: Doc, attr: str) -> List[str]:
+    """The term string of each token under a term layer's `attr` (lemma falls back to lower case)."""
+    keys = doc.to_array([TERM_ATTRS[attr], TERM_ATTRS["lower"]]) if len(doc) else numpy.zeros((0, 2), "uint64")
+    return [doc.vocab.strings[int(k if k else lower)] for k, lower in keys]
+
+
+def _hashed_cosine(
+    keys_a: numpy.ndarray, values_a: numpy.ndarray, keys_b: numpy.ndarray, values_b: numpy.ndarray, width: int
+) -> Tuple[List[Tuple[int, float]], float]:
+    """Terms shared by a and b with their share of the signed-hashed cosine, and the cosine."""
+    Y = numpy.zeros((2, width))
+    for row, (keys, values) in enumerate([(keys_a, values_a), (keys_b, values_b)]):
+        cols, signs = hash_columns(numpy.asarray(keys, dtype="uint64"), width)
+        numpy.add.at(Y[row], cols, signs * values)
+    norms = numpy.linalg.norm(Y, axis=1)
+    if not (norms > 0).all():
+        return [], 0.0
+    side = dict(zip(keys_b.tolist(), values_b.tolist()))
+    shared = [
+        (int(key), float(value * side[key] / (norms[0] * norms[1])))
+        for key, value in zip(keys_a.tolist(), values_a.tolist())
+        if key in side
+    ]
+    return shared, float(Y[0] @ Y[1] / (norms[0] * norms[1]))
 
 
 def _tweak_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float]:
     terms = term_features(encoder, [doc_a, doc_b])
     _, tw = term_weights(terms, encoder.ops.to_numpy(encoder.get_param("w")))
-    cols, signs = hash_columns(terms.keys, encoder.get_dim("nO"))
-    Y = numpy.zeros((2, encoder.get_dim("nO")))
-    numpy.add.at(Y, (terms.doc_ids, cols), signs * tw)
-    norms = numpy.linalg.norm(Y, axis=1)
-    if not (norms > 0).all():
-        return [], 0.0
-    side = {key: weight for key, weight, i in zip(terms.keys, tw, terms.doc_ids) if i == 1}
-    out = [
-        (doc_a.vocab.strings[int(key)], float(weight * side[key] / (norms[0] * norms[1])))
-        for key, weight, i in zip(terms.keys, tw, terms.doc_ids)
-        if i == 0 and key in side
-    ]
-    return out, float(Y[0] @ Y[1] / (norms[0] * norms[1]))
+    a, b = terms.doc_ids == 0, terms.doc_ids == 1
+    shared, cos = _hashed_cosine(terms.keys[a], tw[a], terms.keys[b], tw[b], encoder.get_dim("nO"))
+    return [(doc_a.vocab.strings[key], value) for key, value in shared], cos
+
+
+def _hashed_terms(tfidf: Model, width: int, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float]:
+    rows = csr_matrix(tfidf.predict([doc_a, doc_b]))
+    table = tfidf.attrs["table"]
+    a, b = rows[0], rows[1]
+    shared, cos = _hashed_cosine(table.hashes[a.indices], a.data, table.hashes[b.indices], b.data, width)
+    names = dict(zip(table.hashes.tolist(), table.terms))
+    return [(names[key], value) for key, value in shared], cos
 
 
 def _s2net_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float]:
@@ -117,6 +372,7 @@ def _s2net_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str
         return [], 0.0
     fa, fb = F[0].toarray()[0], F[1].toarray()[0]
     used = numpy.flatnonzero((fa != 0) | (fb != 0))
+    # The mean of the two exact one-sided sums, so a term found on one side only counts too.
     values = (fa[used] * (A[used] @ V[1]) + fb[used] * (A[used] @ V[0])) / (2 * norms[0] * norms[1])
     terms = tfidf.attrs["table"].terms
     return [(terms[i], float(v)) for i, v in zip(used, values)], float(V[0] @ V[1] / (norms[0] * norms[1]))

@@ -2,30 +2,32 @@
 
 One `Example` per pair: its predicted doc is side A; the reference doc is a copy
 of side A whose `user_data[PAIR_KEY]` holds side B's words and spaces and the
-label. `user_data` survives `DocBin`, so converted `.spacy` files work too.
-Labels are finite numbers in [0, 1], checked when an example is made and when it is read.
+label, and for a pair of a multi-dataset corpus the name of its dataset. `user_data`
+survives `DocBin`, so converted `.spacy` files work too. Labels are finite numbers in [0, 1],
+checked when an example is made and when it is read.
 """
 
-from typing import Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from .validation import check_label
+from .validation import check_dataset_name, check_label
 from .vectors import drop_vectors
 
 PAIR_KEY = "spacy_siamese.pair"
 
 
-def make_pair_example(nlp: Language, text1: str, text2: str, label: float) -> Example:
-    """Tokenize both sides with `nlp` and pack them into one Example."""
-    return pair_example(nlp.make_doc(text1), nlp.make_doc(text2), label)
+def make_pair_example(nlp: Language, text1: str, text2: str, label: float, *, dataset: Optional[str] = None) -> Example:
+    """Tokenize both sides with `nlp` and pack them into one Example (tagged with `dataset`)."""
+    return pair_example(nlp.make_doc(text1), nlp.make_doc(text2), label, dataset=dataset)
 
 
-def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
-    """Pack two tokenized docs into one Example; `doc_a` becomes its predicted doc."""
+def pair_example(doc_a: Doc, doc_b: Doc, label: float, *, dataset: Optional[str] = None) -> Example:
+    """Pack two tokenized docs into one Example; `doc_a` becomes its predicted doc. `dataset`
+    names the dataset of a multi-dataset corpus the pair comes from (see `get_dataset`)."""
     try:
         label = check_label(label)
     except ValueError as e:
@@ -38,6 +40,8 @@ def pair_example(doc_a: Doc, doc_b: Doc, label: float) -> Example:
         "norms": [[t.i, t.norm_] for t in doc_b if t.norm != t.lex.norm],
         "label": label,
     }
+    if dataset is not None:
+        reference.user_data[PAIR_KEY]["dataset"] = check_dataset_name(dataset)
     return Example(doc_a, reference)
 
 
@@ -70,6 +74,21 @@ def get_label(eg: Example) -> float:
         return check_label(_pair_data(eg)["label"])
     except ValueError as e:
         raise ValueError(f"{e} Example: {eg.predicted.text[:80]!r}") from None
+
+
+def get_dataset(eg: Example) -> Optional[str]:
+    """The dataset a pair example is tagged with (`spacy-siamese.MultiPairCorpus.v1`), or None
+    for an untagged pair and for an example that is not a pair."""
+    data = eg.reference.user_data.get(PAIR_KEY)
+    return None if data is None else data.get("dataset")
+
+
+def dataset_groups(examples: Iterable[Example]) -> Dict[Optional[str], List[int]]:
+    """The positions of the examples of each dataset (None: untagged), in order of first appearance."""
+    groups: Dict[Optional[str], List[int]] = {}
+    for i, eg in enumerate(examples):
+        groups.setdefault(get_dataset(eg), []).append(i)
+    return groups
 
 
 def split_pairs(examples: Iterable[Example], vocab: Optional[Vocab] = None) -> Tuple[List[Doc], List[Doc], List[float]]:

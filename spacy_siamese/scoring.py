@@ -1,13 +1,15 @@
-"""The registered pair scorer used by the pipe's `score` (`spacy train`, `spacy evaluate`)."""
+"""The registered pair scorers used by the pipe's `score` (`spacy train`, `spacy evaluate`)."""
 
-from typing import Any, Callable, Dict, Iterable
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
+import numpy
 from spacy.training import Example
 from spacy.util import registry
 
 from .metrics import is_binary, pair_metrics, regression_metrics
+from .pair_examples import dataset_groups
 
-__all__ = ["make_pair_scorer", "score_pairs"]
+__all__ = ["binary_pairs", "main_metric", "make_dataset_scorer", "make_pair_scorer", "score_datasets", "score_pairs"]
 
 
 def score_pairs(
@@ -22,14 +24,77 @@ def score_pairs(
     `threshold`, auc and ap (or pearson, spearman, mse and mae for graded labels), and the
     threshold."""
     scores, labels = pair_scores(examples)
+    result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in _metrics(scores, labels, threshold).items()}
+    result[f"{prefix}threshold"] = float(threshold)
+    return result
+
+
+def score_datasets(
+    examples: Iterable[Example],
+    *,
+    pair_scores: Callable[[Iterable[Example]], Any],
+    threshold: float = 0.5,
+    prefix: str = "sim_",
+    **kwargs: Any,
+) -> Dict[str, Any]:
+    """Score the pair examples of each dataset on its own (`spacy-siamese.MultiPairCorpus.v1`
+    tags them): `{prefix}{dataset}_{metric}` with the metrics of `score_pairs`, and
+    `{prefix}avg`, the mean over the datasets of each one's main metric (`main_metric`: ROC AUC
+    for 0/1 labels, Spearman for graded ones), for `score_weights`. Untagged examples are one
+    set: the keys of `score_pairs`, plus `{prefix}avg`."""
+    examples = list(examples)
+    scores, labels = pair_scores(examples)
+    scores, labels = numpy.asarray(scores), numpy.asarray(labels)
+    groups = dataset_groups(examples)
+    if None in groups and len(groups) > 1:
+        raise ValueError(
+            f"Some pair examples have a dataset tag ({', '.join(sorted(n for n in groups if n))}) and "
+            f"{len(groups[None])} have none: read every dataset with spacy-siamese.MultiPairCorpus.v1."
+        )
+    result: Dict[str, Any] = {}
+    mains: List[Optional[float]] = []
+    for name, index in groups.items():
+        s, y = scores[index], labels[index]
+        metrics = _metrics(s, y, threshold)
+        key = prefix if name is None else f"{prefix}{name}_"
+        result.update({f"{key}{k}": v for k, v in metrics.items()})
+        mains.append(metrics[main_metric(y)])
+    defined = [value for value in mains if value is not None]
+    result[f"{prefix}avg"] = float(numpy.mean(defined)) if defined else None
+    result[f"{prefix}threshold"] = float(threshold)
+    return result
+
+
+def main_metric(labels: Any) -> str:
+    """The metric a set of pairs contributes to an average over datasets: "auc" for 0/1 labels,
+    "spearman" for graded ones."""
+    return "auc" if is_binary(labels) else "spearman"
+
+
+def binary_pairs(examples: Iterable[Example], labels: Any) -> numpy.ndarray:
+    """A mask of the pairs whose dataset has only 0/1 labels (untagged pairs are one dataset):
+    the pairs a decision threshold is tuned on."""
+    labels = numpy.asarray(labels)
+    mask = numpy.zeros(len(labels), dtype=bool)
+    for index in dataset_groups(examples).values():
+        mask[index] = is_binary(labels[index])
+    return mask
+
+
+def _metrics(scores: Any, labels: Any, threshold: float) -> Dict[str, Optional[float]]:
     metrics = pair_metrics(scores, labels, threshold)
     if not is_binary(labels):
         metrics.update(regression_metrics(scores, labels))
-    result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in metrics.items()}
-    result[f"{prefix}threshold"] = float(threshold)
-    return result
+    return metrics
 
 
 @registry.scorers("spacy-siamese.pair_scorer.v1")
 def make_pair_scorer() -> Callable[..., Dict[str, Any]]:
     return score_pairs
+
+
+@registry.scorers("spacy-siamese.dataset_scorer.v1")
+def make_dataset_scorer() -> Callable[..., Dict[str, Any]]:
+    """The pair metrics of each dataset of a multi-dataset dev corpus and their average,
+    `sim_avg` (`score_datasets`)."""
+    return score_datasets

@@ -2,6 +2,7 @@
 
 import math
 import numbers
+import re
 from typing import Any, Dict, Tuple
 
 import numpy
@@ -11,6 +12,8 @@ ON_UNKNOWN = ("encode", "error")
 DEDUPE_PRECISION = 0.9
 # How far a comparison may round past its range before it counts as broken rather than rounded.
 RANGE_TOLERANCE = 1e-3
+# A dataset name of a multi-dataset corpus: it becomes part of metric names (sim_<name>_auc).
+DATASET_NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
 
 
 def check_label(label: Any) -> float:
@@ -20,6 +23,16 @@ def check_label(label: Any) -> float:
         if math.isfinite(value) and 0.0 <= value <= 1.0:
             return value
     raise ValueError(f"A pair label must be a finite number in [0, 1], got {label!r}.")
+
+
+def check_dataset_name(name: Any) -> str:
+    """A dataset name: lower-case letters, digits and underscores, starting with a letter or digit."""
+    if isinstance(name, str) and DATASET_NAME.fullmatch(name):
+        return name
+    raise ValueError(
+        f"A dataset name is made of lower-case letters, digits and underscores (it becomes part of "
+        f"metric names such as sim_<name>_auc), got {name!r}."
+    )
 
 
 def check_scores(scores: numpy.ndarray, scores_range: Tuple[float, float], name: str) -> numpy.ndarray:

@@ -1,9 +1,14 @@
+from pathlib import Path
+
 import numpy
 import pytest
 import spacy
+import srsly
 from spacy.tokens import Token
 
 from spacy_siamese import make_pair_example
+
+CONFIGS = sorted((Path(__file__).resolve().parent.parent / "project" / "configs").glob("*.cfg"))
 
 PAIRS = [
     ("How do I learn Python fast?", "What is the quickest way to learn Python?", 1),
@@ -16,6 +21,18 @@ PAIRS = [
     ("Why is the sky blue?", "How do I reset my router password?", 0),
     ("What are good books to read?", "Which books should everyone read?", 1),
     ("What are good books to read?", "How do airplanes stay in the air?", 0),
+]
+
+# Graded pairs (labels in [0, 1]): each sentence with a closer and a farther one.
+GRADED = [
+    ("A man is playing a guitar.", "A man plays the guitar.", 0.95),
+    ("A man is playing a guitar.", "A woman is slicing an onion.", 0.0),
+    ("A dog runs in the park.", "A dog is running on the grass.", 0.75),
+    ("A dog runs in the park.", "A cat sleeps on the sofa.", 0.2),
+    ("Two kids are swimming.", "Children are swimming in a pool.", 0.8),
+    ("Two kids are swimming.", "A man is riding a horse.", 0.05),
+    ("The woman is cooking dinner.", "A woman cooks a meal.", 0.9),
+    ("The woman is cooking dinner.", "A woman is reading a book.", 0.35),
 ]
 
 SMALL_MODEL = {
@@ -91,3 +108,27 @@ def set_random_vectors(nlp, words, width):
     for word in words:
         nlp.vocab.set_vector(word, rng.normal(size=(width,)).astype("f"))
     return nlp
+
+
+@pytest.fixture(scope="session")
+def data_files(tmp_path_factory, trained):
+    """Small inputs for every path a project config can ask for (`paths.*` overrides)."""
+    root = tmp_path_factory.mktemp("configs")
+    pairs = [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS]
+    srsly.write_jsonl(root / "train.jsonl", pairs)
+    srsly.write_jsonl(root / "dev.jsonl", pairs)
+    texts = [text for a, b, _ in PAIRS for text in (a, b)]
+    docs = [{"text": text, "labels": [f"topic{i % 3}"], "group": "", "id": str(i)} for i, text in enumerate(texts)]
+    srsly.write_jsonl(root / "documents.jsonl", docs)
+    trained[0].to_disk(root / "source")
+    for dataset in ("quora", "stackexchange", "sts", "sick", "mrpc", "twitter_url"):  # general.cfg's corpus
+        for part in ("train", "dev"):
+            (root / "general" / dataset).mkdir(parents=True, exist_ok=True)
+            srsly.write_jsonl(root / "general" / dataset / f"{part}.jsonl", pairs)
+    return {
+        "paths.train": str(root / "train.jsonl"),
+        "paths.dev": str(root / "dev.jsonl"),
+        "paths.collection": str(root / "documents.jsonl"),
+        "paths.source": str(root / "source"),
+        "paths.corpus": str(root / "general"),
+    }

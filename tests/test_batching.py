@@ -1,11 +1,21 @@
-"""The batchers: clusters of duplicates (for in-batch negatives) and groups of one label."""
+"""The batchers: clusters of duplicates (for in-batch negatives), groups of one label, and batches of
+one dataset each."""
 
 import pytest
 import spacy
 from spacy.util import registry
 
-from spacy_siamese.batching import Clusters, cluster_batches, configure_batch_by_labels, pair_texts
+from spacy_siamese.batching import (
+    Clusters,
+    cluster_batches,
+    configure_batch_by_clusters,
+    configure_batch_by_dataset,
+    configure_batch_by_labels,
+    dataset_batches,
+    pair_texts,
+)
 from spacy_siamese.labelled import get_doc_labels, labelled_doc_example
+from spacy_siamese.pair_examples import get_dataset, make_pair_example
 
 from .conftest import PAIRS, make_nlp, pair_examples
 
@@ -89,3 +99,95 @@ def test_batch_by_labels_groups_docs_of_one_label():
     assert [eg.predicted.text for eg in next(again(examples))] == [eg.predicted.text for eg in batches[0]]
     with pytest.raises(ValueError, match="per_label"):
         make(size=8, per_label=0)
+
+
+# -- batches of one dataset each ------------------------------------------------
+
+
+def tagged_examples(sizes):
+    """Pairs of several datasets: `sizes` maps a dataset name to its number of pairs."""
+    nlp = spacy.blank("en")
+    return [
+        make_pair_example(nlp, f"{name} question {i}", f"{name} other {i}", i % 2, dataset=name)
+        for name, n in sizes.items()
+        for i in range(n)
+    ]
+
+
+def chunks(size):
+    """A batcher that cuts its examples into runs of `size`, in the order given."""
+    return lambda items: (list(items)[i : i + size] for i in range(0, len(list(items)), size))
+
+
+def names_of(batches):
+    return [get_dataset(batch[0]) for batch in batches]
+
+
+def test_every_batch_holds_one_dataset_and_every_pair_comes_once():
+    examples = tagged_examples({"quora": 9, "sts": 4, "mrpc": 2})
+    batches = list(dataset_batches(examples, configure_batch_by_clusters(size=2), seed=0))
+    for batch in batches:
+        assert len({get_dataset(eg) for eg in batch}) == 1
+    assert sorted(eg.predicted.text for b in batches for eg in b) == sorted(eg.predicted.text for eg in examples)
+    assert names_of(batches).count("quora") == 5 and names_of(batches).count("sts") == 2
+
+
+def test_proportional_batches_follow_size_times_weight():
+    examples = tagged_examples({"quora": 20, "sts": 4, "mrpc": 4, "sick": 4})
+    weights = {"sts": 2.0, "mrpc": 0.5, "sick": 0.0}
+    batches = list(dataset_batches(examples, chunks(2), weights=weights, seed=0))
+    counts = {name: names_of(batches).count(name) for name in ("quora", "sts", "mrpc", "sick")}
+    assert counts == {"quora": 10, "sts": 4, "mrpc": 1, "sick": 0}
+    sts = [eg.predicted.text for b in batches if get_dataset(b[0]) == "sts" for eg in b]
+    assert sorted(sts) == sorted(2 * [f"sts question {i}" for i in range(4)])  # the dataset twice over
+    assert names_of(batches)[:10] != sorted(names_of(batches))[:10]  # mixed, not dataset after dataset
+
+
+def test_round_robin_takes_turns_until_the_largest_is_done():
+    examples = tagged_examples({"quora": 6, "sts": 2})
+    batches = list(dataset_batches(examples, chunks(2), schedule="round_robin"))
+    assert names_of(batches) == ["quora", "sts"] * 3  # sts (one batch) starts again each round
+    assert [eg.predicted.text for eg in batches[3]] == [eg.predicted.text for eg in batches[1]]
+
+
+def test_dataset_batches_are_seeded_and_each_epoch_differs():
+    examples = tagged_examples({"quora": 12, "sts": 12, "mrpc": 12})
+    make = lambda: configure_batch_by_dataset(batcher=configure_batch_by_clusters(size=3, seed=0), seed=5)  # noqa: E731
+    texts = lambda batches: [[eg.predicted.text for eg in b] for b in batches]  # noqa: E731
+    first, again = make(), make()
+    epoch1, epoch1_again = texts(first(examples)), texts(again(examples))
+    assert epoch1 == epoch1_again
+    assert texts(first(examples)) != epoch1  # the next epoch, the next seed
+    other = configure_batch_by_dataset(batcher=configure_batch_by_clusters(size=3, seed=0), seed=6)
+    assert texts(other(examples)) != epoch1
+
+
+def test_batch_by_dataset_from_config():
+    config = {
+        "batcher": {
+            "@batchers": "spacy-siamese.batch_by_dataset.v1",
+            "schedule": "proportional",
+            "weights": {"sts": 3.0},
+            "seed": 0,
+            "batcher": {"@batchers": "spacy-siamese.batch_by_clusters.v1", "size": 2, "seed": 0},
+        }
+    }
+    batcher = registry.resolve(config)["batcher"]
+    batches = list(batcher(tagged_examples({"quora": 4, "sts": 2})))
+    assert sorted(names_of(batches)) == ["quora", "quora", "sts", "sts", "sts"]
+
+
+def test_batch_by_dataset_errors():
+    examples = tagged_examples({"quora": 4, "sts": 2})
+    batcher = configure_batch_by_dataset(batcher=chunks(2), weights={"stsb": 2.0})
+    with pytest.raises(ValueError, match="weights name dataset.*stsb.*its datasets: quora, sts"):
+        list(batcher(examples))
+    untagged = pair_examples(spacy.blank("en"))
+    with pytest.raises(ValueError, match="have no dataset tag; read the corpus with spacy-siamese.MultiPairCorpus.v1"):
+        list(configure_batch_by_dataset(batcher=chunks(2))(examples + untagged))
+    with pytest.raises(ValueError, match='weights apply to schedule = "proportional" only'):
+        list(configure_batch_by_dataset(batcher=chunks(2), schedule="round_robin", weights={"sts": 2.0})(examples))
+    with pytest.raises(ValueError, match="schedule must be one of proportional, round_robin"):
+        configure_batch_by_dataset(batcher=chunks(2), schedule="random")
+    with pytest.raises(ValueError, match="a weight must be >= 0"):
+        configure_batch_by_dataset(batcher=chunks(2), weights={"sts": -1.0})

@@ -1,5 +1,5 @@
-"""Training the pipe end to end: in-batch negatives, labelled docs with triplet losses, and
-the LSTM encoder with each comparison."""
+"""Training the pipe end to end: in-batch negatives, labelled docs with triplet losses, the
+LSTM encoder with each comparison, and several datasets with a loss each."""
 
 import pytest
 import spacy
@@ -7,20 +7,10 @@ from scipy.stats import spearmanr
 
 from spacy_siamese import make_pair_example
 from spacy_siamese.labelled import labelled_doc_example
+from spacy_siamese.metrics import best_threshold
 
 from .architectures.test_lstm import SMALL
-from .conftest import PAIRS, exp_l1_reference, make_nlp, pair_examples
-
-GRADED = [
-    ("A man is playing a guitar.", "A man plays the guitar.", 0.95),
-    ("A man is playing a guitar.", "A woman is slicing an onion.", 0.0),
-    ("A dog runs in the park.", "A dog is running on the grass.", 0.75),
-    ("A dog runs in the park.", "A cat sleeps on the sofa.", 0.2),
-    ("Two kids are swimming.", "Children are swimming in a pool.", 0.8),
-    ("Two kids are swimming.", "A man is riding a horse.", 0.05),
-    ("The woman is cooking dinner.", "A woman cooks a meal.", 0.9),
-    ("The woman is cooking dinner.", "A woman is reading a book.", 0.35),
-]
+from .conftest import GRADED, PAIRS, exp_l1_reference, make_nlp, pair_examples
 
 
 @pytest.mark.parametrize(
@@ -150,3 +140,85 @@ def test_other_comparisons_work_with_the_lstm_encoder(comparison):
     # GRADED pairs up each sentence with a closer and a farther one: the closer one scores higher
     scores = [nlp(x).similarity(nlp(y)) for x, y, _ in GRADED]
     assert all(closer > farther for closer, farther in zip(scores[::2], scores[1::2])), scores
+
+
+# -- several datasets, a loss per dataset ---------------------------------------
+
+IN_BATCH_COSINE = {
+    "@architectures": "spacy-siamese.WithInBatchScores.v1",
+    "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True},
+}
+DATASET_LOSSES = {
+    "@losses": "spacy-siamese.DatasetLosses.v1",
+    "default": {"@losses": "spacy-siamese.InBatchNegatives.v1", "scale": 10.0},
+    "losses": {"sts": {"@losses": "spacy-siamese.CoSENTLoss.v1", "scale": 20.0}},
+}
+
+
+def two_datasets(nlp):
+    return [make_pair_example(nlp, a, b, y, dataset="quora") for a, b, y in PAIRS] + [
+        make_pair_example(nlp, a, b, y, dataset="sts") for a, b, y in GRADED
+    ]
+
+
+class Spy:
+    """A loss that records the shape of the scores it is given."""
+
+    def __init__(self, loss):
+        self.loss = loss
+        self.shapes = []
+        self.uses_in_batch_scores = getattr(loss, "uses_in_batch_scores", False)
+
+    def __call__(self, scores, truths):
+        self.shapes.append(scores.shape)
+        return self.loss(scores, truths)
+
+
+def test_each_batch_is_trained_with_its_datasets_loss():
+    nlp = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES, scorer={"@scorers": "spacy-siamese.dataset_scorer.v1"})
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = two_datasets(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    quora, sts = Spy(pipe.loss.default), Spy(pipe.loss.losses["sts"])
+    pipe.loss.default, pipe.loss.losses["sts"] = quora, sts
+    first = {name: nlp.update(examples[i:j], sgd=optimizer)["siamese_similarity"] for name, i, j in
+             (("quora", 0, 10), ("sts", 10, 18))}  # fmt: skip
+    for _ in range(30):
+        for i, j in ((0, 10), (10, 18)):
+            last = nlp.update(examples[i:j], sgd=optimizer)["siamese_similarity"]
+    assert last < first["sts"]
+    assert quora.shapes[0] == (10, 1 + 10)  # the pair column and the in-batch scores
+    assert sts.shapes[0] == (8, 1)  # the pair column only
+    scores = nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})
+    assert scores["sim_quora_auc"] > 0.9 and scores["sim_sts_spearman"] > 0.8
+
+
+def test_a_batch_that_mixes_datasets_is_refused():
+    nlp = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES)
+    examples = two_datasets(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    with pytest.raises(ValueError, match="mixes pairs of datasets quora, sts.*spacy-siamese.batch_by_dataset.v1"):
+        nlp.update(examples[8:12], sgd=optimizer)
+
+
+def test_a_loss_for_a_dataset_the_corpus_lacks_is_refused_at_initialize():
+    loss = {**DATASET_LOSSES, "losses": {"stsb": {"@losses": "spacy-siamese.CoSENTLoss.v1"}}}
+    nlp = make_nlp(IN_BATCH_COSINE, loss=loss)
+    examples = two_datasets(nlp)
+    with pytest.raises(ValueError, match="names dataset\\(s\\) 'stsb' that the training corpus does not have"):
+        nlp.initialize(lambda: examples)
+
+
+def test_the_threshold_is_tuned_on_the_0_1_datasets():
+    nlp = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES, scorer={"@scorers": "spacy-siamese.dataset_scorer.v1"})
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = two_datasets(nlp)
+    nlp.initialize(lambda: examples)
+    scores, labels = pipe.pair_scores(examples)
+    result = nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})
+    assert pipe.threshold == pytest.approx(best_threshold(scores[:10], labels[:10]), abs=1e-6)
+    assert result["sim_threshold"] == pipe.threshold and "sim_avg" in result
+    plain = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES)  # graded pairs alone: no threshold to tune
+    plain.initialize(lambda: two_datasets(plain))
+    plain.evaluate(two_datasets(plain)[10:], scorer_cfg={"tune_threshold": True})
+    assert plain.get_pipe("siamese_similarity").threshold == 0.5

@@ -4,7 +4,15 @@ import spacy
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from spacy_siamese.pair_examples import PAIR_KEY, get_label, get_partner, make_pair_example, pair_example
+from spacy_siamese.pair_examples import (
+    PAIR_KEY,
+    dataset_groups,
+    get_dataset,
+    get_label,
+    get_partner,
+    make_pair_example,
+    pair_example,
+)
 from spacy_siamese.vectors import VECTOR_KEY
 
 
@@ -58,3 +66,24 @@ def test_reference_does_not_carry_a_stored_vector(nlp):
     eg = pair_example(doc, nlp.make_doc("c d"), 1)
     assert VECTOR_KEY not in eg.reference.user_data
     assert not eg.reference.user_hooks
+
+
+def test_dataset_tag_is_kept_beside_the_label_and_survives_docbin():
+    nlp = spacy.blank("en")
+    eg = make_pair_example(nlp, "a b", "We won't go", 0.25, dataset="sts")
+    assert get_dataset(eg) == "sts" and eg.reference.user_data[PAIR_KEY]["dataset"] == "sts"
+    data = DocBin(docs=[eg.reference], store_user_data=True).to_bytes()
+    reference = next(iter(DocBin().from_bytes(data).get_docs(nlp.vocab)))
+    restored = Example(nlp.make_doc(reference.text), reference)
+    assert get_dataset(restored) == "sts" and get_label(restored) == 0.25
+    untagged = make_pair_example(nlp, "a", "b", 1)
+    assert get_dataset(untagged) is None and "dataset" not in untagged.reference.user_data[PAIR_KEY]
+    not_a_pair = Example(nlp.make_doc("a"), nlp.make_doc("a"))
+    assert get_dataset(not_a_pair) is None
+    assert dataset_groups([eg, untagged, eg]) == {"sts": [0, 2], None: [1]}
+
+
+@pytest.mark.parametrize("name", ["STS", "sts-b", "", "_x", 3])
+def test_dataset_names_are_checked(name):
+    with pytest.raises(ValueError, match="lower-case letters, digits and underscores"):
+        make_pair_example(spacy.blank("en"), "a", "b", 1, dataset=name)

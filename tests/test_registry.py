@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Tuple
 
 import pytest
-import srsly
 from spacy.language import Language
 from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
@@ -18,10 +17,9 @@ import spacy_siamese
 from spacy_siamese.labelled import is_labelled_doc
 from spacy_siamese.pair_examples import is_pair_example
 
-from .conftest import PAIRS
+from .conftest import CONFIGS, PAIRS
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = sorted((ROOT / "project" / "configs").glob("*.cfg"))
 PREFIX = "spacy-siamese."
 
 
@@ -109,25 +107,6 @@ def test_builder_defaults_equal_the_factory_defaults():
         assert all(p.kind == p.KEYWORD_ONLY for p in params.values()), f"{path}: builder args not keyword-only"
     assert checked >= 10
     assert default["model"]["encoder"]["@architectures"] == "spacy-siamese.MWEEncoder.v2"
-
-
-@pytest.fixture(scope="module")
-def data_files(tmp_path_factory, trained):
-    """Small inputs for every path a config can ask for."""
-    root = tmp_path_factory.mktemp("configs")
-    pairs = [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS]
-    srsly.write_jsonl(root / "train.jsonl", pairs)
-    srsly.write_jsonl(root / "dev.jsonl", pairs)
-    texts = [a for a, _, _ in PAIRS] * 2
-    docs = [{"text": text, "labels": [f"topic{i % 3}"], "group": "", "id": str(i)} for i, text in enumerate(texts)]
-    srsly.write_jsonl(root / "documents.jsonl", docs)
-    trained[0].to_disk(root / "source")
-    return {
-        "paths.train": str(root / "train.jsonl"),
-        "paths.dev": str(root / "dev.jsonl"),
-        "paths.collection": str(root / "documents.jsonl"),
-        "paths.source": str(root / "source"),
-    }
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[c.name for c in CONFIGS])

@@ -31,10 +31,13 @@ from typing import Dict, List, Optional, Tuple
 
 import typer
 
-DATASETS = ("quora", "stackexchange", "20news", "reuters", "sts")
+DATASETS = ("quora", "stackexchange", "20news", "reuters", "sts", "paraphrase")
 # What `fetch_assets.py all` / `documents` fetch: the pair datasets / the document collections.
 GROUPS = {"all": ("quora", "stackexchange"), "documents": ("20news", "reuters")}
 STS_FILES = [f"sts/{name}" for name in ("sts-train.csv", "sts-dev.csv", "SICK_train.txt", "SICK_trial.txt")]
+PARAPHRASE_FILES = ["paraphrase/msr_paraphrase_train.txt"] + [
+    f"paraphrase/twitter_url_train/{name}" for name in ("a.toks", "b.toks", "sim.txt")
+]
 # The raw files each dataset needs, relative to the data directory, per source.
 FILES: Dict[str, Dict[str, List[str]]] = {
     "quora": {
@@ -60,6 +63,13 @@ FILES: Dict[str, Dict[str, List[str]]] = {
     "sts": {
         "mirror": STS_FILES,
         "official": STS_FILES,
+    },
+    # MRPC's training file and the Twitter URL corpus's training part (the test parts are not
+    # used; each gets a dev split in the convert-general step). MRPC comes as an installer: its
+    # file is placed in <data_dir>/paraphrase/ from it.
+    "paraphrase": {
+        "mirror": PARAPHRASE_FILES,
+        "official": PARAPHRASE_FILES,
     },
 }
 PROJECT_DIR = Path(__file__).resolve().parent.parent

@@ -1,13 +1,14 @@
 """`dedupe-ray`: the duplicate pairs of a JSONL collection on Ray Data (extra `spacy-siamese[ray]`)."""
 
 from pathlib import Path
-from typing import Optional
+from typing import Dict, Optional
 
+import srsly
 import typer
 
 from ..distributed import dedupe_jsonl
 from ..search.corpus import CANDIDATES
-from .app import THRESHOLD, K, app, errors, load_pipeline, require_file, write_jsonl
+from .app import THRESHOLD, K, app, errors, load_pipeline, require_file, versions, write_jsonl
 
 
 @app.command("dedupe-ray")
@@ -21,6 +22,7 @@ def dedupe_ray_command(
     candidates: str = typer.Option("auto", "--candidates", help="flat, ivf, hnsw or auto, as for dedupe"),
     c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
     workers: int = typer.Option(2, "--workers", help="Ray actors that encode and search"),
+    stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
 ) -> None:
     r"""Find the duplicate pairs of a JSONL collection on Ray Data (pip install 'spacy-siamese\[ray]').
 
@@ -32,8 +34,19 @@ def dedupe_ray_command(
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
         load_pipeline(model)  # a clear error now, not in the actors
+        stages: Dict[str, float] = {}
         pairs = dedupe_jsonl(
-            model, input, vectors, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers
+            model, input, vectors, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers, stages=stages
         )
         write_jsonl(output, [{"id1": a, "id2": b, "score": score} for a, b, score in pairs])
         typer.echo(f"Wrote {len(pairs):,} duplicate pairs to {output}")
+        typer.echo("Stages: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stages.items()))
+        if stats_json is not None:
+            settings = {"workers": workers, "k": k, "candidates": candidates, "c": c, "threshold": threshold}
+            stats = {
+                "n_pairs": len(pairs),
+                "stages_s": {n: round(s, 2) for n, s in stages.items()},
+                "settings": settings,
+                "versions": versions(),
+            }
+            srsly.write_json(stats_json, stats)

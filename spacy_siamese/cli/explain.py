@@ -1,35 +1,53 @@
-"""`explain`: the learned TWEAK feature weights and the terms behind one pair's score."""
+"""`explain`: which tokens of two texts make their score, and a TWEAK pipe's feature weights."""
 
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import typer
 
 from ..component import get_similarity_pipe
 from ..evaluation.report import write_json
-from ..explain import explain_pair, model_kind, tweak_weights
+from ..explain import (
+    EXACT_SHAPLEY_TOKENS,
+    METHODS,
+    SAMPLES,
+    PairExplanation,
+    TokenContribution,
+    explain_pair,
+    model_kind,
+    tweak_weights,
+)
 from .app import OUTPUT_JSON, app, errors, fail, load_pipeline
 
 
 @app.command("explain")
 def explain_command(
-    model: str = typer.Argument(..., help="Trained pipeline with a TWEAK or S2Net siamese_similarity pipe"),
+    model: str = typer.Argument(..., help="Trained pipeline with a siamese_similarity pipe"),
     text_a: Optional[str] = typer.Argument(None, help="First text of a pair to explain"),
     text_b: Optional[str] = typer.Argument(None, help="Second text of the pair"),
-    top: int = typer.Option(10, "--top", "-n", help="Terms to show, by absolute contribution"),
+    method: str = typer.Option(
+        "auto", "--method", help=f"One of {', '.join(METHODS)}: auto = exact for TWEAK/S2Net, else shapley"
+    ),
+    samples: int = typer.Option(SAMPLES, "--samples", help="Shapley permutations per text of more than 8 tokens"),
+    top: int = typer.Option(10, "--top", "-n", help="Tokens (and terms) to show per text, by absolute contribution"),
     output_json: Optional[Path] = OUTPUT_JSON,
 ) -> None:
-    """Print a TWEAK pipe's feature weights, and the terms behind a pair's similarity.
+    """Print the tokens behind a pair's similarity, and a TWEAK pipe's feature weights.
 
-    For a pair of texts, the terms that contribute most to their similarity (exact for TWEAK
-    and S2Net: the contributions sum to the score).
+    Each token's contribution: exact term contributions for TWEAK and S2Net; Shapley values for
+    every other encoder (a text's values sum to its score minus the score with that text
+    emptied). Without texts, a TWEAK pipe's learned feature weights.
     """
     with errors():
         if (text_a is None) != (text_b is None):
-            fail("Give two texts to explain a pair, or none for the feature weights only")
+            fail("Give two texts to explain a pair, or none for a TWEAK pipe's feature weights")
+        if method not in METHODS:
+            fail(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
         nlp = load_pipeline(model)
-        kind = model_kind(get_similarity_pipe(nlp))
+        kind = model_kind(get_similarity_pipe(nlp, initialized=True))
         out: Dict[str, Any] = {"model": model, "kind": kind}
+        if text_a is None and kind != "tweak":
+            fail(f"Give two texts to explain: only a TWEAK pipe has feature weights, this one is {kind!r}")
         if kind == "tweak":
             weights = tweak_weights(nlp)
             out["feature_weights"] = weights
@@ -37,18 +55,38 @@ def explain_command(
             for name, value in weights.items():
                 typer.echo(f"  {name:<16} {value:+.4f}")
         if text_a is not None and text_b is not None:
-            explanation = explain_pair(nlp, text_a, text_b)
-            out["pair"] = {"text_a": text_a, "text_b": text_b, **explanation.to_dict(top)}
-            typer.echo(f"sim = {explanation.score:.4f}  ({kind})")
-            for term, value in explanation.top(top):
-                typer.echo(f"  {value:+.4f}  {term}")
-            shown = len(explanation.top(top))
-            others = sum(v for _, v in explanation.contributions) - sum(v for _, v in explanation.top(top))
-            if len(explanation.contributions) > shown:
-                typer.echo(f"  {others:+.4f}  ({len(explanation.contributions) - shown} other terms)")
-            if abs(explanation.rest) > 1e-6:
-                typer.echo(f"  {explanation.rest:+.4f}  (hash collisions)")
-            if explanation.offset:
-                typer.echo(f"  {explanation.offset:+.4f}  (rescaled cosine offset)")
+            explanation = explain_pair(nlp, text_a, text_b, method=method, samples=samples)
+            out["pair"] = explanation.to_dict(top)
+            show(explanation, top)
         if output_json:
             write_json(out, output_json)
+
+
+def show(ex: PairExplanation, top: int) -> None:
+    how = {"exact": "exact term contributions", "shapley": "Shapley values", "occlusion": "leave-one-token-out"}
+    sampled = f", {ex.samples} permutations for a text of over {EXACT_SHAPLEY_TOKENS} tokens" if ex.samples else ""
+    typer.echo(f"sim = {ex.score:.4f}  ({ex.kind}; {how[ex.method]}{sampled})")
+    for label, tokens, reference in (("a", ex.tokens_a, ex.reference_a), ("b", ex.tokens_b, ex.reference_b)):
+        total = sum(t.contribution for t in tokens)
+        typer.echo(f"text {label}: {_inline(tokens)}")
+        what = "the sum over its tokens" if ex.method != "occlusion" else "the sum of the leave-one-out falls"
+        typer.echo(f"  score without text {label}: {reference:.4f}; {what}: {total:+.4f}")
+        for token in sorted(tokens, key=lambda t: -abs(t.contribution))[:top]:
+            typer.echo(f"  {token.contribution:+.4f}  {token.text}")
+    if ex.terms:
+        part = "terms" if ex.method == "exact" else "lexical part's terms (exact)"
+        typer.echo(f"{part}:")
+        for term, value in ex.top(top):
+            typer.echo(f"  {value:+.4f}  {term}")
+        shown = ex.top(top)
+        if len(ex.terms) > len(shown):
+            others = sum(v for _, v in ex.terms) - sum(v for _, v in shown)
+            typer.echo(f"  {others:+.4f}  ({len(ex.terms) - len(shown)} other terms)")
+    if abs(ex.rest) > 1e-6:
+        typer.echo(f"  {ex.rest:+.4f}  (hash collisions and clipping)")
+    if ex.offset:
+        typer.echo(f"  {ex.offset:+.4f}  (rescaled cosine offset)")
+
+
+def _inline(tokens: List[TokenContribution]) -> str:
+    return "".join(f"{t.text}[{t.contribution:+.2f}]{t.ws}" for t in tokens)

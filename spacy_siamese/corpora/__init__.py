@@ -6,7 +6,8 @@ Pair formats (`read_pairs(path, format=...)`): "tsv" (header naming the columns:
 release, QQP-style mirrors), "bimpm" (BiMPM's Quora split), "jsonl", "stackexchange",
 "sts" (STS Benchmark), "sick", "mrpc", "twitter_url" (a directory). Collections
 (`read_documents(collection, path)`): "20news", "reuters", "news" (UCI News Aggregator),
-"jsonl". A malformed line raises a `PairFormatError` / `DocumentFormatError` naming the
+"jsonl". `MultiPairCorpus` reads several pair files as one corpus, each pair tagged with its
+dataset's name. A malformed line raises a `PairFormatError` / `DocumentFormatError` naming the
 file and the line, or with `lenient=True` is skipped and reported in one warning.
 """
 
@@ -18,8 +19,10 @@ from .newsgroups import strip_header, strip_quoting, strip_signature
 from .pair_files import PAIR_FORMATS, detect_format, read_pairs
 from .readers import (
     DocumentPairs,
+    MultiPairCorpus,
     PairCorpus,
     create_document_pairs,
+    create_multi_pair_corpus,
     create_pair_corpus,
     read_pair_examples,
 )
@@ -32,11 +35,13 @@ __all__ = [
     "DocRecord",
     "DocumentFormatError",
     "DocumentPairs",
+    "MultiPairCorpus",
     "PairCorpus",
     "PairFormatError",
     "PairIndex",
     "PairRecord",
     "create_document_pairs",
+    "create_multi_pair_corpus",
     "create_pair_corpus",
     "detect_format",
     "detokenize_ptb",

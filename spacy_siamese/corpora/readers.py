@@ -1,8 +1,9 @@
-"""The registered corpus readers for `spacy train`: pair files and seeded pairs of
-labelled documents, both as pair Examples (see `spacy_siamese.pair_examples`)."""
+"""The registered corpus readers for `spacy train`: pair files (one, or several datasets
+tagged by name) and seeded pairs of labelled documents, as pair Examples (see
+`spacy_siamese.pair_examples`)."""
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -11,10 +12,11 @@ from spacy.util import ensure_path, registry
 
 from ..labelled import labelled_doc_example
 from ..pair_examples import make_pair_example
-from .base import DocRecord, DocumentFormatError
+from ..validation import check_dataset_name
+from .base import DocRecord, DocumentFormatError, check_path
 from .document_files import read_documents
 from .hierarchy import group_of, group_path, sample_hierarchy_pairs
-from .pair_files import read_pairs
+from .pair_files import PAIR_FORMATS, read_pairs
 from .sampling import PairIndex, doc_pair_examples, sample_pairs, split_documents
 
 SPLITS = ("train", "dev", "all", "test")
@@ -36,13 +38,22 @@ def create_pair_corpus(
 
 class PairCorpus:
     """Callable corpus like spacy.training.Corpus: `corpus(nlp)` yields one pair
-    Example per record in the file, at most `limit` if limit > 0."""
+    Example per record in the file, at most `limit` if limit > 0, tagged with `dataset` if given."""
 
-    def __init__(self, path: Union[str, Path], *, format: str = "auto", limit: int = 0, lenient: bool = False) -> None:
+    def __init__(
+        self,
+        path: Union[str, Path],
+        *,
+        format: str = "auto",
+        limit: int = 0,
+        lenient: bool = False,
+        dataset: Optional[str] = None,
+    ) -> None:
         self.path = ensure_path(path)
         self.format = format
         self.limit = limit
         self.lenient = lenient
+        self.dataset = dataset
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         records = read_pairs(self.path, format=self.format, lenient=self.lenient)
@@ -50,9 +61,90 @@ class PairCorpus:
             for i, record in enumerate(records):
                 if self.limit > 0 and i >= self.limit:
                     break
-                yield make_pair_example(nlp, record.text1, record.text2, record.label)
+                yield make_pair_example(nlp, record.text1, record.text2, record.label, dataset=self.dataset)
         finally:
             records.close()  # emit the lenient-mode warning now, not at garbage collection
+
+
+DATASET_FIELDS = {"path": None, "format": "auto", "limit": 0, "lenient": False}
+
+
+@registry.readers("spacy-siamese.MultiPairCorpus.v1")
+def create_multi_pair_corpus(
+    *, datasets: Dict[str, Dict[str, Any]], root: Optional[Path] = None
+) -> Callable[[Language], Iterator[Example]]:
+    """Read several pair files as pair Examples tagged with their dataset's name, one dataset
+    after the other in config order, re-reading them on every call (epoch).
+
+    datasets: name -> {path, format ("auto"), limit (0 = all), lenient (false)}, as for
+    `spacy-siamese.PairCorpus.v1`. A name (lower-case letters, digits, "_") is what
+    `spacy-siamese.DatasetLosses.v1`, `spacy-siamese.batch_by_dataset.v1` (weights) and the
+    metrics of `spacy-siamese.dataset_scorer.v1` (sim_<name>_auc) call the dataset.
+    root: the directory relative paths are read from (default: the working directory).
+
+        [corpora.train]
+        @readers = "spacy-siamese.MultiPairCorpus.v1"
+        root = ${paths.corpus}
+
+        [corpora.train.datasets.quora]
+        path = "quora/train.jsonl"
+        limit = 0
+
+        [corpora.train.datasets.sts]
+        path = "sts/train.jsonl"
+    """
+    return MultiPairCorpus(datasets, root=root)
+
+
+class MultiPairCorpus:
+    """Callable corpus: `corpus(nlp)` yields the pair Examples of every dataset, each tagged with
+    its name (`spacy_siamese.pair_examples.get_dataset`), dataset after dataset. Every file is
+    checked to exist when the corpus is made."""
+
+    def __init__(self, datasets: Mapping[str, Mapping[str, Any]], *, root: Optional[Union[str, Path]] = None) -> None:
+        where = "spacy-siamese.MultiPairCorpus.v1"
+        if not datasets:
+            raise ValueError(f"{where}: no datasets; give them as [corpora.NAME.datasets.DATASET] sections.")
+        base = ensure_path(root) if root is not None else None
+        self.corpora: Dict[str, PairCorpus] = {}
+        for name, settings in datasets.items():
+            check_dataset_name(name)
+            if not isinstance(settings, Mapping):
+                raise ValueError(f"{where}: dataset '{name}' must be a section with a path, got {settings!r}")
+            unknown = sorted(set(settings) - set(DATASET_FIELDS))
+            if unknown:
+                hint = " (weights belong to spacy-siamese.batch_by_dataset.v1)" if "weight" in unknown else ""
+                raise ValueError(
+                    f"{where}: dataset '{name}' has unknown setting(s) {', '.join(unknown)}; "
+                    f"it takes {', '.join(DATASET_FIELDS)}{hint}."
+                )
+            opts = {**DATASET_FIELDS, **settings}
+            if opts["path"] is None:
+                raise ValueError(f"{where}: dataset '{name}' has no path.")
+            if opts["format"] not in ("auto",) + PAIR_FORMATS:
+                raise ValueError(
+                    f"{where}: dataset '{name}': unknown format {opts['format']!r} "
+                    f"(choose one of {', '.join(('auto',) + PAIR_FORMATS)})."
+                )
+            path = ensure_path(opts["path"])
+            if base is not None and not path.is_absolute():
+                path = base / path
+            try:
+                check_path(path, allow_dir=True)
+            except (FileNotFoundError, ValueError) as err:
+                hint = "" if base is not None else " Relative paths are read from `root` (not set)."
+                raise type(err)(f"{where}: dataset '{name}': {err}.{hint}") from None
+            self.corpora[name] = PairCorpus(
+                path, format=opts["format"], limit=int(opts["limit"]), lenient=bool(opts["lenient"]), dataset=name
+            )
+
+    @property
+    def names(self) -> List[str]:
+        return list(self.corpora)
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        for corpus in self.corpora.values():
+            yield from corpus(nlp)
 
 
 def read_pair_examples(

@@ -1,6 +1,8 @@
 """Pair losses, one per module. Each takes (scores, labels) and returns (d_scores, loss)."""
 
 from ._util import in_batch_columns
+from .cosent import CoSENTLoss, make_cosent_loss
+from .dataset_losses import DatasetLosses, PairColumns, make_dataset_losses
 from .in_batch_negatives import LOGITS, InBatchNegativesLoss, make_in_batch_negatives, ranking_loss
 from .log_loss import PairLogLoss, make_log_loss, make_log_loss_v1
 from .pairwise_logistic import PairwiseLogisticLoss, make_pairwise_logistic_loss
@@ -19,7 +21,10 @@ __all__ = [
     "LOGITS",
     "MINING",
     "TRIPLET_FORMS",
+    "CoSENTLoss",
+    "DatasetLosses",
     "InBatchNegativesLoss",
+    "PairColumns",
     "PairLogLoss",
     "PairSquaredError",
     "PairwiseLogisticLoss",
@@ -28,6 +33,8 @@ __all__ = [
     "batch_all_triplets",
     "batch_hard_triplets",
     "in_batch_columns",
+    "make_cosent_loss",
+    "make_dataset_losses",
     "make_in_batch_negatives",
     "make_log_loss",
     "make_log_loss_v1",

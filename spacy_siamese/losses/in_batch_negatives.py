@@ -30,6 +30,8 @@ class InBatchNegativesLoss:
     The sides of non-duplicate pairs take part as further negatives. Returns (d_scores, loss).
     """
 
+    uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
+
     def __init__(
         self,
         pair_loss: Optional[Callable] = None,

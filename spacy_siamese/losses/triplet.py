@@ -38,6 +38,8 @@ class TripletLoss:
     `pair_loss`, if given, trains the k pair columns too.
     """
 
+    uses_in_batch_scores = True  # on pairs, takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
+
     def __init__(
         self,
         *,

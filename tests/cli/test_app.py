@@ -27,6 +27,8 @@ COMMANDS = {
     "index",
     "report",
     "search",
+    "serve",
+    "teacher-pairs",
 }
 PACKAGE = Path(spacy_siamese.__file__).parent
 

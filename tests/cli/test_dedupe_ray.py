@@ -49,6 +49,7 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
         result = invoke(
             "dedupe-ray", tmp_path / "model", tmp_path / "texts.jsonl", "--vectors", tmp_path / "vectors",
             "--output", tmp_path / "pairs.jsonl", "-k", 3, "--threshold", 0.5, "--workers", 2,
+            "--stats-json", tmp_path / "stats.json",
         )  # fmt: skip
     finally:
         ray.shutdown()
@@ -58,3 +59,6 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
     expected = find_duplicates(nlp, texts, k=3, threshold=0.5, progress=False)
     assert [(r["id1"], r["id2"], r["score"]) for r in rows] == expected and rows
     assert f"Wrote {len(rows)} duplicate pairs" in result.output
+    stats = srsly.read_json(tmp_path / "stats.json")
+    assert list(stats["stages_s"]) == ["start", "read", "encode", "collect", "index", "search"]
+    assert stats["n_pairs"] == len(rows) and stats["settings"]["workers"] == 2

@@ -1,15 +1,24 @@
 import pytest
 import spacy
+from spacy.tokens import DocBin
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_siamese.corpora import PairFormatError, create_document_pairs, create_pair_corpus, read_pair_examples
+from spacy_siamese.corpora import (
+    MultiPairCorpus,
+    PairFormatError,
+    create_document_pairs,
+    create_multi_pair_corpus,
+    create_pair_corpus,
+    read_pair_examples,
+)
 from spacy_siamese.corpora.readers import create_labelled_documents
 from spacy_siamese.labelled import get_doc_labels, is_labelled_doc
-from spacy_siamese.pair_examples import get_label, get_partner
+from spacy_siamese.pair_examples import get_dataset, get_label, get_partner
 
 from .test_bimpm import BIMPM
 from .test_newsgroups import newsgroups_archive
+from .test_sts import STS
 from .test_tsv import QUORA_MIRROR
 from .util import write
 
@@ -111,3 +120,60 @@ def test_labelled_documents_reader(tmp_path, nlp):
         make(path, collection="20news", label="topic")
     with pytest.raises(ValueError, match="split must be one of"):
         make(path, collection="20news", split="valid")
+
+
+# -- several datasets, each pair tagged with its dataset ------------------------
+
+
+def multi_corpus_files(tmp_path):
+    write(tmp_path, "quora.tsv", QUORA_MIRROR)
+    write(tmp_path, "sts-dev.csv", STS)
+    return {"quora": {"path": "quora.tsv", "limit": 3}, "sts": {"path": "sts-dev.csv", "format": "sts"}}
+
+
+def test_multi_pair_corpus_tags_every_pair_with_its_dataset(tmp_path, nlp):
+    datasets = multi_corpus_files(tmp_path)
+    config = {"corpus": {"@readers": "spacy-siamese.MultiPairCorpus.v1", "root": str(tmp_path), "datasets": datasets}}
+    corpus = registry.resolve(config)["corpus"]
+    assert registry.readers.get("spacy-siamese.MultiPairCorpus.v1") is create_multi_pair_corpus
+    assert isinstance(corpus, MultiPairCorpus) and corpus.names == ["quora", "sts"]
+    for _ in range(2):  # re-read on every call (epoch)
+        examples = list(corpus(nlp))
+        assert [get_dataset(eg) for eg in examples] == ["quora"] * 3 + ["sts"] * 3
+        assert [get_label(eg) for eg in examples] == [0.0, 0.0, 1.0, 1.0, 0.25, 0.0]
+        assert get_partner(examples[3]).text == "An air plane is taking off."
+
+
+def test_the_dataset_tag_survives_docbin_and_evaluate_copies(tmp_path, nlp):
+    examples = list(create_multi_pair_corpus(datasets=multi_corpus_files(tmp_path), root=tmp_path)(nlp))
+    doc_bin = DocBin(store_user_data=True, docs=[eg.reference for eg in examples])
+    docs = list(DocBin().from_bytes(doc_bin.to_bytes()).get_docs(nlp.vocab))
+    assert [get_dataset(Example(doc, doc)) for doc in docs] == [get_dataset(eg) for eg in examples]
+    copied = Example(examples[4].x.copy(), examples[4].y.copy())  # what nlp.evaluate does
+    assert get_dataset(copied) == "sts" and get_label(copied) == 0.25
+
+
+def test_multi_pair_corpus_paths_without_root_are_read_from_the_working_directory(tmp_path, nlp, monkeypatch):
+    datasets = multi_corpus_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert len(list(create_multi_pair_corpus(datasets=datasets)(nlp))) == 6
+    monkeypatch.chdir(tmp_path.parent)
+    with pytest.raises(FileNotFoundError, match=r"dataset 'quora': Pair file not found: quora.tsv.*`root` \(not set\)"):
+        create_multi_pair_corpus(datasets=datasets)
+
+
+@pytest.mark.parametrize(
+    "datasets,message",
+    [
+        ({}, "no datasets"),
+        ({"STS-B": {"path": "sts-dev.csv"}}, "lower-case letters, digits and underscores"),
+        ({"sts": {"path": "sts-dev.csv", "weight": 2.0}}, "unknown setting.*weight.*batch_by_dataset"),
+        ({"sts": {"format": "sts"}}, "dataset 'sts' has no path"),
+        ({"sts": {"path": "sts-dev.csv", "format": "csv"}}, "dataset 'sts': unknown format 'csv'"),
+        ({"sts": "sts-dev.csv"}, "must be a section with a path"),
+    ],
+)
+def test_multi_pair_corpus_settings_are_checked(tmp_path, datasets, message):
+    multi_corpus_files(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        create_multi_pair_corpus(datasets=datasets, root=tmp_path)

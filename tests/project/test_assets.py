@@ -67,3 +67,12 @@ def test_sts_files_without_a_mirror_must_be_placed_by_hand(project):
     assert result.returncode != 0
     assert "Missing asset: sts/sts-train.csv is not in assets" in result.output
     assert "place the file there yourself" in result.output
+
+
+def test_paraphrase_assets_are_copied_and_verified(project):
+    result = project("assets-paraphrase")
+    assert result.returncode == 0, result.output[-3000:]
+    for name in ("msr_paraphrase_train.txt", "twitter_url_train/a.toks", "twitter_url_train/sim.txt"):
+        copied = project.dir / "assets/paraphrase" / name
+        assert copied.read_bytes() == (project.mirror / "paraphrase" / name).read_bytes()
+    assert (project.dir / "corpus/paraphrase/sources.json").exists()

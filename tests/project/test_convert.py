@@ -92,3 +92,72 @@ def test_official_quora_file_gets_a_seeded_question_disjoint_split(tmp_path):
     assert (tmp_path / "again/dev.jsonl").read_bytes() == (tmp_path / "out/dev.jsonl").read_bytes()
     _convert(sources, tmp_path / "other", seed=2)
     assert (tmp_path / "other/dev.jsonl").read_bytes() != (tmp_path / "out/dev.jsonl").read_bytes()
+
+
+def _write_pairs(path, pairs):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"text1": a, "text2": b, "label": y}) + "\n" for a, b, y in pairs), "utf8")
+
+
+def _sources(path, files):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"source": "mirror", "files": [{"name": n, "path": str(p)} for n, p in files.items()]}))
+
+
+def test_convert_general_keeps_msrpar_and_dev_pairs_out_of_training(tmp_path):
+    corpus, raw = tmp_path / "corpus", tmp_path / "raw"
+    for name in ("quora", "stackexchange"):
+        _write_pairs(corpus / name / "train.jsonl", [(f"{name} a{i}", f"{name} b{i}", i % 2) for i in range(6)])
+        _write_pairs(corpus / name / "dev.jsonl", [(f"{name} c{i}", f"{name} d{i}", i % 2) for i in range(4)])
+    sts_row = "main-news\t{}\t2012\t{:04d}\t{}\t{}\t{}\n"
+    raw.mkdir()
+    (raw / "sts-train.csv").write_text(
+        sts_row.format("MSRvid", 1, "5.0", "A plane takes off.", "A plane is taking off.")
+        + sts_row.format("MSRpar", 2, "4.0", "Shares rose 5 percent.", "Stocks gained 5 percent.")
+        + sts_row.format("headlines", 3, "1.0", "A dog barks.", "A cat sleeps."),  # also a SICK trial pair
+        encoding="utf8",
+    )
+    (raw / "sts-dev.csv").write_text(
+        sts_row.format("MSRvid", 4, "2.5", "A man sings.", "A woman dances.")
+        + sts_row.format("MSRpar", 5, "3.0", "The court ruled on Monday.", "On Monday the court gave its ruling."),
+        encoding="utf8",
+    )
+    sick_head = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+    (raw / "SICK_train.txt").write_text(
+        sick_head + "1\tA woman dances.\tA man sings.\t2.0\tNEUTRAL\n2\tKids play.\tChildren play.\t4.6\tENTAILMENT\n",
+        encoding="utf8",
+    )  # pair 1 is an STS-B dev pair, sides swapped
+    (raw / "SICK_trial.txt").write_text(sick_head + "3\ta dog barks\ta cat sleeps\t1.5\tNEUTRAL\n", encoding="utf8")
+    mrpc_rows = [("1", "The court ruled on Monday.", "On Monday the court gave its ruling.")]  # STS-B dev MSRpar
+    mrpc_rows += [(str(i % 2), f"Sentence {i} here.", f"Sentence {i} there.") for i in range(6)]
+    (raw / "msr.txt").write_text(
+        "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+        + "".join(f"{y}\t{i}\t{i + 100}\t{a}\t{b}\n" for i, (y, a, b) in enumerate(mrpc_rows)),
+        encoding="utf8",
+    )
+    twitter = raw / "twitter_url_train"
+    twitter.mkdir()
+    firsts = [f"headline number {i // 4}" for i in range(40)]
+    (twitter / "a.toks").write_text("".join(f"{a}\n" for a in firsts), encoding="utf8")
+    (twitter / "b.toks").write_text("".join(f"tweet {i} about it\n" for i in range(40)), encoding="utf8")
+    (twitter / "sim.txt").write_text("".join(f"{int(i % 4 == 0)}\n" for i in range(40)), encoding="utf8")
+    _sources(corpus / "sts/sources.json", {f"sts/{p.name}": p for p in raw.glob("*.*") if p.name != "msr.txt"})
+    _sources(corpus / "paraphrase/sources.json", {
+        "paraphrase/msr_paraphrase_train.txt": raw / "msr.txt",
+        **{f"paraphrase/twitter_url_train/{n}": twitter / n for n in ("a.toks", "b.toks", "sim.txt")}})  # fmt: skip
+    out = tmp_path / "general"
+    cmd = [sys.executable, str(PROJECT / "scripts/convert_general.py"), str(corpus), str(out),
+           "--mrpc-dev-pairs", "2", "--twitter-dev-fraction", "0.25"]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    read = lambda name, part: [json.loads(x) for x in (out / name / f"{part}.jsonl").read_text().splitlines()]  # noqa: E731
+    assert [p["text1"] for p in read("sts", "train")] == ["A plane takes off."]  # MSRpar and a SICK trial pair out
+    assert [p["text1"] for p in read("sts", "dev")] == ["A man sings."]
+    assert [p["text1"] for p in read("sick", "train")] == ["Kids play."]
+    assert "The court ruled on Monday." not in {p["text1"] for p in read("mrpc", "train")}
+    assert len(read("mrpc", "dev")) == 2 and len(read("twitter_url", "dev")) == 8  # two headlines of 4 tweets
+    assert not {p["text1"] for p in read("twitter_url", "dev")} & {p["text1"] for p in read("twitter_url", "train")}
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["sts_msrpar_rows_dropped"] == {"train": 1, "dev": 1}
+    dropped = {name: info["train_pairs_dropped_as_dev_pairs"] for name, info in stats["datasets"].items()}
+    assert dropped == {"quora": 0, "stackexchange": 0, "sts": 1, "sick": 1, "mrpc": 1, "twitter_url": 0}

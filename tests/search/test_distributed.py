@@ -30,11 +30,11 @@ def test_ray_dedupe_equals_single_process(local_ray, models, tmp_path):
     distributed.write_vectors(encoded, str(tmp_path / "vectors"))
     assert list((tmp_path / "vectors").glob("*.parquet"))
     stored = distributed.read_vectors(str(tmp_path / "vectors"))
-    ids, vectors, model_id = distributed.collect_vectors(stored)
+    ids, store = distributed.collect_vectors(stored)
     assert ids == list(range(len(texts)))
-    assert model_id == nlp.get_pipe("siamese_similarity").model_id
+    assert store.model_id == nlp.get_pipe("siamese_similarity").model_id
     expected_vectors = nlp.get_pipe("siamese_similarity").vectors(list(nlp.pipe(texts)))
-    numpy.testing.assert_array_equal(vectors, expected_vectors)
+    numpy.testing.assert_array_equal(store.rows(numpy.arange(len(texts))), expected_vectors)
     for k in (3, 10):
         pairs = distributed.find_duplicates_dataset(stored, str(tmp_path / "model"), k=k, threshold=0.5, batch_size=25)
         assert pairs == find_duplicates(nlp, texts, k=k, threshold=0.5, progress=False)
@@ -49,5 +49,10 @@ def test_vectors_read_back_from_parquet_directly_equal_the_dataset(local_ray, mo
     distributed.write_vectors(encoded, str(tmp_path / "vectors"))
     through_ray = distributed.collect_vectors(distributed.read_vectors(str(tmp_path / "vectors")))
     direct = distributed.collect_vectors(str(tmp_path / "vectors"))
-    assert direct[0] == through_ray[0] == [r["id"] for r in rows] and direct[2] == through_ray[2]
-    numpy.testing.assert_array_equal(direct[1], through_ray[1])
+    assert direct[0] == through_ray[0] == [r["id"] for r in rows]
+    assert direct[1].model_id == through_ray[1].model_id == nlp.get_pipe("siamese_similarity").model_id
+    everything = numpy.arange(len(rows))
+    numpy.testing.assert_array_equal(direct[1].rows(everything), through_ray[1].rows(everything))
+    assert direct[1].lexical is not None and direct[1].lexical.nnz < direct[1].lexical.shape[0] * 64  # sparse
+    expected = nlp.get_pipe("siamese_similarity").vectors(list(nlp.pipe(CORPUS)))
+    numpy.testing.assert_array_equal(direct[1].rows(everything), expected)

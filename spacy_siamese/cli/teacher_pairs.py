@@ -1,0 +1,42 @@
+"""`teacher-pairs`: pairs of texts labelled by a sentence-transformers teacher, for distillation."""
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..distill import NEIGHBOURS, distinct_texts, teacher_pairs, teacher_vectors
+from .app import PROGRESS, app, errors, read_pair_records, write_jsonl
+
+
+@app.command("teacher-pairs")
+def teacher_pairs_command(
+    teacher: str = typer.Argument(
+        ..., help="sentence-transformers model name (e.g. sentence-transformers/all-MiniLM-L6-v2) or directory"
+    ),
+    inputs: List[Path] = typer.Argument(
+        ..., help="Pair files whose texts (both sides; labels unused) are the texts to pair"
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"),
+    pairs: int = typer.Option(30000, "--pairs", help="Pairs to write"),
+    max_texts: int = typer.Option(0, "--max-texts", help="Use the first N distinct texts (0: all)"),
+    neighbours: int = typer.Option(NEIGHBOURS, "--neighbours", help="Pair anchors with one of their N nearest texts"),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache the teacher's vectors here"),
+    seed: int = typer.Option(0, "--seed"),
+    progress: bool = PROGRESS,
+) -> None:
+    r"""Label pairs of texts with a teacher's cosine (pip install 'spacy-siamese\[distill]').
+
+    The teacher encodes every distinct text once (cached in --cache-dir); for seeded anchors,
+    the nearest text, one of the --neighbours nearest and a random one become pairs, labelled
+    with the teacher's cosine clipped to [0, 1]. Train on the output like any graded pair file
+    (e.g. CoSENT or squared error): the student reproduces the teacher's scores without torch.
+    """
+    with errors():
+        texts = distinct_texts(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2))
+        if max_texts:
+            texts = texts[:max_texts]
+        vectors = teacher_vectors(teacher, texts, cache_dir=cache_dir, progress=progress)
+        rows = teacher_pairs(texts, vectors, n_pairs=pairs, neighbours=neighbours, seed=seed)
+        write_jsonl(output, rows)
+        typer.echo(f"Wrote {len(rows):,} teacher-labelled pairs of {len(texts):,} texts to {output}")

@@ -1,0 +1,110 @@
+"""Look at similarities, in the manner of spaCy's displaCy: `render` returns the HTML of a pair
+explanation (tokens shaded by their contribution), a query's hits or the duplicate groups of a
+dedupe run, and shows it in a notebook; `serve` serves the page to a browser (standard library
+only): a pair form over a pipeline, a search box over a saved index, the groups of a file.
+
+    from spacy_siamese import displacy
+    from spacy_siamese.explain import explain_pair
+
+    displacy.render(explain_pair(nlp, "How do I learn Python?", "Best way to learn Python?"))
+    displacy.serve(nlp=nlp, index="questions.index", groups="groups.jsonl", port=5000)
+"""
+
+import logging
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+
+from spacy.language import Language
+from spacy.util import is_in_jupyter
+
+from ..search import SimilarityIndex
+from .render import STYLES, as_list, fragment, render_style
+from .render import page as html_page
+from .server import DisplacyApp, Explainer, load_index, make_server, read_groups, server_url
+
+logger = logging.getLogger(__name__)
+
+
+def render(
+    obj: Any,
+    style: str = "pair",
+    page: bool = False,
+    jupyter: Optional[bool] = None,
+    options: Optional[Dict[str, Any]] = None,
+) -> Optional[str]:
+    """Render a similarity visualisation as HTML.
+
+    obj: "pair": a pair explanation's dict (`explain_pair(nlp, a, b).to_dict()`, or the
+        explanation itself), or a list of them; "search": {"query", "hits": [{"id", "text",
+        "score"}]} (a `search --output-json` result), or a list; "groups": the rows of a
+        `dedupe --groups` file, or its path.
+    style (str): "pair", "search" or "groups".
+    page (bool): Render a whole HTML page instead of a fragment.
+    jupyter (bool): Display in a notebook; None detects one.
+    options (dict): "colors" ({"positive": "#rrggbb", "negative": ...}) for pairs, "limit"
+        (the largest groups only) for groups.
+    RETURNS (str): The markup; None when displayed in a notebook.
+    """
+    opts = dict(options or {})
+    markup = render_style(style, _inputs(obj, style), opts)
+    html = html_page(markup, title=f"spacy-siamese: {style}") if page else fragment(markup)
+    if jupyter or (jupyter is None and is_in_jupyter()):
+        from IPython.display import HTML, display
+
+        display(HTML(html))
+        return None
+    return html
+
+
+def serve(
+    obj: Any = None,
+    style: str = "pair",
+    *,
+    nlp: Optional[Language] = None,
+    index: Union[SimilarityIndex, str, Path, None] = None,
+    groups: Union[str, Path, Iterable[Mapping[str, Any]], None] = None,
+    explain: Optional[Explainer] = None,
+    options: Optional[Dict[str, Any]] = None,
+    port: int = 5000,
+    host: str = "0.0.0.0",
+    auto_select_port: bool = False,
+) -> None:
+    """Serve the page at http://host:port until interrupted (Ctrl+C).
+
+    obj, style: something to `render`, shown at /.
+    nlp (Language): A pipeline with a similarity pipe: the pair view (/pair), two texts whose
+        explanation (`explain`, default `explain_pair(nlp, a, b).to_dict()`) is shown shaded.
+    index (SimilarityIndex or str / Path): An index, or the directory `python -m spacy_siamese
+        index` wrote (loaded with `nlp`): the search view (/search).
+    groups (str / Path or rows): A `dedupe --groups` file: the groups view (/groups).
+    options (dict): As `render`'s; for the groups view, "limit" is the groups a page (100).
+    port (int), host (str): Where to serve; `auto_select_port` takes the next free port.
+    """
+    if is_in_jupyter():
+        warnings.warn("displacy.serve blocks the notebook: use displacy.render to show the HTML in it", stacklevel=2)
+    markup = None if obj is None else render_style(style, _inputs(obj, style), dict(options or {}))
+    app = DisplacyApp(nlp=nlp, index=index, groups=groups, markup=markup, explain=explain, options=options)
+    server = make_server(app, host, port, auto_select_port)
+    logger.info("Serving %s on %s", ", ".join(app.views or [style]), server_url(server))
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        logger.info("Shutting down the server on %s", server_url(server))
+    finally:
+        server.server_close()
+
+
+def _inputs(obj: Any, style: str) -> List[Mapping[str, Any]]:
+    """The list of input dicts of a style."""
+    if style == "groups" and isinstance(obj, (str, Path)):
+        return list(read_groups(obj))
+    if style == "pair":
+        items = obj if isinstance(obj, (list, tuple)) else [obj]
+        return [item.to_dict() if hasattr(item, "to_dict") else item for item in items]
+    if style not in STYLES:
+        raise ValueError(f"Unknown displacy style {style!r}: use one of {', '.join(STYLES)}")
+    return list(obj) if style == "groups" else as_list(obj)
+
+
+__all__ = ["DisplacyApp", "STYLES", "load_index", "make_server", "read_groups", "render", "serve", "server_url"]

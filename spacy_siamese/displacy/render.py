@@ -1,0 +1,239 @@
+"""HTML for the three views: a pair with its tokens shaded by contribution, a query's hits, and
+the duplicate groups of a dedupe run. Every text is HTML-escaped; the markup is styled by the
+package's stylesheet (`static/displacy.css`), which `page` and `fragment` inline."""
+
+import math
+from html import escape
+from pathlib import Path
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+STATIC = Path(__file__).parent / "static"
+STYLES = ("pair", "search", "groups")
+# Diverging colours: a token that raises the score is green, one that lowers it red.
+DEFAULT_COLORS = {"positive": "#16a34a", "negative": "#dc2626"}
+MAX_ALPHA = 0.8  # the largest |contribution| of a pair; the text stays readable on it
+NAV = (
+    ("pair", "pair", "Pair"),
+    ("search", "search", "Search"),
+    ("groups", "groups", "Groups"),
+)  # relative: a proxy may add a prefix
+
+
+def static_text(name: str) -> str:
+    """A file of the package's static directory (the stylesheet, the script)."""
+    return (STATIC / name).read_text(encoding="utf8")
+
+
+def render_style(style: str, objs: Sequence[Any], options: Mapping[str, Any]) -> str:
+    """The markup of one style for its inputs (without the surrounding fragment or page)."""
+    if style == "pair":
+        return "\n".join(render_pair(obj, options) for obj in objs)
+    if style == "search":
+        return "\n".join(render_search(obj) for obj in objs)
+    if style == "groups":
+        return render_groups(objs, limit=options.get("limit"))
+    raise ValueError(f"Unknown displacy style {style!r}: use one of {', '.join(STYLES)}")
+
+
+# -- pair ---------------------------------------------------------------------------------------
+
+
+def render_pair(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str:
+    """A pair explanation (`explain_pair(nlp, a, b).to_dict()`): its score and both texts, each
+    token shaded by its contribution (colour by sign, opacity by |value| relative to the pair's
+    largest |value|), its value in the title."""
+    missing = [key for key in ("score", "tokens_a", "tokens_b") if key not in data]
+    if missing:
+        raise ValueError(f"A pair to render needs the keys score, tokens_a and tokens_b; missing: {', '.join(missing)}")
+    colors = {**DEFAULT_COLORS, **options.get("colors", {})}
+    rgb = {sign: hex_to_rgb(colors[sign]) for sign in ("positive", "negative")}
+    tokens_a, tokens_b = list(data["tokens_a"]), list(data["tokens_b"])
+    values = [contribution(tok) for tok in tokens_a + tokens_b]
+    largest = max((abs(v) for v in values), default=0.0)
+    about = " · ".join(escape(str(data[key])) for key in ("method", "kind") if data.get(key))
+    rows = "".join(
+        f'<div class="ss-side"><span class="ss-label">{label}</span>'
+        f'<div class="ss-text">{shaded_tokens(tokens, largest, rgb)}</div></div>'
+        for label, tokens in (("A", tokens_a), ("B", tokens_b))
+    )
+    return (
+        '<div class="ss-pair">'
+        f'<div class="ss-head"><span class="ss-score-label">similarity</span> '
+        f'<span class="ss-score" data-score="{escape(number(data["score"]))}">{score_text(data["score"])}</span>'
+        + (f' <span class="ss-about">{about}</span>' if about else "")
+        + "</div>"
+        + rows
+        + references(data)
+        + legend(rgb)
+        + "</div>"
+    )
+
+
+def references(data: Mapping[str, Any]) -> str:
+    """The scores the token contributions start from (`reference_a`, `reference_b`), if given."""
+    if data.get("reference_a") is None or data.get("reference_b") is None:
+        return ""
+    a, b = score_text(data["reference_a"]), score_text(data["reference_b"])
+    return (
+        '<div class="ss-references">Each text\'s contributions add up to the score minus its reference, '
+        f'the score without its tokens: A <span class="ss-reference">{a}</span>, '
+        f'B <span class="ss-reference">{b}</span></div>'
+    )
+
+
+def shaded_tokens(tokens: Iterable[Mapping[str, Any]], largest: float, rgb: Mapping[str, Tuple[int, int, int]]) -> str:
+    out = []
+    for tok in tokens:
+        value = contribution(tok)
+        alpha = round(MAX_ALPHA * abs(value) / largest, 3) if largest > 0 else 0.0
+        sign = "positive" if value > 0 else "negative" if value < 0 else "zero"
+        style = f' style="background-color: rgba({", ".join(map(str, rgb[sign]))}, {alpha})"' if alpha > 0 else ""
+        out.append(
+            f'<span class="ss-tok ss-{sign}" title="{value:+.4f}" data-contribution="{value!r}"{style}>'
+            f"{escape(str(tok.get('text', '')))}</span>{escape(str(tok.get('ws', '')))}"
+        )
+    return "".join(out)
+
+
+def legend(rgb: Mapping[str, Tuple[int, int, int]]) -> str:
+    swatch = 'style="background-color: rgba({}, {})"'
+    return (
+        '<div class="ss-legend">'
+        f'<span class="ss-swatch" {swatch.format(", ".join(map(str, rgb["positive"])), MAX_ALPHA)}>raises</span> '
+        f'<span class="ss-swatch" {swatch.format(", ".join(map(str, rgb["negative"])), MAX_ALPHA)}>lowers</span> '
+        "the score; hover a token for its contribution</div>"
+    )
+
+
+def contribution(tok: Mapping[str, Any]) -> float:
+    value = float(tok.get("contribution", 0.0) or 0.0)
+    return value if math.isfinite(value) else 0.0
+
+
+def hex_to_rgb(color: str) -> Tuple[int, int, int]:
+    """'#16a34a' -> (22, 163, 74); a ValueError for anything else."""
+    text = color.lstrip("#")
+    if len(text) != 6 or not color.startswith("#"):
+        raise ValueError(f"A colour must be written #rrggbb, got {color!r}")
+    r, g, b = (int(text[i : i + 2], 16) for i in (0, 2, 4))
+    return r, g, b
+
+
+# -- search -------------------------------------------------------------------------------------
+
+
+def render_search(data: Mapping[str, Any]) -> str:
+    """A query and its hits ({"query": str, "hits": [{"id", "text", "score"}, ...]}, as the
+    `search` command's --output-json results), best first."""
+    if "hits" not in data:
+        raise ValueError("A search result to render needs the key hits (and query)")
+    hits = list(data["hits"])
+    query = escape(str(data.get("query", "")))
+    items = "".join(
+        '<li class="ss-hit">'
+        f'<span class="ss-score" data-score="{escape(number(hit.get("score")))}">{score_text(hit.get("score"))}</span>'
+        f'<span class="ss-id">{escape(str(hit.get("id", "")))}</span>'
+        f'<span class="ss-hit-text">{escape(str(hit.get("text") or ""))}</span></li>'
+        for hit in hits
+    )
+    body = f'<ol class="ss-hits">{items}</ol>' if hits else '<p class="ss-empty">No hits.</p>'
+    return (
+        f'<div class="ss-search-result"><div class="ss-head">Query <q class="ss-query">{query}</q> · '
+        f'<span class="ss-count">{len(hits)} hit{"" if len(hits) == 1 else "s"}</span></div>{body}</div>'
+    )
+
+
+# -- groups -------------------------------------------------------------------------------------
+
+
+def render_groups(groups: Iterable[Mapping[str, Any]], limit: Optional[int] = None, offset: int = 0) -> str:
+    """Duplicate groups (rows of `dedupe --groups`: {"group", "size", "members": [{"id", "text"}]}),
+    largest first; `limit` groups from `offset` of that order."""
+    ordered = sort_groups(groups)
+    shown = ordered[offset : offset + limit if limit is not None else None]
+    sections = "".join(
+        f'<section class="ss-group" data-group="{escape(str(g.get("group", "")))}">'
+        f'<h3>Group {escape(str(g.get("group", "")))} <span class="ss-size">· {len(g["members"])} texts</span></h3>'
+        '<ul class="ss-members">'
+        + "".join(
+            f'<li><span class="ss-id">{escape(str(m.get("id", "")))}</span>'
+            f'<span class="ss-member-text">{escape(str(m.get("text") or ""))}</span></li>'
+            for m in g["members"]
+        )
+        + "</ul></section>"
+        for g in shown
+    )
+    if not ordered:
+        return '<div class="ss-groups"><p class="ss-empty">No groups.</p></div>'
+    first, last = offset + 1, offset + len(shown)
+    note = f"{len(ordered)} groups" if len(shown) == len(ordered) else f"groups {first}–{last} of {len(ordered)}"
+    return f'<div class="ss-groups"><div class="ss-head">{note}, largest first</div>{sections}</div>'
+
+
+def sort_groups(groups: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
+    """Groups, checked, by size (largest first), then in file order."""
+    rows = list(groups)
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping) or not isinstance(row.get("members"), list):
+            raise ValueError(f"Group {i}: expected a dedupe --groups row with a 'members' list, got {row!r:.80}")
+    order = sorted(range(len(rows)), key=lambda i: (-len(rows[i]["members"]), i))
+    return [rows[i] for i in order]
+
+
+# -- fragment and page --------------------------------------------------------------------------
+
+
+def fragment(markup: str) -> str:
+    """Markup that carries its own style, for a notebook cell or another page."""
+    return f'<div class="ss-displacy"><style>{static_text("displacy.css")}</style>{markup}</div>'
+
+
+def page(
+    markup: str, *, title: str = "spacy-siamese", nav: Sequence[str] = (), active: str = "", script: bool = False
+) -> str:
+    """A whole HTML page: the stylesheet inline, links to the `nav` views, the script by URL
+    (the server sends it as displacy.js, so its pages allow no inline script)."""
+    links = "".join(
+        f'<a href="{href}"{" aria-current=page" if name == active else ""}>{label}</a>'
+        for name, href, label in NAV
+        if name in nav
+    )
+    header = f'<header class="ss-nav"><strong>spacy-siamese</strong>{links}</header>' if links else ""
+    tag = '<script src="displacy.js" defer></script>' if script else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+        f"<title>{escape(title)}</title><style>{static_text('displacy.css')}</style>{tag}</head>"
+        f'<body class="ss-displacy">{header}<main>{markup}</main></body></html>\n'
+    )
+
+
+def number(value: Any) -> str:
+    try:
+        return repr(float(value))
+    except (TypeError, ValueError):
+        return ""
+
+
+def score_text(value: Any) -> str:
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        return "n/a"
+    return f"{score:.4f}" if math.isfinite(score) else "n/a"
+
+
+def as_list(obj: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]]) -> List[Mapping[str, Any]]:
+    """One input (a dict) or many, as a list."""
+    return [obj] if isinstance(obj, Mapping) else list(obj)
+
+
+def json_safe(value: Any) -> Any:
+    """Floats that JSON can carry (nan and inf as None), recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: json_safe(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -1,0 +1,336 @@
+"""The served page: a WSGI app over a pipeline (pair view), a saved index (search view) and a
+dedupe groups file (groups view), with JSON endpoints for the page's script, and a threaded
+`wsgiref` server for it (standard library only)."""
+
+import json
+import logging
+import math
+import threading
+from html import escape
+from pathlib import Path
+from socketserver import ThreadingMixIn
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from urllib.parse import parse_qs
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+from wsgiref.simple_server import make_server as wsgi_server
+
+import srsly
+from spacy.language import Language
+from spacy.util import find_available_port
+
+from ..explain import explain_pair
+from ..search import SimilarityIndex
+from .render import json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
+
+logger = logging.getLogger(__name__)
+
+Explainer = Callable[[str, str], Dict[str, Any]]
+StartResponse = Callable[..., Any]
+MAX_K = 100
+MAX_BODY = 1 << 20  # bytes of a POST body
+GROUPS_PER_PAGE = 100
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'self'"
+)
+
+
+class HTTPError(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class DisplacyApp:
+    """The WSGI app of `serve`. Views: /pair (with `nlp`), /search (with `index`), /groups (with
+    `groups`), and / (the `markup` rendered by `serve(obj, style)`, else the first view).
+    Endpoints: /api/explain?a=&b= (GET or POST) and /api/search?q=&k= answer JSON with the data
+    and its rendered `html`. `options` are `render`'s; for groups, "limit" is the groups a page."""
+
+    def __init__(
+        self,
+        *,
+        nlp: Optional[Language] = None,
+        index: Union[SimilarityIndex, str, Path, None] = None,
+        groups: Union[str, Path, Iterable[Mapping[str, Any]], None] = None,
+        markup: Optional[str] = None,
+        explain: Optional[Explainer] = None,
+        options: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        self.nlp = nlp
+        self.options: Dict[str, Any] = dict(options or {})
+        self.explain: Optional[Explainer] = explain
+        if self.explain is None and nlp is not None:
+            self.explain = pipeline_explainer(nlp)
+        self.index: Optional[SimilarityIndex] = None
+        self.ids: List[Any] = []
+        if isinstance(index, (str, Path)):
+            if nlp is None:
+                raise ValueError("Serving a saved index needs the pipeline that built it (nlp)")
+            self.index, self.ids = load_index(index, nlp)
+        elif index is not None:
+            self.index, self.ids = index, list(range(len(index)))
+        self.groups: Optional[List[Mapping[str, Any]]] = None
+        if groups is not None:
+            self.groups = sort_groups(read_groups(groups) if isinstance(groups, (str, Path)) else groups)
+        self.markup = markup
+        self.lock = threading.Lock()  # one request at a time uses the pipeline
+        served = (("pair", self.explain), ("search", self.index), ("groups", self.groups))
+        self.views = [name for name, source in served if source is not None]
+        if not self.views and markup is None:
+            raise ValueError("Nothing to serve: give a pipeline, an index, groups or something to render")
+
+    def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> List[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET")
+        path = environ.get("PATH_INFO") or "/"
+        try:
+            params = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+            if method == "POST":
+                params.update(parse_qs(read_body(environ), keep_blank_values=True))
+            elif method not in ("GET", "HEAD"):
+                raise HTTPError("405 Method Not Allowed", f"{method} is not allowed")
+            status, content_type, body = self.route(path, {key: values[-1] for key, values in params.items()})
+        except HTTPError as err:
+            status, content_type, body = self.error(path, err.status, str(err))
+        except ValueError as err:  # a bad input or a pipeline that cannot do it (explain)
+            status, content_type, body = self.error(path, "400 Bad Request", str(err))
+        except Exception as err:  # a server answers; the traceback goes to the log
+            logger.exception("displacy: %s %s failed", method, path)
+            status, content_type, body = self.error(path, "500 Internal Server Error", f"{type(err).__name__}: {err}")
+        data = body.encode("utf8")
+        headers = [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(data))),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Cache-Control", "no-store"),
+        ]
+        if content_type.startswith("text/html"):
+            headers.append(("Content-Security-Policy", CSP))
+        start_response(status, headers)
+        return [b"" if method == "HEAD" else data]
+
+    # -- routes ---------------------------------------------------------------------------
+
+    def route(self, path: str, params: Dict[str, str]) -> Tuple[str, str, str]:
+        if path == "/displacy.js":
+            return OK, "text/javascript; charset=utf-8", static_text("displacy.js")
+        if path == "/api/explain":
+            return OK, JSON, to_json(self.explain_pair(params.get("a", ""), params.get("b", "")))
+        if path == "/api/search":
+            return OK, JSON, to_json(self.search(params.get("q", ""), params.get("k", "10")))
+        if path == "/" and self.markup is not None:
+            return OK, HTML, self.page(self.markup, "", "spacy-siamese")
+        view = self.views[0] if path == "/" and self.views else path.strip("/")
+        if view == "pair" and "pair" in self.views:
+            return OK, HTML, self.pair_page(params)
+        if view == "search" and "search" in self.views:
+            return OK, HTML, self.search_page(params)
+        if view == "groups" and "groups" in self.views:
+            return OK, HTML, self.groups_page(params)
+        raise HTTPError("404 Not Found", f"Nothing at {path}")
+
+    def error(self, path: str, status: str, message: str) -> Tuple[str, str, str]:
+        if path.startswith("/api/"):
+            return status, JSON, to_json({"error": message})
+        body = f'<p class="ss-error" role="alert">{escape(status)}: {escape(message)}</p>'
+        return status, HTML, self.page(body, "", status)
+
+    def page(self, markup: str, active: str, title: str) -> str:
+        return page(markup, title=title, nav=self.views, active=active, script=True)
+
+    # -- the views ------------------------------------------------------------------------
+
+    def pair_page(self, params: Mapping[str, str]) -> str:
+        a, b = params.get("a", ""), params.get("b", "")
+        result, message = "", ""
+        if a or b:
+            try:
+                result = render_pair(self.explain_pair(a, b), self.options)
+            except ValueError as err:
+                message = str(err)
+        form = (
+            '<form id="ss-pair-form" class="ss-form" action="pair" method="get">'
+            f'<label for="ss-text-a">Text A</label><textarea id="ss-text-a" name="a" rows="3">{escape(a)}</textarea>'
+            f'<label for="ss-text-b">Text B</label><textarea id="ss-text-b" name="b" rows="3">{escape(b)}</textarea>'
+            '<button id="ss-explain" type="submit">Compare</button></form>'
+        )
+        body = (
+            f'<section class="ss-view"><h2>Pair</h2>{form}{status(message)}<div id="ss-pair-result">{result}</div>'
+            "</section>"
+        )
+        return self.page(body, "pair", "Pair · spacy-siamese")
+
+    def search_page(self, params: Mapping[str, str]) -> str:
+        assert self.index is not None
+        query, k = params.get("q", ""), params.get("k", "10")
+        result, message = "", ""
+        if query.strip():
+            try:
+                result = render_search(self.search(query, k))
+            except ValueError as err:
+                message = str(err)
+        form = (
+            '<form id="ss-search-form" class="ss-form ss-row" action="search" method="get" role="search">'
+            f'<input id="ss-query" type="search" name="q" value="{escape(query)}" placeholder="Search the index" '
+            'autofocus autocomplete="off" aria-label="Query">'
+            f'<label for="ss-k">k</label><input id="ss-k" type="number" name="k" min="1" max="{MAX_K}" '
+            f'value="{escape(k)}"><button id="ss-search" type="submit">Search</button></form>'
+        )
+        body = (
+            f'<section class="ss-view"><h2>Search</h2><p class="ss-note">{len(self.index):,} texts indexed</p>'
+            f'{form}{status(message)}<div id="ss-search-results">{result}</div></section>'
+        )
+        return self.page(body, "search", "Search · spacy-siamese")
+
+    def groups_page(self, params: Mapping[str, str]) -> str:
+        assert self.groups is not None
+        per_page = int(self.options.get("limit") or GROUPS_PER_PAGE)
+        n_pages = max(1, math.ceil(len(self.groups) / per_page))
+        number = min(max(1, as_int(params.get("page", "1"), "page")), n_pages)
+        markup = render_groups(self.groups, limit=per_page, offset=(number - 1) * per_page)
+        links = "".join(
+            f'<a href="groups?page={n}" rel="{rel}">{label}</a>'
+            for n, rel, label in ((number - 1, "prev", "← previous"), (number + 1, "next", "next →"))
+            if 1 <= n <= n_pages
+        )
+        pager = f'<nav class="ss-pager">{links}</nav>' if links else ""
+        body = f'<section class="ss-view"><h2>Duplicate groups</h2>{markup}{pager}</section>'
+        return self.page(body, "groups", "Groups · spacy-siamese")
+
+    # -- data -----------------------------------------------------------------------------
+
+    def explain_pair(self, a: str, b: str) -> Dict[str, Any]:
+        if self.explain is None:
+            raise HTTPError("404 Not Found", "No pipeline is served: nothing explains pairs")
+        with self.lock:
+            data = dict(self.explain(a, b))
+        data = json_safe(data)
+        data["html"] = render_pair(data, self.options)
+        return data
+
+    def search(self, query: str, k: Union[str, int]) -> Dict[str, Any]:
+        if self.index is None:
+            raise HTTPError("404 Not Found", "No index is served")
+        n = min(max(1, as_int(k, "k")), MAX_K)
+        hits: List[Tuple[int, float]] = []
+        if query.strip():
+            with self.lock:
+                hits = self.index.search([query], k=n)[0]
+        texts = self.index.texts
+        data = {
+            "query": query,
+            "k": n,
+            "hits": [{"id": self.ids[i], "text": texts[i] if texts is not None else "", "score": s} for i, s in hits],
+        }
+        data = json_safe(data)
+        data["html"] = render_search(data)
+        return data
+
+
+OK = "200 OK"
+HTML = "text/html; charset=utf-8"
+JSON = "application/json"
+
+
+def status(message: str) -> str:
+    """The page's status line (the script writes its messages there too)."""
+    cls = "ss-status ss-error" if message else "ss-status"
+    return f'<div id="ss-status" class="{cls}" role="status" aria-live="polite">{escape(message)}</div>'
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, allow_nan=False)
+
+
+def as_int(value: Union[str, int], name: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {value!r}") from None
+
+
+def read_body(environ: Dict[str, Any]) -> str:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > MAX_BODY:
+        raise HTTPError("413 Payload Too Large", f"The request body is over {MAX_BODY:,} bytes")
+    return environ["wsgi.input"].read(length).decode("utf8") if length > 0 else ""
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+
+def pipeline_explainer(nlp: Language) -> Explainer:
+    """`explain_pair(nlp, a, b).to_dict()`: the pair's score and each token's contribution."""
+
+    def explain(text_a: str, text_b: str) -> Dict[str, Any]:
+        return explain_pair(nlp, text_a, text_b).to_dict()
+
+    return explain
+
+
+def load_index(path: Union[str, Path], nlp: Language) -> Tuple[SimilarityIndex, List[Any]]:
+    """An index written by `python -m spacy_siamese index` and its ids (positions without ids.jsonl)."""
+    index = SimilarityIndex.load(path, nlp)
+    ids_path = Path(path) / "ids.jsonl"
+    ids = [row["id"] for row in srsly.read_jsonl(ids_path)] if ids_path.exists() else list(range(len(index)))
+    if len(ids) != len(index):
+        raise ValueError(f"{ids_path}: {len(ids):,} ids for {len(index):,} indexed texts")
+    return index, ids
+
+
+def read_groups(path: Union[str, Path]) -> List[Dict[str, Any]]:
+    """The rows of a `dedupe --groups` JSONL file, checked: {"group", "size", "members": [{"id", "text"}]}."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"Groups file not found: {path}")
+    rows = []
+    with path.open(encoding="utf8") as file:
+        for number, line in enumerate(file, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise ValueError(f"{path}:{number}: not a JSON object") from None
+            if not isinstance(row, dict) or not isinstance(row.get("members"), list):
+                raise ValueError(f"{path}:{number}: not a group of `dedupe --groups` (no 'members' list)")
+            rows.append(row)
+    return rows
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+
+class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    """A thread a request: a browser's idle speculative connection does not block the others."""
+
+    daemon_threads = True
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("%s - %s", self.address_string(), format % args)
+
+
+def make_server(
+    app: Callable[..., Any], host: str = "0.0.0.0", port: int = 5000, auto_select_port: bool = False
+) -> WSGIServer:
+    """A threaded wsgiref server for the app, bound but not yet serving (`serve_forever()`);
+    port 0 takes a free port (see `server_url`), `auto_select_port` the next free one."""
+    if port and auto_select_port:
+        port = find_available_port(port, host, auto_select_port)
+    try:
+        return wsgi_server(host, port, app, server_class=ThreadingWSGIServer, handler_class=QuietHandler)
+    except OSError as err:
+        raise ValueError(f"Cannot serve on {host}:{port}: {err.strerror or err}") from None
+
+
+def server_url(server: WSGIServer) -> str:
+    """Where a browser on this machine finds the server."""
+    host, port = server.server_address[:2]
+    host = host.decode() if isinstance(host, bytes) else str(host)
+    shown = "localhost" if host in ("0.0.0.0", "", "::") else host
+    return f"http://{shown}:{port}"

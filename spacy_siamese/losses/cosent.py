@@ -1,0 +1,69 @@
+"""CoSENT, a pairwise ranking loss for graded (or 0/1) labels: CoSENTLoss.v1."""
+
+from typing import Tuple
+
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+
+class CoSENTLoss:
+    """CoSENT loss (Su 2022): every two pairs of the batch whose labels differ should score in
+    the order of their labels, in one log-sum-exp over the batch.
+
+    Scores: (n, k), one column per head (k = 2 with `spacy-siamese.WithAuxiliary.v1`); each
+    column is ranked on its own and the losses are summed.
+    Labels: n values in [0, 1], graded (STS, SICK) or 0/1; only their order matters.
+
+    Over O = {(i, j): y_i > y_j}, for each score column s:
+
+        loss = log(1 + sum_(i,j) in O exp(scale * (s_j - s_i)))
+
+    and 0, with a zero gradient, when O is empty. Unlike PairwiseLogisticLoss.v1 (a mean of one
+    softplus per ordered pair) the sum sits inside the log, so the worst-ordered pairs of the
+    batch dominate the gradient. Returns (d_scores, loss).
+    """
+
+    def __init__(self, scale: float = 20.0) -> None:
+        if not scale > 0:
+            raise ValueError(f"CoSENTLoss: scale must be > 0, got {scale}")
+        self.scale = scale
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        S = xp.asarray(scores, dtype="float64")
+        y = xp.asarray(truths, dtype="float64")
+        if S.ndim != 2 or len(S) != len(y):
+            raise ValueError(f"CoSENTLoss: need (n, k) scores for n labels, got {S.shape} for {len(y)}")
+        ordered = y[:, None] > y[None, :]  # (i, j): pair i should score above pair j
+        d = xp.zeros_like(S)
+        if not ordered.any():
+            return d.astype(scores.dtype), 0.0
+        total = 0.0
+        for c in range(S.shape[1]):
+            s = S[:, c]
+            Z = self.scale * (s[None, :] - s[:, None])  # Z[i, j] = scale * (s_j - s_i)
+            top = max(float(Z[ordered].max()), 0.0)
+            # log(1 + sum exp(z)) = top + log(exp(-top) + sum exp(z - top))
+            E = xp.where(ordered, xp.exp(xp.where(ordered, Z, top) - top), 0.0)
+            loss = top + float(xp.log(xp.exp(-top) + E.sum()))
+            P = E * float(xp.exp(top - loss))  # d loss / d Z[i, j]
+            # dZ[i, j] / ds_j = scale, dZ[i, j] / ds_i = -scale
+            d[:, c] = self.scale * (P.sum(axis=0) - P.sum(axis=1))
+            total += loss
+        return d.astype(scores.dtype), total
+
+
+@registry.losses("spacy-siamese.CoSENTLoss.v1")
+def make_cosent_loss(*, scale: float = 20.0) -> CoSENTLoss:
+    """CoSENT (CoSENTLoss), a ranking loss for graded similarity labels.
+
+    Use it for graded pairs (STS, SICK) when the ranking of the scores is what counts (Spearman),
+    with any comparison; with 0/1 labels it ranks every duplicate above every non-duplicate of
+    the batch. `scale` multiplies score differences: 20 is the usual value for cosine in
+    [-1, 1], so a score in [0, 1] (rescaled cosine, Cauchy) needs about twice that.
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.CoSENTLoss.v1"
+        scale = 40.0
+    """
+    return CoSENTLoss(scale=scale)

@@ -1,0 +1,114 @@
+"""One loss per dataset of a multi-dataset corpus: DatasetLosses.v1."""
+
+from typing import Any, Callable, Collection, Dict, Mapping, Optional, Tuple
+
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+from ..validation import check_dataset_name
+from ._util import in_batch_columns
+
+Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]
+
+
+class DatasetLosses:
+    """Pick the loss of a batch by the dataset its pairs come from.
+
+    The pipe reads the dataset tag of the batch's pair examples (`spacy-siamese.MultiPairCorpus.v1`;
+    every batch from one dataset, `spacy-siamese.batch_by_dataset.v1`) and calls
+    `for_dataset(name)`: the loss in `losses` under that name, else `default`. An untagged batch
+    gets `default`. A dataset with neither is an error, and so is a name in `losses` that the
+    training corpus does not have (`check_datasets`, at initialize): a misspelt name would
+    otherwise leave its dataset on the default loss.
+
+    With a comparison wrapped in `spacy-siamese.WithInBatchScores.v1`, the training scores of n
+    pairs have n in-batch columns after the pair columns. A loss that uses them
+    (InBatchNegatives.v1, TripletLoss.v1: `uses_in_batch_scores`) gets all columns; any other
+    loss (e.g. CoSENTLoss.v1 for graded data) gets the pair columns only, and the in-batch
+    columns get a zero gradient.
+    """
+
+    def __init__(self, losses: Mapping[str, Loss], default: Optional[Loss] = None) -> None:
+        for name, loss in losses.items():
+            check_dataset_name(name)
+            if not callable(loss):
+                raise ValueError(f"DatasetLosses: the loss for dataset '{name}' is not a loss function: {loss!r}")
+        if not losses and default is None:
+            raise ValueError("DatasetLosses: give a loss for at least one dataset, or a default loss.")
+        self.losses: Dict[str, Loss] = dict(losses)
+        self.default = default
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        """The default loss, for pairs of no dataset (the pipe calls `for_dataset` instead)."""
+        return self.for_dataset(None)(scores, truths)
+
+    def for_dataset(self, name: Optional[str], *, in_batch: bool = False) -> Loss:
+        """The loss for a batch of dataset `name` (None: untagged pairs). `in_batch`: the scores
+        carry WithInBatchScores.v1's in-batch columns."""
+        loss = self.losses.get(name) if name is not None else None
+        if loss is None:
+            loss = self.default
+        if loss is None:
+            got = f"dataset '{name}'" if name is not None else "pairs without a dataset tag"
+            raise ValueError(
+                f"DatasetLosses has no loss for {got} and no default loss: add one under "
+                f"loss.losses.{name or 'NAME'} or set loss.default (losses for: {', '.join(sorted(self.losses))})."
+            )
+        if in_batch and not getattr(loss, "uses_in_batch_scores", False):
+            return PairColumns(loss)
+        return loss
+
+    def check_datasets(self, names: Collection[Optional[str]]) -> None:
+        """Raise for a loss name that is not one of the training corpus's datasets `names`, and
+        for a dataset (or untagged pairs) with no loss."""
+        known = sorted(name for name in names if name is not None)
+        unknown = sorted(set(self.losses) - set(known))
+        if unknown:
+            raise ValueError(
+                f"DatasetLosses names dataset(s) {', '.join(repr(n) for n in unknown)} that the training "
+                f"corpus does not have (its datasets: {', '.join(known) or 'none, its pairs are untagged'})."
+            )
+        for name in names:
+            self.for_dataset(name)
+
+
+class PairColumns:
+    """A pair loss applied to the pair columns of WithInBatchScores.v1's training output; the
+    in-batch columns get a zero gradient."""
+
+    def __init__(self, loss: Loss) -> None:
+        self.loss = loss
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        pair_scores, _ = in_batch_columns(scores, len(truths), type(self.loss).__name__)
+        d_pair, loss = self.loss(pair_scores, truths)
+        d = xp.zeros_like(scores)
+        d[:, : pair_scores.shape[1]] = d_pair
+        return d, loss
+
+
+@registry.losses("spacy-siamese.DatasetLosses.v1")
+def make_dataset_losses(
+    *,
+    losses: Dict[str, Any],  # name -> loss; Any: confection does not check registered functions inside a dict
+    default: Optional[Callable] = None,
+) -> DatasetLosses:
+    """A loss per dataset of a multi-dataset corpus (DatasetLosses), e.g. in-batch negatives
+    for duplicate questions and CoSENT for graded similarity, in one pipe and one training run.
+
+    Read the corpus with `spacy-siamese.MultiPairCorpus.v1` and batch it with
+    `spacy-siamese.batch_by_dataset.v1`, so that every batch holds pairs of one dataset.
+    `losses` maps dataset names to losses; `default` serves the other datasets.
+
+        [components.siamese_similarity.loss]
+        @losses = "spacy-siamese.DatasetLosses.v1"
+
+        [components.siamese_similarity.loss.default]
+        @losses = "spacy-siamese.InBatchNegatives.v1"
+
+        [components.siamese_similarity.loss.losses.sts]
+        @losses = "spacy-siamese.CoSENTLoss.v1"
+        scale = 40.0
+    """
+    return DatasetLosses(losses, default)

@@ -1,0 +1,157 @@
+"""The served page's WSGI app (called directly, no socket) and its server."""
+
+import io
+import json
+import threading
+import urllib.request
+from urllib.parse import urlencode
+from wsgiref.simple_server import WSGIServer
+from wsgiref.util import setup_testing_defaults
+
+import pytest
+
+from spacy_siamese import SimilarityIndex, displacy
+
+from .conftest import GROUPS, TEXTS
+
+
+def call(app, path, query="", method="GET", body=b""):
+    """(status, headers, text) of one request to a WSGI app."""
+    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method}
+    if body:
+        environ.update(CONTENT_LENGTH=str(len(body)), CONTENT_TYPE="application/x-www-form-urlencoded")
+    environ["wsgi.input"] = io.BytesIO(body)
+    setup_testing_defaults(environ)
+    seen = {}
+
+    def start_response(status, headers):
+        seen.update(status=status, headers=dict(headers))
+
+    text = b"".join(app(environ, start_response)).decode("utf8")
+    return seen["status"], seen["headers"], text
+
+
+@pytest.fixture
+def fixed(pair):
+    """An app whose explainer returns the hand-built pair (with the texts asked for)."""
+    return displacy.DisplacyApp(explain=lambda a, b: dict(pair, text_a=a, text_b=b), groups=GROUPS)
+
+
+def test_explain_endpoint_get_and_post(fixed, pair):
+    status, headers, text = call(fixed, "/api/explain", urlencode({"a": "x <y>", "b": "z"}))
+    assert status == "200 OK" and headers["Content-Type"] == "application/json"
+    data = json.loads(text)
+    assert data["score"] == pair["score"] and data["text_a"] == "x <y>"
+    assert data["html"] == displacy.render(pair, jupyter=False).split("</style>", 1)[1][: -len("</div>")]
+    status, _, text = call(fixed, "/api/explain", method="POST", body=urlencode({"a": "p", "b": "q"}).encode())
+    assert status == "200 OK" and json.loads(text)["text_b"] == "q"
+
+
+def test_pages_render_on_the_server_too(fixed):
+    status, headers, text = call(fixed, "/pair", urlencode({"a": "one", "b": "two"}))
+    assert status == "200 OK" and headers["Content-Type"].startswith("text/html")
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert 'id="ss-pair-form"' in text and ">0.7345<" in text and '<script src="displacy.js" defer>' in text
+    assert ">one</textarea>" in text
+    assert call(fixed, "/")[2] == call(fixed, "/pair")[2]  # the first view
+    status, headers, text = call(fixed, "/displacy.js")
+    assert status == "200 OK" and headers["Content-Type"].startswith("text/javascript") and "api/explain" in text
+    nav = call(fixed, "/groups")[2]
+    assert '<a href="pair">Pair</a>' in nav and '<a href="groups" aria-current=page>Groups</a>' in nav
+    assert 'href="search"' not in nav  # no index served
+
+
+def test_errors_are_json_for_the_api_and_pages_otherwise(fixed):
+    status, headers, text = call(fixed, "/api/search", "q=x")
+    assert status == "404 Not Found" and json.loads(text) == {"error": "No index is served"}
+    status, headers, text = call(fixed, "/nowhere")
+    assert status == "404 Not Found" and "Nothing at /nowhere" in text and headers["Content-Type"].startswith("text/")
+    assert call(fixed, "/pair", method="DELETE")[0] == "405 Method Not Allowed"
+
+    def broken(a, b):
+        raise ValueError(f"cannot explain <{a}>")
+
+    app = displacy.DisplacyApp(explain=broken)
+    status, _, text = call(app, "/api/explain", "a=x&b=y")
+    assert status == "400 Bad Request" and json.loads(text) == {"error": "cannot explain <x>"}
+    status, _, text = call(app, "/pair", "a=x&b=y")
+    assert status == "200 OK" and "cannot explain &lt;x&gt;" in text and "<x>" not in text
+    with pytest.raises(ValueError, match="Nothing to serve"):
+        displacy.DisplacyApp()
+
+
+def test_groups_pages(groups_file):
+    app = displacy.DisplacyApp(groups=groups_file, options={"limit": 1})
+    first = call(app, "/groups")[2]
+    assert 'data-group="1"' in first and 'data-group="0"' not in first and 'rel="next"' in first
+    second = call(app, "/groups", "page=2")[2]
+    assert 'data-group="0"' in second and 'rel="prev"' in second and 'rel="next"' not in second
+    assert call(app, "/groups", "page=9")[2] == second
+    assert call(app, "/groups", "page=x")[0] == "400 Bad Request"
+
+
+def test_search_with_a_saved_index(saved, tweak_nlp):
+    app = displacy.DisplacyApp(nlp=tweak_nlp, index=saved / "index")
+    assert app.views == ["pair", "search"]
+    status, _, text = call(app, "/api/search", urlencode({"q": TEXTS[3], "k": 3}))
+    data = json.loads(text)
+    expected = SimilarityIndex.build(tweak_nlp, TEXTS, progress=False).search([TEXTS[3]], k=3)[0]
+    assert [(h["id"], h["score"]) for h in data["hits"]] == [(f"q{i}", pytest.approx(s)) for i, s in expected]
+    assert data["hits"][0] == {"id": "q3", "text": TEXTS[3], "score": pytest.approx(1.0)}
+    assert data["k"] == 3 and 'class="ss-hit"' in data["html"]
+    assert json.loads(call(app, "/api/search", "q=%20&k=5")[2])["hits"] == []
+    assert json.loads(call(app, "/api/search", "q=python&k=1000")[2])["k"] == 100
+    assert json.loads(call(app, "/api/search", "q=python&k=many")[2]) == {
+        "error": "k must be a whole number, got 'many'"
+    }
+    page = call(app, "/search", urlencode({"q": TEXTS[3]}))[2]
+    assert (
+        f'value="{TEXTS[3]}"' in page and page.count('class="ss-hit"') == 10 and f"{len(TEXTS)} texts indexed" in page
+    )
+
+
+def test_the_pipeline_explainer(tweak_nlp):
+    app = displacy.DisplacyApp(nlp=tweak_nlp)
+    a, b = "How do I learn Python fast?", "What is the quickest way to learn Python?"
+    data = json.loads(call(app, "/api/explain", urlencode({"a": a, "b": b}))[2])
+    assert data["score"] == pytest.approx(tweak_nlp(a).similarity(tweak_nlp(b)), abs=1e-6)
+    assert data["text_a"] == a and data["text_b"] == b
+    for key, text in (("tokens_a", a), ("tokens_b", b)):
+        assert "".join(t["text"] + t["ws"] for t in data[key]) == text
+        assert {t["text"].lower() for t in data[key] if t["contribution"] > 0} == {"learn", "python"}
+    assert 'class="ss-tok ss-positive"' in data["html"]
+
+
+def test_the_server_answers_over_http(fixed):
+    server = displacy.make_server(fixed, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = displacy.server_url(server)
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{url}/api/explain?a=1&b=2", timeout=10) as response:
+            assert json.loads(response.read())["text_a"] == "1"
+        with urllib.request.urlopen(f"{url}/groups", timeout=10) as response:
+            assert "Duplicate groups" in response.read().decode("utf8")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    anywhere = displacy.make_server(fixed, "0.0.0.0", 0)
+    assert displacy.server_url(anywhere).startswith("http://localhost:")
+    anywhere.server_close()
+
+
+def test_serve_until_interrupted(pair, monkeypatch):
+    """`serve(obj, style)` shows the rendering at /, like spaCy's displacy.serve."""
+    served = []
+
+    def serve_forever(self, poll_interval=0.5):
+        served.append((self.server_address, call(self.get_app(), "/")))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(WSGIServer, "serve_forever", serve_forever)
+    displacy.serve(pair, style="pair", groups=GROUPS, port=0, host="127.0.0.1")
+    ((address, (status, _, text)),) = served
+    assert address[0] == "127.0.0.1" and address[1] > 0
+    assert status == "200 OK" and ">0.7345<" in text and '<a href="groups">Groups</a>' in text

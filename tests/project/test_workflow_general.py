@@ -1,0 +1,88 @@
+"""The `general` workflow, run once for the module on the tiny mirror: assets (Quora,
+StackExchange, STS-B and SICK, MRPC and Twitter URL), convert the six datasets, train one pipeline
+on all of them, evaluate it on every dev split beside the baselines, package it, report."""
+
+import json
+
+import pytest
+import spacy
+
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, VECTORS
+
+from .conftest import TINY, run_workflow
+
+pytestmark = pytest.mark.slow
+TINY_GENERAL = {
+    **TINY,
+    "general_max_steps": 4,
+    "general_eval_frequency": 2,
+    "mrpc_dev_pairs": 10,
+    "twitter_dev_fraction": 0.2,
+}
+DATASETS = ("quora", "stackexchange", "sts", "sick", "mrpc", "twitter_url")
+GRADED = ("sts", "sick")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return run_workflow(tmp_path_factory.mktemp("general"), "general", **TINY_GENERAL)
+
+
+def pair_keys(path):
+    """The pairs of a JSONL pair file as sets of their two lower-cased texts."""
+    pairs = [json.loads(line) for line in path.read_text(encoding="utf8").splitlines()]
+    return {frozenset((p["text1"].lower(), p["text2"].lower())) for p in pairs}
+
+
+def test_convert_general_writes_each_datasets_splits(run):
+    project, _ = run
+    stats = json.loads((project.dir / "corpus/general/stats.json").read_text())
+    counts = {  # (training pairs before dropping those that are dev pairs, dev pairs)
+        name: (info["train"]["pairs"] + info["train_pairs_dropped_as_dev_pairs"], info["dev"]["pairs"])
+        for name, info in stats["datasets"].items()
+    }
+    assert counts == {
+        "quora": (240, 80),
+        "stackexchange": (64, 16),
+        "sts": (40, 20),
+        "sick": (40, 20),
+        "mrpc": (30, 10),
+        "twitter_url": (64, 16),
+    }
+    held = set().union(*(pair_keys(project.dir / f"corpus/general/{name}/dev.jsonl") for name in DATASETS))
+    for name in DATASETS:
+        assert not pair_keys(project.dir / f"corpus/general/{name}/train.jsonl") & held, name
+
+
+def test_one_pipeline_is_trained_on_every_dataset(run):
+    project, result = run
+    assert "SIM_AVG" in result.output and "SIM_QUORA_AUC" in result.output and "SIM_MRPC_AUC" in result.output
+    nlp = spacy.load(project.dir / "training/general/model-best")
+    pipe_config = nlp.config["components"]["siamese_similarity"]
+    assert pipe_config["loss"]["@losses"] == "spacy-siamese.DatasetLosses.v1"
+    assert pipe_config["scorer"]["@scorers"] == "spacy-siamese.dataset_scorer.v1"
+    performance = nlp.meta["performance"]
+    assert {f"sim_{name}_auc" for name in DATASETS if name not in GRADED} <= set(performance)
+    assert {f"sim_{name}_spearman" for name in GRADED} <= set(performance)
+    score = nlp("A man is playing a guitar.").similarity(nlp("A man plays the guitar."))
+    assert 0.0 <= score <= 1.0
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_evaluate_scores_every_dev_split_beside_the_baselines(run, name):
+    project, _ = run
+    report = json.loads((project.dir / f"metrics/general_{name}.json").read_text())
+    assert report["name"] == f"general_{name}" and report["binary"] is (name not in GRADED)
+    assert set(report["results"]) == {MODEL, TFIDF, VECTORS}
+    main = "spearman" if name in GRADED else "auc"
+    assert all(main in metrics for metrics in report["results"].values())
+    if name == "sts":  # the full official dev file
+        assert report["n_pairs"] == 20
+
+
+def test_package_and_report(run):
+    project, _ = run
+    assert list((project.dir / "packages/en_siamese_general-0.1.0/dist").glob("*.whl"))
+    assert list((project.dir / "packages/wheels").glob("spacy_siamese-*.whl"))
+    summary = (project.dir / "metrics/README.md").read_text(encoding="utf8")
+    assert "| general_quora |" in summary and "| general_sts |" in summary

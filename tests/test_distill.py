@@ -1,0 +1,85 @@
+import numpy
+import pytest
+import srsly
+
+from spacy_siamese import distill
+from spacy_siamese.distill import distinct_texts, nearest_neighbours, teacher_pairs, teacher_vectors
+
+from .cli.conftest import invoke
+from .conftest import PAIRS
+
+
+class FakeTeacher:
+    """A stand-in for a SentenceTransformer: a seeded random unit vector per distinct text."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode(self, texts, batch_size, normalize_embeddings, convert_to_numpy, show_progress_bar):
+        self.calls += 1
+        vectors = numpy.stack([numpy.random.default_rng(sum(map(ord, t))).normal(size=8) for t in texts])
+        return vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_nearest_neighbours_match_brute_force():
+    rng = numpy.random.default_rng(0)
+    vectors = rng.normal(size=(50, 6)).astype("f")
+    queries = numpy.asarray([0, 7, 49])
+    found = nearest_neighbours(vectors, queries, 5)
+    for row, q in zip(found, queries):
+        scores = vectors @ vectors[q]
+        scores[q] = -numpy.inf
+        assert list(row) == list(numpy.argsort(-scores, kind="stable")[:5])
+
+
+def test_teacher_pairs_are_labelled_with_the_teachers_cosine():
+    texts = [f"text {i}" for i in range(40)]
+    vectors = FakeTeacher().encode(texts, 0, True, True, False)
+    rows = teacher_pairs(texts, vectors, n_pairs=30, neighbours=5, seed=1)
+    assert len(rows) == 30
+    index = {t: i for i, t in enumerate(texts)}
+    for row in rows:
+        a, b = index[row["text1"]], index[row["text2"]]
+        assert a != b and 0.0 <= row["label"] <= 1.0
+        assert row["label"] == pytest.approx(max(0.0, float(vectors[a] @ vectors[b])), abs=1e-6)
+    nearest = rows[0::3]  # each anchor's first pair is its nearest neighbour: the highest label of the three
+    assert all(n["label"] >= r["label"] for n, r in zip(nearest, rows[2::3]))
+    assert rows == teacher_pairs(texts, vectors, n_pairs=30, neighbours=5, seed=1)  # seeded
+    with pytest.raises(ValueError, match="texts but"):
+        teacher_pairs(texts, vectors[:3], n_pairs=3)
+
+
+def test_teacher_vectors_are_cached(tmp_path):
+    teacher = FakeTeacher()
+    texts = ["a b", "c d", "e f"]
+    first = teacher_vectors(teacher, texts, cache_dir=tmp_path)
+    again = teacher_vectors(teacher, texts, cache_dir=tmp_path)
+    numpy.testing.assert_array_equal(first, again)
+    assert teacher.calls == 1 and len(list(tmp_path.glob("teacher-*.npy"))) == 1
+    teacher_vectors(teacher, texts[:2], cache_dir=tmp_path)  # other texts: another entry
+    assert teacher.calls == 2
+
+
+def test_distinct_texts():
+    assert distinct_texts(["a", " ", "b", "a", ""]) == ["a", "b"]
+
+
+def test_missing_extra_names_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ImportError, match=r"pip install 'spacy-siamese\[distill\]'"):
+        distill.load_teacher("any")
+
+
+def test_teacher_pairs_cli(tmp_path, monkeypatch):
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    out = tmp_path / "teacher.jsonl"
+    result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "-o", out, "--pairs", 12,
+                    "--cache-dir", tmp_path / "cache", "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = list(srsly.read_jsonl(out))
+    assert len(rows) == 12 and "teacher-labelled pairs of 15 texts" in result.output
+    texts = {t for a, b, _ in PAIRS for t in (a, b)}
+    assert all(r["text1"] in texts and r["text2"] in texts for r in rows)
