@@ -289,11 +289,8 @@ def _spread(doc: Doc, terms: List[Tuple[str, float]], attr: str, pipe: Any, othe
 
 def _s2net_tokens(pipe: Any, doc: Doc, other: Doc) -> List[TokenContribution]:
     # cos(a, b) = sum over a's terms t of f_a[t] (A_t . v_b) / (|v_a| |v_b|), exactly.
-    tfidf, projection = pipe.encoder.layers
-    F = csr_matrix(tfidf.predict([doc, other]), dtype="f8")
-    A = numpy.asarray(projection.ops.to_numpy(projection.get_param("W")), dtype="f8")
-    V = numpy.asarray(F @ A)
-    norms = numpy.linalg.norm(V, axis=1)
+    tfidf = pipe.encoder.layers[0]
+    F, A, V, norms = _s2net_projection(pipe.encoder, doc, other)
     scale = 0.5 if predicting_head(pipe.comparison).attrs.get("rescale") else 1.0
     term_values: Dict[str, float] = {}
     if (norms > 0).all():
@@ -362,19 +359,24 @@ def _hashed_terms(tfidf: Model, width: int, doc_a: Doc, doc_b: Doc) -> Tuple[Lis
     return [(names[key], value) for key, value in shared], cos
 
 
-def _s2net_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float]:
+def _s2net_projection(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[csr_matrix, Any, Any, Any]:
+    """S2Net's TF-IDF rows F of two docs, its projection A, their vectors V = F A and norms."""
     tfidf, projection = encoder.layers
     F = csr_matrix(tfidf.predict([doc_a, doc_b]), dtype="f8")
     A = numpy.asarray(projection.ops.to_numpy(projection.get_param("W")), dtype="f8")
     V = numpy.asarray(F @ A)
-    norms = numpy.linalg.norm(V, axis=1)
+    return F, A, V, numpy.linalg.norm(V, axis=1)
+
+
+def _s2net_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float]:
+    F, A, V, norms = _s2net_projection(encoder, doc_a, doc_b)
     if not (norms > 0).all():
         return [], 0.0
     fa, fb = F[0].toarray()[0], F[1].toarray()[0]
     used = numpy.flatnonzero((fa != 0) | (fb != 0))
     # The mean of the two exact one-sided sums, so a term found on one side only counts too.
     values = (fa[used] * (A[used] @ V[1]) + fb[used] * (A[used] @ V[0])) / (2 * norms[0] * norms[1])
-    terms = tfidf.attrs["table"].terms
+    terms = encoder.layers[0].attrs["table"].terms
     return [(terms[i], float(v)) for i, v in zip(used, values)], float(V[0] @ V[1] / (norms[0] * norms[1]))
 
 
