@@ -1,12 +1,16 @@
-"""`python -m spacy_siamese dedupe-ray` against `dedupe` on one collection: wall time with 1 and 2
-Ray workers, whether the pairs are the single-machine ones, and a run in which one worker is
-killed (`kill -9`) while it searches.
+"""`python -m spacy_siamese dedupe-ray` against `dedupe` on prefixes of one collection: wall time
+and stage times with 1 and 2 Ray workers, whether the pairs are the single-machine ones, and (at
+the first size) a run in which one worker is killed (`kill -9`) while it searches.
 
-    python benchmarks/dedupe_ray.py MODEL --collection-dir benchmarks/.dedupe --size 100000 \\
+    python benchmarks/dedupe_ray.py MODEL --collection-dir benchmarks/.dedupe --sizes 100000 300000 \\
         --output-json benchmarks/results/dedupe_ray.json
 
-The collection prefix is the one `benchmarks/dedupe.py` writes (ids in file order, so Ray's
+The collection prefixes are the ones `benchmarks/dedupe.py` writes (ids in file order, so Ray's
 order by id is the file's). Ray runs in local mode on this machine, started by the command.
+Fewer workers than cores are run twice: on every core, where the driver, Ray's own processes
+and the BLAS threads of the driver's stages use the cores the actors leave free, and pinned to
+as many cores as workers (the whole process tree, by CPU affinity), as when each worker brings
+its own machine; the speed-ups are given for both.
 """
 
 import argparse
@@ -59,47 +63,50 @@ def kill_one_when_searching(stop: threading.Event, killed: List[int], delay: flo
         time.sleep(0.2)
 
 
-def run(command: List[str], kill: bool = False, delay: float = 3.0) -> Tuple[float, List[int]]:
+def run(command: List[str], kill: bool = False, delay: float = 3.0, cores: int = 0) -> Tuple[float, List[int]]:
+    """Wall seconds of a command (on its first `cores` CPUs only, if given) and the pids it
+    had killed."""
     stop, killed = threading.Event(), []  # type: ignore[var-annotated]
     thread: Optional[threading.Thread] = None
     if kill:
         thread = threading.Thread(target=kill_one_when_searching, args=(stop, killed, delay), daemon=True)
         thread.start()
+    pin = (lambda: os.sched_setaffinity(0, range(cores))) if cores else None
     start = time.perf_counter()
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, preexec_fn=pin)
     wall = time.perf_counter() - start
     stop.set()
     return wall, killed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model")
-    parser.add_argument("--collection-dir", type=Path, default=Path("benchmarks/.dedupe"))
-    parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--output-json", type=Path, default=None)
-    args = parser.parse_args()
-    prefix = args.collection_dir / f"prefix-{args.size}.jsonl"
+def speedup(low: Dict[str, Any], high: Dict[str, Any]) -> Dict[str, float]:
+    """How many times faster `high` ran than `low`: the wall time and the stages on the actors."""
+    stages = {s: round(low["stages_s"][s] / high["stages_s"][s], 2) for s in ("encode", "search")}
+    return {"wall": round(low["wall_s"] / high["wall_s"], 2), **stages}
+
+
+def size_results(args: argparse.Namespace, size: int, kill_run: bool) -> Dict[str, Any]:
+    prefix = args.collection_dir / f"prefix-{size}.jsonl"
     if not prefix.exists():
-        raise SystemExit(f"{prefix} is missing: run benchmarks/dedupe.py with --sizes {args.size} first")
+        raise SystemExit(f"{prefix} is missing: run benchmarks/dedupe.py with --sizes {size} first")
     out = args.collection_dir / "ray"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     base = [sys.executable, "-m", "spacy_siamese"]
     single = out / "single.jsonl"
     wall, _ = run([*base, "dedupe", args.model, str(prefix), "-o", str(single), "--work-dir", str(out / "work")])
-    results: Dict[str, Any] = {"single_machine": {"wall_s": round(wall, 1), "n_pairs": len(read_pairs(single))}}
     expected = read_pairs(single)
-    runs = [(w, False) for w in args.workers] + [(max(args.workers), True)]
-    for workers, kill in runs:
-        pairs = out / f"ray-{workers}{'-killed' if kill else ''}.jsonl"
-        command = [*base, "dedupe-ray", args.model, str(prefix), "--vectors", str(out / f"vectors-{workers}-{kill}")]
-        stats = out / f"stats-{workers}-{kill}.json"
-        command += ["-o", str(pairs), "--workers", str(workers), "--stats-json", str(stats)]
-        wall, killed = run(command, kill=kill)
+    results: Dict[str, Any] = {"single_machine": {"wall_s": round(wall, 1), "n_pairs": len(expected)}}
+    cpus = os.cpu_count() or 1
+    runs = [(w, False, 0) for w in args.workers] + [(w, False, w) for w in args.workers if w < cpus]
+    runs += [(max(args.workers), True, 0)] if kill_run else []
+    for workers, kill, cores in runs:
+        key = f"workers_{workers}" + (f"_on_{cores}_cores" if cores else "") + ("_one_killed" if kill else "")
+        pairs, stats = out / f"{key}.jsonl", out / f"{key}.json"
+        command = [*base, "dedupe-ray", args.model, str(prefix), "--vectors", str(out / f"vectors-{key}")]
+        command += ["-o", str(pairs), "--workers", str(workers), "--stats-json", str(stats), "--no-progress"]
+        wall, killed = run(command, kill=kill, cores=cores)
         got = read_pairs(pairs)
-        key = f"workers_{workers}" + ("_one_killed" if kill else "")
         results[key] = {
             "wall_s": round(wall, 1),
             "stages_s": json.loads(stats.read_text())["stages_s"],
@@ -107,17 +114,28 @@ def main() -> None:
             "same_pairs_as_single_machine": got == expected,
             "workers_killed": len(killed),
         }
-        print(json.dumps({key: results[key]}), file=sys.stderr)
-    low, high = f"workers_{min(args.workers)}", f"workers_{max(args.workers)}"
-    if low != high:  # speed-up of the whole run and of the stages that run on the actors
-        stages = results[low]["stages_s"]
-        results["speedup"] = {
-            "wall": round(results[low]["wall_s"] / results[high]["wall_s"], 2),
-            **{s: round(stages[s] / results[high]["stages_s"][s], 2) for s in ("encode", "search")},
-        }
+        print(json.dumps({size: {key: results[key]}}), file=sys.stderr)
+    low, high = min(args.workers), max(args.workers)
+    if low != high:
+        results["speedup"] = speedup(results[f"workers_{low}"], results[f"workers_{high}"])
+        if low < cpus:
+            pinned = results[f"workers_{low}_on_{low}_cores"]
+            results[f"speedup_from_{low}_worker_on_{low}_cores"] = speedup(pinned, results[f"workers_{high}"])
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model")
+    parser.add_argument("--collection-dir", type=Path, default=Path("benchmarks/.dedupe"))
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--output-json", type=Path, default=None)
+    args = parser.parse_args()
+    results = {str(size): size_results(args, size, kill_run=i == 0) for i, size in enumerate(args.sizes)}
     report = {
         "benchmark": "dedupe-ray",
-        "size": args.size,
+        "sizes": args.sizes,
         "model": Path(args.model).name,
         "ray": "local mode on this machine",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},

@@ -15,20 +15,23 @@ directory readable on every node):
         --vectors VECTORS_DIR --output pairs.jsonl --workers 8
 """
 
+import hashlib
 import time
+import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import spacy
 from scipy.sparse import csr_matrix
+from spacy.language import Language
 
 from .component import PIPE_NAME, get_similarity_pipe
 from .search.corpus import CANDIDATES, CorpusIndex, sort_pairs
 from .search.dedupe import dedupe_threshold
 from .search.space import vector_space
 from .search.store import MemoryStore
-from .util import import_extra, one_thread
+from .util import import_extra, one_thread, show_progress
 
 IdPair = Tuple[Any, Any, float]
 
@@ -39,22 +42,60 @@ def _ray() -> Any:
     return import_extra("ray", "ray", "The Ray engine")
 
 
-class EncodeBatch:
-    """A Ray Data actor: loads the pipeline once, then encodes batches of texts."""
+# Rows a Ray Data block (a task of an encoding actor) holds: large blocks keep the driver's
+# scheduling and the object store's traffic small against the encoding itself.
+BLOCK_SIZE = 2048
 
-    def __init__(self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int) -> None:
+
+class EncodeBatch:
+    """A Ray Data actor: loads the pipeline once, then encodes blocks of texts. With `output`,
+    it writes each block's encoded rows as one Parquet file there and returns the file's name
+    and row count; without, it returns the encoded rows."""
+
+    def __init__(
+        self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int, output: Optional[str]
+    ) -> None:
         one_thread()
         self.nlp = spacy.load(model)
         self.pipe = get_similarity_pipe(self.nlp, pipe_name, initialized=True)
         self.columns = (text_column, id_column)
         self.batch_size = batch_size
         self.lexical_width = vector_space(self.pipe.comparison).lexical_width
+        self.output = output
 
     def __call__(self, batch: Dict[str, numpy.ndarray]) -> Any:
         text_column, id_column = self.columns
         texts = [str(text) for text in batch[text_column]]
         vectors = self.pipe.encode(texts, batch_size=self.batch_size)
-        return encoded_table(numpy.asarray(batch[id_column]), vectors, self.lexical_width, str(self.pipe.model_id))
+        ids = numpy.asarray(batch[id_column])
+        table = encoded_table(ids, vectors, self.lexical_width, str(self.pipe.model_id))
+        if self.output is None:
+            return table
+        return {"file": numpy.asarray([write_part(table, self.output)]), "rows": numpy.asarray([len(ids)])}
+
+
+def write_part(table: Any, directory: str) -> str:
+    """Write encoded rows as one Parquet file in `directory` (a local path or a URI pyarrow
+    knows, e.g. s3://bucket/vectors) and return the file's name. The name comes from the rows'
+    ids, so a block that Ray runs again (its actor died) replaces its own file, never adds a copy."""
+    import pyarrow.parquet
+
+    fs, root = _filesystem(directory)
+    fs.create_dir(root, recursive=True)
+    name = "part-" + hashlib.sha1(repr(table.column("id").to_pylist()).encode("utf8")).hexdigest()[:24] + ".parquet"
+    tmp = f"{root}/.{name}.{uuid.uuid4().hex}.tmp"  # hidden: readers of the directory skip it
+    pyarrow.parquet.write_table(table, tmp, filesystem=fs, compression="none", use_dictionary=False)
+    fs.move(tmp, f"{root}/{name}")
+    return name
+
+
+def _filesystem(directory: str) -> Tuple[Any, str]:
+    """(pyarrow filesystem, path in it) of a local directory or a URI."""
+    import pyarrow.fs
+
+    if "://" in directory:
+        return pyarrow.fs.FileSystem.from_uri(directory)
+    return pyarrow.fs.LocalFileSystem(), str(Path(directory).absolute())
 
 
 def encoded_table(ids: numpy.ndarray, vectors: numpy.ndarray, lexical_width: int, model_id: str) -> Any:
@@ -87,48 +128,52 @@ def encode_dataset(
     id_column: str = "id",
     pipe_name: str = PIPE_NAME,
     batch_size: int = 256,
+    block_size: int = BLOCK_SIZE,
     workers: int = 2,
+    output: Optional[str] = None,
 ) -> Any:
-    """A Dataset of (id, vector, model_id) rows: `dataset` encoded on a pool of `workers` actors."""
+    """A Dataset of encoded rows (id, vector, model_id and, for a hybrid, its sparse lexical
+    columns): `dataset` encoded on a pool of `workers` actors, `block_size` rows a task and
+    `batch_size` docs a `nlp.pipe` batch. With `output` (a local directory or a URI such as
+    s3://bucket/vectors), each actor writes its blocks' rows as Parquet files there instead, and
+    the Dataset's rows name the files ("file", "rows"): see `write_encoded`."""
+    settings = dict(text_column=text_column, id_column=id_column, pipe_name=pipe_name, batch_size=batch_size)
     return dataset.map_batches(
         EncodeBatch,
-        fn_constructor_kwargs={
-            "model": str(model),
-            "text_column": text_column,
-            "id_column": id_column,
-            "pipe_name": pipe_name,
-            "batch_size": batch_size,
-        },
-        batch_size=batch_size,
+        fn_constructor_kwargs={"model": str(model), "output": output, **settings},
+        batch_size=block_size,
         batch_format="numpy",
-        compute=_ray().data.ActorPoolStrategy(size=workers),
+        concurrency=workers,
         num_cpus=1,
     )
 
 
-def write_vectors(encoded: Any, path: str) -> None:
-    """Write encoded rows (id, vector, model_id) as Parquet files in a directory. The write
-    tasks reserve no CPU: they only move the actors' output to disk, and with a CPU each they
-    would wait for the CPUs the encoding actors hold."""
-    encoded.write_parquet(str(path), ray_remote_args={"num_cpus": 0}, concurrency=1, compression="none")
+def write_encoded(dataset: Any, model: str, path: str, **settings: Any) -> List[str]:
+    """Encode `dataset` with `encode_dataset(dataset, model, output=path, **settings)` and return
+    the names of the Parquet files this run wrote in `path`. The vectors never pass through
+    the driver or the object store."""
+    written = encode_dataset(dataset, model, output=str(path), **settings)
+    return sorted(str(name) for batch in written.iter_batches(batch_format="numpy") for name in batch["file"])
 
 
 def read_vectors(path: str) -> Any:
-    """The encoded rows written by `write_vectors`, as a Dataset."""
+    """The encoded rows that `write_encoded` wrote in a directory, as a Dataset."""
     return _ray().data.read_parquet(str(path))
 
 
-def collect_vectors(encoded: Any) -> Tuple[List[Any], MemoryStore]:
+def collect_vectors(encoded: Any, *, files: Optional[Sequence[str]] = None) -> Tuple[List[Any], MemoryStore]:
     """(ids, vectors) of an encoded Dataset, or of a directory of Parquet files that
-    `write_vectors` wrote (read directly with pyarrow, much faster than through Ray Data),
-    ordered by id (ids must be unique). The vectors are a `MemoryStore`: learned columns
-    dense, a hybrid's lexical columns sparse, and the model id."""
+    `write_encoded` wrote (its `files` only, if given; read directly with pyarrow, much faster
+    than through Ray Data), ordered by id (ids must be unique). The vectors are a
+    `MemoryStore`: learned columns dense, a hybrid's lexical columns sparse, and the model id."""
     import pyarrow
 
     if isinstance(encoded, (str, Path)):
         import pyarrow.dataset
 
-        table = pyarrow.dataset.dataset(str(encoded), format="parquet").to_table()
+        fs, root = _filesystem(str(encoded))
+        source = root if files is None else [f"{root}/{name}" for name in files]
+        table = pyarrow.dataset.dataset(source, format="parquet", filesystem=fs).to_table()
     else:
         batches = list(encoded.iter_batches(batch_format="pyarrow", batch_size=None))
         table = pyarrow.concat_tables(batches) if batches else pyarrow.table({"id": pyarrow.array([])})
@@ -196,20 +241,23 @@ def find_duplicates_dataset(
     pipe_name: str = PIPE_NAME,
     workers: int = 2,
     batch_size: int = 4096,
+    files: Optional[Sequence[str]] = None,
+    nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
     """Duplicate pairs (id_a, id_b, score) of an encoded Dataset (or the Parquet directory
-    `write_vectors` wrote), id_a < id_b, best first: the
+    `write_encoded` wrote, its `files` only if given), id_a < id_b, best first: the
     pairs `find_duplicates` gives for the collection ordered by id (the same candidates and the
     same exact scores). The driver fits the compact space and builds the candidate index once;
     the actors share it through the object store and search shards of the queries. A shard is
-    a Ray task: if its actor dies, Ray restarts the actor and runs the shard again. `stages`, if
-    given, gets the seconds of each stage (collect, index, search)."""
+    a Ray task: if its actor dies, Ray restarts the actor and runs the shard again. `nlp` is the
+    pipeline at `model` if the caller has loaded it already. `stages`, if given, gets the
+    seconds of each stage (collect, index, search)."""
     ray = _ray()
     stages = {} if stages is None else stages
     mark = time.perf_counter()
-    ids, store = collect_vectors(encoded)
-    nlp = spacy.load(model)
+    ids, store = collect_vectors(encoded, files=files)
+    nlp = spacy.load(model) if nlp is None else nlp
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     if len(ids) and store.model_id != pipe.model_id:
         raise ValueError(
@@ -241,10 +289,8 @@ def find_duplicates_dataset(
         },
         batch_size=batch_size,
         batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=workers),
+        concurrency=workers,
         num_cpus=1,
-        max_restarts=-1,
-        max_task_retries=-1,
     )
     pairs: List[Tuple[int, int, float]] = []
     for batch in found.iter_batches(batch_format="numpy", batch_size=None):
@@ -263,24 +309,37 @@ def dedupe_jsonl(
     candidates: str = "auto",
     c: int = CANDIDATES,
     workers: int = 2,
+    progress: bool = True,
+    nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
     """Encode a JSONL collection ('text' and unique 'id' fields; a file, files or a directory) on
     Ray, write its vectors as Parquet to `vectors`, and return its duplicate pairs as
     `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one.
-    `stages`, if given, gets the seconds of each stage (start, read, encode, collect, index, search)."""
+    `progress` shows Ray Data's progress bars (on a terminal); `nlp` is the pipeline at `model`
+    if the caller has loaded it already; `stages`, if given, gets the seconds of each stage
+    (start, encode, collect, index, search)."""
     ray = _ray()
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     if not ray.is_initialized():
-        ray.init()
+        ray.init(include_dashboard=False)
+    ray.data.DataContext.get_current().enable_progress_bars = show_progress(progress)
     stages["start"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    texts = ray.data.read_json(input).materialize()  # read before the actors take the CPUs
-    stages["read"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    write_vectors(encode_dataset(texts, model, workers=workers), vectors)
+    # The read tasks reserve no CPU, so they run while the actors start instead of waiting for them.
+    texts = ray.data.read_json(input, num_cpus=0)
+    files = write_encoded(texts, model, vectors, workers=workers)
     stages["encode"] = time.perf_counter() - mark
     return find_duplicates_dataset(
-        vectors, model, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers, stages=stages
+        vectors,
+        model,
+        threshold=threshold,
+        k=k,
+        candidates=candidates,
+        c=c,
+        workers=workers,
+        files=files,
+        nlp=nlp,
+        stages=stages,
     )

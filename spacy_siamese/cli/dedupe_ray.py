@@ -8,7 +8,7 @@ import typer
 
 from ..distributed import dedupe_jsonl
 from ..search.corpus import CANDIDATES
-from .app import THRESHOLD, K, app, errors, load_pipeline, require_file, versions, write_jsonl
+from .app import PROGRESS, THRESHOLD, K, app, errors, load_pipeline, require_file, versions, write_jsonl
 
 
 @app.command("dedupe-ray")
@@ -23,6 +23,7 @@ def dedupe_ray_command(
     c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
     workers: int = typer.Option(2, "--workers", help="Ray actors that encode and search"),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
+    progress: bool = PROGRESS,
 ) -> None:
     r"""Find the duplicate pairs of a JSONL collection on Ray Data (pip install 'spacy-siamese\[ray]').
 
@@ -33,10 +34,20 @@ def dedupe_ray_command(
     with errors():
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
-        load_pipeline(model)  # a clear error now, not in the actors
+        nlp = load_pipeline(model)  # a clear error now, not in the actors
         stages: Dict[str, float] = {}
         pairs = dedupe_jsonl(
-            model, input, vectors, threshold=threshold, k=k, candidates=candidates, c=c, workers=workers, stages=stages
+            model,
+            input,
+            vectors,
+            threshold=threshold,
+            k=k,
+            candidates=candidates,
+            c=c,
+            workers=workers,
+            progress=progress,
+            nlp=nlp,
+            stages=stages,
         )
         write_jsonl(output, [{"id1": a, "id2": b, "score": score} for a, b, score in pairs])
         typer.echo(f"Wrote {len(pairs):,} duplicate pairs to {output}")

@@ -28,6 +28,8 @@ DIMS = 128
 FIT_SIZE = 50_000
 SEED = 0
 QUERY_BLOCK = 2048
+# IVF centroids are trained on this many items a list (faiss asks for at least 39).
+TRAIN_PER_LIST = 40
 # float32 rounding of the distances and of the comparison: bounds are loosened by this much.
 BOUND_TOLERANCE = 1e-4
 
@@ -40,19 +42,20 @@ class CompactSpace:
     components: numpy.ndarray  # (dims, width), orthonormal rows
 
     @classmethod
-    def fit(cls, sample: numpy.ndarray, *, dims: int = DIMS, seed: int = SEED) -> "CompactSpace":
+    def fit(cls, sample: numpy.ndarray, *, dims: int = DIMS) -> "CompactSpace":
         """Fit on `sample` (metric-space vectors, float32 (n, width)): the top `dims` principal
-        directions (all of them when the width is at most `dims`)."""
-        sample = numpy.asarray(sample, dtype="float64")
-        mean = sample.mean(axis=0) if len(sample) else numpy.zeros(sample.shape[1])
-        dims = min(dims, sample.shape[1])
-        if dims >= sample.shape[1] or len(sample) <= dims:
-            components = numpy.eye(sample.shape[1])[:dims]
+        directions (all of them when the width is at most `dims`), from the eigenvectors of the
+        sample's scatter matrix (width x width), which is cheaper than an SVD of the sample."""
+        sample = numpy.asarray(sample, dtype="float32")
+        width = sample.shape[1]
+        mean = sample.mean(axis=0, dtype="float64") if len(sample) else numpy.zeros(width)
+        dims = min(dims, width)
+        if dims >= width or len(sample) <= dims:
+            components = numpy.eye(width)[:dims]
         else:
-            from sklearn.decomposition import PCA
-
-            pca = PCA(n_components=dims, svd_solver="randomized", random_state=seed).fit(sample - mean)
-            components = pca.components_
+            centred = sample - mean.astype("float32")
+            _, vectors = numpy.linalg.eigh((centred.T @ centred).astype("float64"))
+            components = vectors[:, ::-1][:, :dims].T  # orthonormal rows, largest variance first
         return cls(mean.astype("float32"), numpy.ascontiguousarray(components, dtype="float32"))
 
     @property
@@ -131,7 +134,8 @@ class CandidateIndex:
             )  # stores float16 exactly: the distances are those of the rounded vectors
             index.cp.seed = seed
             rng = numpy.random.default_rng(seed)
-            index.train(decoded(compact[numpy.sort(rng.choice(n, size=min(n, 64 * nlist), replace=False))]))
+            sample = rng.choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
+            index.train(decoded(compact[numpy.sort(sample)]))
             for start in range(0, n, 65536):
                 index.add(decoded(compact[start : start + 65536]))
             index.nprobe = nprobe

@@ -40,6 +40,7 @@ CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
 FLAT_LIMIT = 30_000
 CANDIDATES = 50
 FLAT_BLOCK_CELLS = 2**25
+COMPACT_BLOCK = 16384
 DuplicatePair = Tuple[int, int, float]  # (i, j, score), i < j
 
 
@@ -70,6 +71,7 @@ class CorpusIndex:
             )
         self.store = store
         self.space = vector_space(self.pipe.comparison)
+        saved = None  # the candidate index of a store on disk, kept there for a rerun
         if state is not None:
             self.kind = state["kind"]
             self.compact_space, self.compact = state["space"], state["compact"]
@@ -78,11 +80,15 @@ class CorpusIndex:
         else:
             self.kind = _choose(candidates, len(store))
             self.compact_space, self.compact, self.residual, self.error = _compact(store, self.space, dims, progress)
-            serialized = None
+            if store.path is not None and self.kind != "flat":
+                saved = store.path / f"compact-{dims}" / f"{self.kind}.faiss.npy"
+            serialized = numpy.load(saved) if saved is not None and saved.exists() else None
         self._max_error = float(self.error.max()) if len(self.error) else 0.0
         self.candidates: Optional[CandidateIndex] = None  # "flat" searches every item itself
         if self.kind != "flat":
             self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
+            if saved is not None and serialized is None:
+                numpy.save(saved, numpy.asarray(self.candidates.serialize()))
 
     def state(self) -> Dict[str, Any]:
         """The fitted parts of the index, picklable: `CorpusIndex(nlp, store, state=...)`."""
@@ -216,17 +222,19 @@ def _compact(
     if path is not None and all((path / name).exists() for name in files):
         arrays = [numpy.load(path / name) for name in files[1:]]
         return CompactSpace.load(path / "space.npz"), arrays[0], arrays[1], arrays[2]
-    fit = space.metric_part(store.rows(numpy.arange(min(len(store), FIT_SIZE))))
+    fit = space.metric_learned(store.learned[: min(len(store), FIT_SIZE)])
     compact_space = CompactSpace.fit(fit, dims=dims)
     compact = numpy.zeros((len(store), compact_space.dims), dtype="float16")
     residual = numpy.zeros(len(store), dtype="float32")
     error = numpy.zeros(len(store), dtype="float32")
     bar = tqdm(total=len(store), desc="compacting", unit="doc", disable=not show_progress(progress))
     with bar:
-        for start, rows in store.blocks(16384):
-            block = slice(start, start + len(rows))
-            compact[block], residual[block], error[block] = compact_space.project(space.metric_part(rows))
-            bar.update(len(rows))
+        for start in range(0, len(store), COMPACT_BLOCK):
+            block = slice(start, min(start + COMPACT_BLOCK, len(store)))
+            compact[block], residual[block], error[block] = compact_space.project(
+                space.metric_learned(store.learned[block])
+            )
+            bar.update(block.stop - block.start)
     if path is not None:
         path.mkdir(exist_ok=True)
         compact_space.save(path / "space.npz")

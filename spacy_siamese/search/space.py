@@ -87,9 +87,14 @@ class VectorSpace:
     def metric_part(self, vectors: numpy.ndarray) -> numpy.ndarray:
         """The learned columns mapped to the space where L2 distance bounds the score
         (`score_bound`): the inner comparison's space for a hybrid, this space otherwise."""
+        return self.metric_learned(self.split(vectors)[0])
+
+    def metric_learned(self, learned: numpy.ndarray) -> numpy.ndarray:
+        """`metric_part` of vectors given by their learned columns alone (a hybrid's lexical
+        columns left out, as a vector store keeps them apart)."""
         if self.kind == HYBRID and self.inner is not None:
-            return self.inner.transform(self.split(vectors)[0])
-        return self.transform(vectors)
+            return self.inner.transform(learned)
+        return self.transform(learned)
 
     def score_bound(self, d2: numpy.ndarray) -> Optional[numpy.ndarray]:
         """An upper bound of the score of two items whose `metric_part` vectors are at least

@@ -66,11 +66,6 @@ class MemoryStore:
             return learned
         return numpy.hstack([learned, self.lexical[ids].toarray().astype("float32")])
 
-    def blocks(self, size: int) -> Iterator[Tuple[int, numpy.ndarray]]:
-        """(start, full vectors) of consecutive blocks of at most `size` items."""
-        for start in range(0, len(self), size):
-            yield start, self.rows(numpy.arange(start, min(start + size, len(self))))
-
 
 class VectorStore(MemoryStore):
     """The learned vectors of a collection of `len(store)` items, read from disk.

@@ -60,5 +60,5 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
     assert [(r["id1"], r["id2"], r["score"]) for r in rows] == expected and rows
     assert f"Wrote {len(rows)} duplicate pairs" in result.output
     stats = srsly.read_json(tmp_path / "stats.json")
-    assert list(stats["stages_s"]) == ["start", "read", "encode", "collect", "index", "search"]
+    assert list(stats["stages_s"]) == ["start", "encode", "collect", "index", "search"]
     assert stats["n_pairs"] == len(rows) and stats["settings"]["workers"] == 2

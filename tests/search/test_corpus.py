@@ -87,6 +87,27 @@ def test_approximate_candidates_rescore_exactly(models, tmp_path, name):
     }
 
 
+def test_a_rerun_reads_the_candidate_index_back(models, tmp_path, monkeypatch):
+    """The IVF index is kept in the store directory: a second index over the same store reads
+    it instead of training again, and finds the same pairs."""
+    faiss = pytest.importorskip("faiss")
+    nlp = models["hybrid_cauchy"]
+    pipe = nlp.get_pipe("siamese_similarity")
+    store = encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "store", chunk_size=16, progress=False)
+    matrix = pipe.similarity_matrix(CORPUS)
+    threshold = float(numpy.quantile(matrix[numpy.triu_indices(len(CORPUS), 1)], 0.8))
+    first = CorpusIndex(nlp, store, candidates="ivf", dims=8).duplicates(threshold, k=5, c=10)
+    assert (tmp_path / "store" / "compact-8" / "ivf.faiss.npy").exists()
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the saved index was trained again")
+
+    monkeypatch.setattr(faiss.IndexIVFScalarQuantizer, "train", no_training)
+    again = CorpusIndex(nlp, store, candidates="ivf", dims=8)
+    assert again.candidates is not None and again.candidates.settings["nlist"] > 0
+    assert again.duplicates(threshold, k=5, c=10) == first and first
+
+
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(2, 30), width=st.integers(2, 12), dims=st.integers(1, 12), seed=st.integers(0, 2**16))
 def test_the_distance_bound_never_exceeds_the_distance(n, width, dims, seed):
@@ -102,6 +123,19 @@ def test_the_distance_bound_never_exceeds_the_distance(n, width, dims, seed):
     d2c = ((c[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
     bound = distance_bound(d2c, residual[:, None], residual[None, :], error[:, None], error[None, :])
     assert (bound <= true * (1 + 1e-4) + 1e-6).all()
+
+
+def test_the_compact_space_is_the_principal_subspace():
+    """The fitted components are orthonormal and span the top principal directions: the
+    projection keeps as much variance as an SVD of the centred sample does."""
+    rng = numpy.random.default_rng(0)
+    sample = (rng.normal(size=(500, 24)) * numpy.linspace(3.0, 0.1, 24)) @ numpy.linalg.qr(rng.normal(size=(24, 24)))[0]
+    space = CompactSpace.fit(sample, dims=5)
+    numpy.testing.assert_allclose(space.components @ space.components.T, numpy.eye(5), atol=1e-5)
+    centred = sample - sample.mean(axis=0)
+    singular = numpy.linalg.svd(centred, compute_uv=False)
+    kept = ((centred @ space.components.T.astype("f8")) ** 2).sum()
+    numpy.testing.assert_allclose(kept, (singular[:5] ** 2).sum(), rtol=1e-4)
 
 
 def test_store_refuses_another_model(models, tmp_path):

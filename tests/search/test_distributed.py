@@ -26,9 +26,8 @@ def test_ray_dedupe_equals_single_process(local_ray, models, tmp_path):
     texts = CORPUS * 2  # exact duplicates across the two halves
     rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
     dataset = ray.data.from_items(rows[::-1], override_num_blocks=4)  # the order on Ray does not matter
-    encoded = distributed.encode_dataset(dataset, str(tmp_path / "model"), batch_size=16, workers=2)
-    distributed.write_vectors(encoded, str(tmp_path / "vectors"))
-    assert list((tmp_path / "vectors").glob("*.parquet"))
+    files = distributed.write_encoded(dataset, str(tmp_path / "model"), str(tmp_path / "vectors"), block_size=7)
+    assert sorted(p.name for p in (tmp_path / "vectors").glob("*.parquet")) == files and len(files) > 2
     stored = distributed.read_vectors(str(tmp_path / "vectors"))
     ids, store = distributed.collect_vectors(stored)
     assert ids == list(range(len(texts)))
@@ -45,8 +44,8 @@ def test_vectors_read_back_from_parquet_directly_equal_the_dataset(local_ray, mo
     nlp = models["hybrid_cauchy"]
     nlp.to_disk(tmp_path / "model")
     rows = [{"id": f"t{i:03d}", "text": t} for i, t in enumerate(CORPUS)]
-    encoded = distributed.encode_dataset(ray.data.from_items(rows), str(tmp_path / "model"), batch_size=16, workers=1)
-    distributed.write_vectors(encoded, str(tmp_path / "vectors"))
+    dataset = ray.data.from_items(rows)
+    distributed.write_encoded(dataset, str(tmp_path / "model"), str(tmp_path / "vectors"), batch_size=16, workers=1)
     through_ray = distributed.collect_vectors(distributed.read_vectors(str(tmp_path / "vectors")))
     direct = distributed.collect_vectors(str(tmp_path / "vectors"))
     assert direct[0] == through_ray[0] == [r["id"] for r in rows]
@@ -56,3 +55,35 @@ def test_vectors_read_back_from_parquet_directly_equal_the_dataset(local_ray, mo
     assert direct[1].lexical is not None and direct[1].lexical.nnz < direct[1].lexical.shape[0] * 64  # sparse
     expected = nlp.get_pipe("siamese_similarity").vectors(list(nlp.pipe(CORPUS)))
     numpy.testing.assert_array_equal(direct[1].rows(everything), expected)
+
+
+def test_a_block_written_again_replaces_its_file_and_only_listed_files_are_read(local_ray, models, tmp_path):
+    """A block Ray runs again (its actor died) writes the file of the same name; files of an
+    earlier run in the same directory are left out when the run's own files are named."""
+    nlp = models["hybrid_cauchy"]
+    nlp.to_disk(tmp_path / "model")
+    rows = [{"id": i, "text": t} for i, t in enumerate(CORPUS)]
+    encoded = distributed.encode_dataset(ray.data.from_items(rows), str(tmp_path / "model"), workers=1)
+    ids, store = distributed.collect_vectors(encoded)
+    assert ids == list(range(len(CORPUS)))
+    table = distributed.encoded_table(numpy.asarray(ids), store.rows(numpy.arange(len(ids))), 64, store.model_id)
+    first = distributed.write_part(table.slice(0, 5), str(tmp_path / "vectors"))
+    assert distributed.write_part(table.slice(0, 5), str(tmp_path / "vectors")) == first  # the retry
+    rest = distributed.write_part(table.slice(5), str(tmp_path / "vectors"))
+    assert sorted(p.name for p in (tmp_path / "vectors").iterdir()) == sorted([first, rest])  # no temporary left
+    old = distributed.write_part(table.slice(0, 3), str(tmp_path / "vectors"))  # an earlier run's file
+    with pytest.raises(ValueError, match="not unique"):
+        distributed.collect_vectors(str(tmp_path / "vectors"))
+    got_ids, got = distributed.collect_vectors(str(tmp_path / "vectors"), files=[rest, first])
+    assert got_ids == ids and old not in (first, rest)
+    everything = numpy.arange(len(ids))
+    numpy.testing.assert_array_equal(got.rows(everything), store.rows(everything))
+
+
+def test_vectors_of_another_model_are_refused(local_ray, models, tmp_path):
+    models["cauchy"].to_disk(tmp_path / "cauchy")
+    models["cosine"].to_disk(tmp_path / "cosine")
+    rows = [{"id": i, "text": t} for i, t in enumerate(CORPUS)]
+    files = distributed.write_encoded(ray.data.from_items(rows), str(tmp_path / "cauchy"), str(tmp_path / "v"))
+    with pytest.raises(ValueError, match="encoded by model"):
+        distributed.find_duplicates_dataset(str(tmp_path / "v"), str(tmp_path / "cosine"), files=files)
