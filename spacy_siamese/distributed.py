@@ -49,8 +49,8 @@ BLOCK_SIZE = 2048
 
 class EncodeBatch:
     """A Ray Data actor: loads the pipeline once, then encodes blocks of texts. With `output`,
-    it writes each block's encoded rows as one Parquet file there and returns the file's name
-    and row count; without, it returns the encoded rows."""
+    it writes each block's encoded rows as one Parquet file there and returns the file's name;
+    without, it returns the encoded rows."""
 
     def __init__(
         self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int, output: Optional[str]
@@ -67,11 +67,10 @@ class EncodeBatch:
         text_column, id_column = self.columns
         texts = [str(text) for text in batch[text_column]]
         vectors = self.pipe.encode(texts, batch_size=self.batch_size)
-        ids = numpy.asarray(batch[id_column])
-        table = encoded_table(ids, vectors, self.lexical_width, str(self.pipe.model_id))
+        table = encoded_table(numpy.asarray(batch[id_column]), vectors, self.lexical_width, str(self.pipe.model_id))
         if self.output is None:
             return table
-        return {"file": numpy.asarray([write_part(table, self.output)]), "rows": numpy.asarray([len(ids)])}
+        return {"file": numpy.asarray([write_part(table, self.output)])}
 
 
 def write_part(table: Any, directory: str) -> str:
@@ -136,7 +135,7 @@ def encode_dataset(
     columns): `dataset` encoded on a pool of `workers` actors, `block_size` rows a task and
     `batch_size` docs a `nlp.pipe` batch. With `output` (a local directory or a URI such as
     s3://bucket/vectors), each actor writes its blocks' rows as Parquet files there instead, and
-    the Dataset's rows name the files ("file", "rows"): see `write_encoded`."""
+    the Dataset's rows name the files ("file"): see `write_encoded`."""
     settings = dict(text_column=text_column, id_column=id_column, pipe_name=pipe_name, batch_size=batch_size)
     return dataset.map_batches(
         EncodeBatch,

@@ -1,7 +1,7 @@
 """Compact vectors for candidate search, with a bound that keeps the final scores exact.
 
 The learned part of each vector, mapped to the space where L2 distance bounds the pipe's score
-(`VectorSpace.metric_part`), is projected by PCA onto `dims` columns. An orthogonal projection
+(`VectorSpace.metric_learned`), is projected by PCA onto `dims` columns. An orthogonal projection
 never lengthens a distance, and the part it drops is at least the difference of the two
 residual norms (triangle inequality), so for items a and b
 

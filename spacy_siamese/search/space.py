@@ -84,20 +84,16 @@ class VectorSpace:
             ).astype("float32")
         return vectors
 
-    def metric_part(self, vectors: numpy.ndarray) -> numpy.ndarray:
-        """The learned columns mapped to the space where L2 distance bounds the score
-        (`score_bound`): the inner comparison's space for a hybrid, this space otherwise."""
-        return self.metric_learned(self.split(vectors)[0])
-
     def metric_learned(self, learned: numpy.ndarray) -> numpy.ndarray:
-        """`metric_part` of vectors given by their learned columns alone (a hybrid's lexical
-        columns left out, as a vector store keeps them apart)."""
+        """The learned columns of vectors (a hybrid's lexical columns left out, as a vector store
+        keeps them apart) mapped to the space where L2 distance bounds the score
+        (`score_bound`): the inner comparison's space for a hybrid, this space otherwise."""
         if self.kind == HYBRID and self.inner is not None:
             return self.inner.transform(learned)
         return self.transform(learned)
 
     def score_bound(self, d2: numpy.ndarray) -> Optional[numpy.ndarray]:
-        """An upper bound of the score of two items whose `metric_part` vectors are at least
+        """An upper bound of the score of two items whose `metric_learned` vectors are at least
         sqrt(d2) apart in L2; None for a comparison with no such bound (feature head, custom).
 
         Cauchy: 1 / (1 + d^2); cosine of unit vectors: 1 - d^2 / 2; exp(-s ||a - b||): L1 and
