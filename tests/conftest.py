@@ -48,6 +48,18 @@ SMALL_MODEL = {
 }
 
 
+class FakeTeacher:
+    """A stand-in for a SentenceTransformer: a seeded random unit vector per distinct text."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode(self, texts, batch_size, normalize_embeddings, convert_to_numpy, show_progress_bar):
+        self.calls += 1
+        vectors = numpy.stack([numpy.random.default_rng(sum(map(ord, t))).normal(size=8) for t in texts])
+        return vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True)
+
+
 def make_nlp(comparison=None, **cfg):
     nlp = spacy.blank("en")
     config = {"model": {"encoder": dict(SMALL_MODEL["model"]["encoder"])}, **cfg}

@@ -6,19 +6,7 @@ from spacy_siamese import distill
 from spacy_siamese.distill import distinct_texts, nearest_neighbours, teacher_pairs, teacher_vectors
 
 from .cli.conftest import invoke
-from .conftest import PAIRS
-
-
-class FakeTeacher:
-    """A stand-in for a SentenceTransformer: a seeded random unit vector per distinct text."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def encode(self, texts, batch_size, normalize_embeddings, convert_to_numpy, show_progress_bar):
-        self.calls += 1
-        vectors = numpy.stack([numpy.random.default_rng(sum(map(ord, t))).normal(size=8) for t in texts])
-        return vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True)
+from .conftest import PAIRS, FakeTeacher
 
 
 def test_nearest_neighbours_match_brute_force():

@@ -1,10 +1,12 @@
 """`evaluate`: score a labelled pair file with a trained pipeline, optionally against baselines."""
 
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
+import numpy
 import typer
 
+from ..distill import teacher_vectors
 from ..evaluation.baselines import distinct_texts, load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
 from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
@@ -41,6 +43,12 @@ def evaluate_command(
     vectors: Optional[str] = typer.Option(
         None, "--vectors", help="Pipeline whose static vectors the vectors baseline uses (default: the model's own)"
     ),
+    teacher: str = typer.Option(
+        "",
+        "--teacher",
+        help="Also score a sentence-transformers model's cosine (name or directory; extra spacy-siamese[distill])",
+    ),
+    teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
     name: str = NAME,
     output_json: Optional[Path] = OUTPUT_JSON,
     output_md: Optional[Path] = OUTPUT_MD,
@@ -51,7 +59,8 @@ def evaluate_command(
     """Score a labelled pair file with a trained pipeline, optionally against baselines.
 
     The pipeline uses its stored threshold; with --baselines, TF-IDF cosine and averaged word
-    vectors use the accuracy-optimal threshold on the file.
+    vectors use the accuracy-optimal threshold on the file, and so does a --teacher's cosine
+    (what a distilled student is read against).
     """
     with errors():
         for path in (data, fit_texts):
@@ -65,18 +74,27 @@ def evaluate_command(
             fit = distinct_texts((r.text1, r.text2) for r in fit_records)
             fit_note = f"the {len(fit):,} distinct texts of the first {len(fit_records):,} pairs of {fit_texts}"
         vectors_nlp = load_vectors(vectors) if baselines and vectors else None
+        encode_teacher = None
+        if teacher:
+
+            def encode_teacher(texts: Sequence[str]) -> numpy.ndarray:
+                return teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
+
         result = evaluate_pairs(
             nlp,
             records,
             baselines=baselines,
             fit_texts=fit,
             vectors=vectors_nlp,
+            teacher=encode_teacher,
             n_examples=examples,
             progress=progress,
         )
         report = result.report
         if fit_note is not None:
             report["tfidf"]["fitted_on"] = fit_note
+        if teacher:
+            report["teacher"] = {"name": teacher if not Path(teacher).exists() else Path(teacher).name}
         report.update(
             name=name,
             files={"data": str(data), "model": model, "fit_texts": path_str(fit_texts), "vectors": vectors},

@@ -3,7 +3,7 @@
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Sequence
 
 import numpy
 from spacy.language import Language
@@ -19,6 +19,7 @@ from .baselines import averaged_vectors, distinct_texts, fit_tfidf, has_vectors,
 MODEL = "siamese_similarity (trained)"
 TFIDF = "TF-IDF cosine"
 VECTORS = "averaged word vectors"
+TEACHER = "teacher cosine"
 STORED = "stored (pipe.threshold)"
 TUNED = "best on this file"
 # Pairs scored per call of pipe.pair_scores: a multiple of the pipe's batch size, so the
@@ -56,6 +57,7 @@ def evaluate_pairs(
     baselines: bool = False,
     fit_texts: Optional[Sequence[str]] = None,
     vectors: Optional[Language] = None,
+    teacher: Optional[Callable[[Sequence[str]], numpy.ndarray]] = None,
     pipe_name: str = PIPE_NAME,
     n_examples: int = 8,
     n_check: int = 20,
@@ -65,7 +67,10 @@ def evaluate_pairs(
     """Score `records` with the trained pipe at its stored threshold and, with `baselines`,
     with TF-IDF cosine (fitted on `fit_texts`, default the evaluated texts) and averaged
     static word vectors (from `vectors`, default the pipeline's own; skipped with a note
-    when there are none). Baselines get the accuracy-optimal threshold on these pairs.
+    when there are none). `teacher` maps texts to unit-length vectors (e.g. a sentence-transformers
+    model through `spacy_siamese.distill.teacher_vectors`): its cosine is scored beside them, so
+    that a distilled student can be read against its teacher. Baselines and the teacher get the
+    accuracy-optimal threshold on these pairs.
     `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
     if not len(records):
         raise ValueError("Cannot evaluate an empty set of pairs.")
@@ -110,6 +115,17 @@ def evaluate_pairs(
                 "Skipped the averaged word vectors baseline: the pipeline has no static word vectors "
                 "(pass the vectors of a pipeline that has them, e.g. --vectors PATH)."
             )
+    if teacher is not None:
+        start = time.perf_counter()
+        texts = distinct_texts((r.text1, r.text2) for r in records)
+        rows = {text: i for i, text in enumerate(texts)}
+        V = numpy.asarray(teacher(texts), dtype="f8")
+        if V.shape[0] != len(texts):
+            raise ValueError(f"The teacher returned {V.shape[0]} vectors for {len(texts)} texts.")
+        a = V[[rows[r.text1] for r in records]]
+        b = V[[rows[r.text2] for r in records]]
+        scores[TEACHER] = (a * b).sum(axis=1)
+        timing["teacher_s"] = time.perf_counter() - start
     thresholds: Dict[str, Optional[float]] = {method: None for method in scores}
     thresholds[MODEL] = pipe.threshold
     report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}

@@ -7,12 +7,12 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 
 import numpy
 
-from .pair_evaluation import MODEL, TFIDF, TUNED, VECTORS
+from .pair_evaluation import MODEL, TEACHER, TFIDF, TUNED, VECTORS
 
 PAIR_COLUMNS = (("acc", "acc"), ("p", "P"), ("r", "R"), ("f", "F1"), ("auc", "AUC"), ("ap", "AP"))
 GRADED_COLUMNS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("mse", "MSE"), ("mae", "MAE"))
 RETRIEVAL_COLUMNS = (("mrr", "MRR"), ("p@1", "P@1"), ("p@10", "P@10"), ("map", "MAP"), ("auc", "pair AUC"))
-SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors"}
+SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"}
 
 
 def write_json(report: Mapping[str, Any], path: Union[str, Path]) -> None:
@@ -63,6 +63,8 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
             f"TF-IDF: the package's `tfidf` layer ({t['n_terms']:,} terms, min_df {t['min_df']}, "
             f"sublinear tf {t['sublinear_tf']}), fitted on {t['fitted_on']}."
         )
+    if "teacher" in report:
+        lines.append(f"Teacher: the cosine of {report['teacher']['name']}'s unit-length vectors.")
     if "vectors" in report:
         v = report["vectors"]
         lines.append(
@@ -117,14 +119,14 @@ SUMMARIES = {
         "Pair similarity",
         {"acc": "acc", "f": "F1", "auc": "AUC", "ap": "AP"},
         "auc",
-        {TFIDF: "TF-IDF", VECTORS: "vectors"},
+        {TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"},
         3,
     ),
     "graded": (
         "Graded similarity",
         {"spearman": "Spearman", "pearson": "Pearson", "mse": "MSE", "mae": "MAE"},
         "spearman",
-        {TFIDF: "TF-IDF", VECTORS: "vectors"},
+        {TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"},
         3,
     ),
     "retrieval": (
@@ -162,6 +164,8 @@ def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
 def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[str]:
     """The SUMMARIES table of `kind`: one row per report."""
     title, metrics, baseline_metric, baselines, digits = SUMMARIES[kind]
+    if not any(TEACHER in rep["results"] for rep in reports.values()):  # a column only where scored
+        baselines = {method: prefix for method, prefix in baselines.items() if method != TEACHER}
     lead = ("k", "query docs") if kind == "retrieval" else ("pairs",)
     columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
     lines = ["", f"## {title}", "", "| evaluation | model | " + " | ".join(columns) + " |"]

@@ -4,8 +4,10 @@ import json
 
 import pytest
 
-from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
+from spacy_siamese import distill
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TEACHER, TFIDF
 
+from ..conftest import FakeTeacher
 from .conftest import invoke
 
 
@@ -24,6 +26,29 @@ def test_evaluate_writes_json_markdown_and_plot(files, tmp_path):
     assert report["files"]["fit_texts"] == str(files / "train.tsv") and len(report["examples"]) == 4
     assert "| method | acc | P | R | F1 | AUC | AP | threshold |" in (tmp_path / "m.md").read_text(encoding="utf8")
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_evaluate_scores_a_teacher_beside_the_pipeline(files, tmp_path, monkeypatch):
+    teachers = []
+    monkeypatch.setattr(distill, "load_teacher", lambda name: teachers.append(FakeTeacher()) or teachers[-1])
+    args = ["evaluate", files / "model", files / "dev.jsonl", "--teacher", "fake-teacher",
+            "--teacher-cache", tmp_path / "cache", "--no-progress", "--output-json", tmp_path / "m.json"]  # fmt: skip
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
+    assert list(report["results"]) == [MODEL, TEACHER] and report["teacher"] == {"name": "fake-teacher"}
+    assert f"| {TEACHER} |" in result.output and "Teacher: the cosine of fake-teacher" in result.output
+    assert len(list((tmp_path / "cache").glob("teacher-*.npy"))) == 1
+    assert invoke(*args).exit_code == 0 and len(teachers) == 1  # the rerun reads the cached vectors
+
+
+def test_evaluate_with_a_teacher_but_no_extra_says_which_extra(files, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    result = invoke("evaluate", files / "model", files / "dev.jsonl", "--teacher", "any-teacher")
+    assert result.exit_code == 1
+    assert "pip install 'spacy-siamese[distill]'" in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ import spacy
 
 from spacy_siamese.corpora import PairRecord
 from spacy_siamese.evaluation import evaluate_pairs
-from spacy_siamese.evaluation.pair_evaluation import MODEL, STORED, TFIDF, TUNED, VECTORS, pick_examples
+from spacy_siamese.evaluation.pair_evaluation import MODEL, STORED, TEACHER, TFIDF, TUNED, VECTORS, pick_examples
 
-from ..conftest import PAIRS, pair_examples
+from ..conftest import PAIRS, FakeTeacher, pair_examples
 
 
 def records(pairs=PAIRS):
@@ -28,6 +28,28 @@ def test_model_scores_are_the_pipe_scores_at_its_threshold(nlp):
     assert report["similarity_check"]["max_abs_diff"] < 1e-5
     assert report["model"]["comparison"] == "spacy-siamese.CauchySimilarity.v1"
     assert len(report["examples"]) == 4 and {e["label"] for e in report["examples"]} == {0.0, 1.0}
+
+
+def test_a_teacher_is_scored_by_the_cosine_of_its_vectors(nlp):
+    teacher = FakeTeacher()
+    seen = []
+
+    def encode(texts):
+        seen.append(list(texts))
+        return teacher.encode(texts, 64, True, True, False)
+
+    result = evaluate_pairs(nlp, records(), teacher=encode)
+    assert list(result.scores) == [MODEL, TEACHER]
+    assert len(seen) == 1 and len(seen[0]) == len(set(seen[0]))  # each distinct text encoded once
+    a = encode([r.text1 for r in records()])
+    b = encode([r.text2 for r in records()])
+    assert result.scores[TEACHER] == pytest.approx((a * b).sum(axis=1))
+    assert result.report["results"][TEACHER]["threshold_source"] == TUNED
+
+
+def test_a_teacher_with_too_few_vectors_is_an_error(nlp):
+    with pytest.raises(ValueError, match="teacher returned 1 vectors"):
+        evaluate_pairs(nlp, records(), teacher=lambda texts: numpy.ones((1, 4)))
 
 
 def test_baselines_without_vectors_skip_them_with_a_note(nlp):

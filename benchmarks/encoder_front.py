@@ -1,0 +1,180 @@
+"""The accuracy/speed front of the MWE CNN: dev score against encoding speed, one plot.
+
+Each variant is the same config (default: the project's Quora hybrid) with a few encoder
+settings changed (width, depth, window, static vectors), trained by `spacy train` for the same
+number of steps on the same data. All model-best pipelines are then timed in one run, one thread
+each (one BLAS thread), alternating rounds with spaCy's tokenizer alone (`spacy.blank("en")`), and
+the median docs/s of each is reported beside the dev scores `spacy train` recorded in its
+meta.json. A variant whose output directory already holds a model trained with the same
+settings is not trained again, so an interrupted run resumes.
+
+Usage (from the repository root):
+    python benchmarks/encoder_front.py --train project/corpus/quora/train.jsonl \
+        --dev project/corpus/quora/dev.jsonl --vectors project/assets/vectors \
+        --output-dir training/encoder_front --max-steps 2000 \
+        --output-json benchmarks/results/encoder_front.json --plot benchmarks/results/encoder_front.png
+"""
+
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import spacy
+import typer
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "project" / "configs" / "quora_hybrid.cfg"
+MWE = "components.siamese_similarity.model.encoder.encoder"
+# name -> config overrides (spacy train's --section.key value); the first is the config as it is.
+VARIANTS: Dict[str, Dict[str, str]] = {
+    "width 128, depth 2 (the config)": {},
+    "width 64": {f"{MWE}.width": "64"},
+    "width 256": {f"{MWE}.width": "256"},
+    "depth 4": {f"{MWE}.depth": "4"},
+    "window 2": {f"{MWE}.window_size": "2"},
+    "no static vectors": {f"{MWE}.include_static_vectors": "false"},
+}
+SCORES = ("sim_acc", "sim_auc", "sim_spearman")
+
+
+def _speed_module() -> Any:
+    spec = importlib.util.spec_from_file_location("speed_benchmark", ROOT / "benchmarks" / "speed.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-").replace("--", "-")
+
+
+def train_variant(
+    name: str, overrides: Dict[str, str], *, config: Path, output: Path, settings: Dict[str, str]
+) -> Path:
+    """Train one variant (unless its directory holds one trained with the same settings); its model-best."""
+    wanted = {"config": config.name, "overrides": overrides, "settings": settings}
+    stamp = output / "front.json"
+    best = output / "model-best"
+    if stamp.exists() and json.loads(stamp.read_text()) == wanted and (best / "meta.json").exists():
+        typer.echo(f"{name}: trained already ({best})", err=True)
+        return best
+    args = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(output)]
+    for key, value in {**settings, **overrides}.items():
+        args += [f"--{key}", value]
+    typer.echo(f"{name}: training ({' '.join(args[3:])})", err=True)
+    subprocess.run(args, check=True)
+    stamp.write_text(json.dumps(wanted, indent=2) + "\n")
+    return best
+
+
+def main(
+    train: Path = typer.Option(..., "--train", exists=True, dir_okay=False, help="Training pair file"),
+    dev: Path = typer.Option(..., "--dev", exists=True, dir_okay=False, help="Dev pair file (scores, speed texts)"),
+    vectors: Path = typer.Option(..., "--vectors", exists=True, file_okay=False, help="Static vectors (pipeline dir)"),
+    config: Path = typer.Option(CONFIG, "--config", exists=True, dir_okay=False, help="The base config"),
+    output_dir: Path = typer.Option(..., "--output-dir", help="One trained pipeline per variant here"),
+    max_steps: int = typer.Option(2000, "--max-steps", help="Training steps of every variant"),
+    eval_frequency: int = typer.Option(500, "--eval-frequency", help="Dev evaluation every N steps"),
+    variants: List[str] = typer.Option([], "--variant", help="Only these variants (default: all)"),
+    n: int = typer.Option(2000, "--n", help="Distinct dev texts timed"),
+    runs: int = typer.Option(5, "--runs", help="Timed rounds (median)"),
+    batch_size: int = typer.Option(256, "--batch-size", help="nlp.pipe batch size"),
+    output_json: Path = typer.Option(..., "--output-json", help="Results JSON"),
+    plot: Path = typer.Option(None, "--plot", help="The front as PNG"),
+) -> None:
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        raise typer.BadParameter(f"unknown variant(s) {unknown}; known: {list(VARIANTS)}", param_hint="--variant")
+    chosen = {name: VARIANTS[name] for name in (variants or VARIANTS)}
+    settings = {
+        "paths.train": str(train),
+        "paths.dev": str(dev),
+        "paths.vectors": str(vectors),
+        "training.max_steps": str(max_steps),
+        "training.eval_frequency": str(eval_frequency),
+    }
+    models = {
+        name: train_variant(name, overrides, config=config, output=output_dir / slug(name), settings=settings)
+        for name, overrides in chosen.items()
+    }
+
+    speed = _speed_module()
+    texts = speed.first_distinct_texts(dev, n)
+    threadpool_limits(1)
+    pipes: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en")}
+    pipes.update({name: spacy.load(path) for name, path in models.items()})
+    for nlp in pipes.values():  # warm-up
+        list(nlp.pipe(texts, batch_size=batch_size))
+    rates: Dict[str, List[float]] = {name: [] for name in pipes}
+    for run in range(runs):
+        for name, nlp in pipes.items():
+            rates[name].append(len(texts) / speed.time_pipe(nlp, texts, batch_size))
+        typer.echo(f"round {run + 1}/{runs} done", err=True)
+    tokenizer = statistics.median(rates[next(iter(pipes))])
+
+    results = []
+    for name, path in models.items():
+        meta = json.loads((path / "meta.json").read_text())
+        docs_per_sec = statistics.median(rates[name])
+        results.append(
+            {
+                "variant": name,
+                "overrides": chosen[name],
+                "dev": {key: meta["performance"].get(key) for key in SCORES if key in meta["performance"]},
+                "median_docs_per_sec": round(docs_per_sec, 1),
+                "docs_per_sec": [round(r, 1) for r in rates[name]],
+                "share_of_tokenizer": round(docs_per_sec / tokenizer, 5),
+            }
+        )
+    report = {
+        "config": config.name,
+        "train": speed.given_path(train),
+        "dev": speed.given_path(dev),
+        "max_steps": max_steps,
+        "timed": {"n_texts": len(texts), "runs": runs, "batch_size": batch_size, "threads": 1},
+        "tokenizer_median_docs_per_sec": round(tokenizer, 1),
+        "variants": results,
+        "versions": {"python": platform.python_version(), "spacy": spacy.__version__},
+    }
+    output_json.parent.mkdir(parents=True, exist_ok=True)
+    output_json.write_text(json.dumps(report, indent=2) + "\n")
+    for r in results:
+        scores = ", ".join(f"{k} {v:.3f}" for k, v in r["dev"].items() if v is not None)
+        typer.echo(f"{r['variant']:34s} {r['median_docs_per_sec']:>8,.0f} docs/s  {scores}")
+    if plot:
+        draw(results, plot, title=f"{config.name}, {max_steps:,} steps; one thread")
+
+
+def draw(results: List[Dict[str, Any]], path: Path, *, title: str) -> None:
+    """Dev ROC AUC (or Spearman) against docs/s, one labelled point per variant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    key = "sim_auc" if all(r["dev"].get("sim_auc") is not None for r in results) else "sim_spearman"
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for r in results:
+        x, y = r["median_docs_per_sec"], r["dev"][key]
+        ax.scatter([x], [y], color="tab:blue")
+        ax.annotate(r["variant"], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlabel("docs/s, one thread (median)")
+    ax.set_ylabel(f"dev {key.replace('sim_', '')} (model-best)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the trainings too: run beside other work
+    typer.run(main)
