@@ -51,12 +51,19 @@ def cluster_batches(
     """Shuffle `examples` with `seed`, then fill batches of `size` in that order, deferring a
     pair whose cluster is already in the current batch to a later batch (the first one
     without it). Every pair is yielded exactly once; a batch is shorter than `size` only when
-    the remaining pairs all share clusters with it."""
+    the remaining pairs all share clusters with it.
+
+    Duplicates are the pairs labelled 1 when every label is 0 or 1. Graded labels (STS, SICK,
+    a teacher's cosine) name no duplicates, so there each text is its own cluster and only pairs
+    that share a text are kept apart: joining texts through every pair scored >= 0.5 would chain
+    a graded corpus into a few giant clusters and its batches down to single pairs."""
     clusters = Clusters()
     sides = [texts(eg) for eg in examples]
-    for eg, (a, b) in zip(examples, sides):
-        if get_label(eg) >= 0.5:
-            clusters.union(a, b)
+    labels = [get_label(eg) for eg in examples]
+    if all(label in (0.0, 1.0) for label in labels):
+        for (a, b), label in zip(sides, labels):
+            if label == 1.0:
+                clusters.union(a, b)
     keys = [{clusters.find(a), clusters.find(b)} for a, b in sides]
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
@@ -79,9 +86,9 @@ def cluster_batches(
 @registry.batchers("spacy-siamese.batch_by_clusters.v1")
 def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
     """Batches of `size` pair examples in which no two pairs share a text or a duplicate
-    cluster (texts joined by labelled duplicate pairs). The clusters are found on what the
-    batcher is given (one epoch of the training corpus); each call shuffles with the next
-    seed, so epochs differ and a run is reproducible."""
+    cluster (texts joined by pairs labelled 1, when the labels are 0/1; see `cluster_batches`).
+    The clusters are found on what the batcher is given (one epoch of the training corpus); each
+    call shuffles with the next seed, so epochs differ and a run is reproducible."""
     if size < 1:
         raise ValueError(f"batch_by_clusters: size must be >= 1, got {size}")
     return reseeded(lambda examples, epoch_seed: cluster_batches(examples, size, seed=epoch_seed), seed)
