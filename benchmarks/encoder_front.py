@@ -4,14 +4,17 @@ Each variant is the same config (default: the project's Quora hybrid) with a few
 settings changed (width, depth, window, static vectors), trained by `spacy train` for the same
 number of steps on the same data. All model-best pipelines are then timed in one run, one thread
 each (one BLAS thread), alternating rounds with spaCy's tokenizer alone (`spacy.blank("en")`), and
-the median docs/s of each is reported beside the dev scores `spacy train` recorded in its
-meta.json. A variant whose output directory already holds a model trained with the same
-settings is not trained again, so an interrupted run resumes.
+the median docs/s of each (and its ratio to the tokenizer's, what the plot shows) is reported
+beside the dev scores `spacy train` recorded in its meta.json. With `--teacher` (extra
+`spacy-siamese[distill]`) a sentence-transformers model is timed in the same rounds, on one torch
+thread, and the plot marks 10x its speed, the budget of the package's encoders. A variant whose
+output directory already holds a model trained with the same settings is not trained again, so an
+interrupted run resumes.
 
 Usage (from the repository root):
     python benchmarks/encoder_front.py --train project/corpus/quora/train.jsonl \
         --dev project/corpus/quora/dev.jsonl --vectors project/assets/vectors \
-        --output-dir training/encoder_front --max-steps 2000 \
+        --output-dir project/training/encoder_front --max-steps 2000 --teacher TEACHER \
         --output-json benchmarks/results/encoder_front.json --plot benchmarks/results/encoder_front.png
 """
 
@@ -23,7 +26,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import spacy
 import typer
@@ -42,6 +45,7 @@ VARIANTS: Dict[str, Dict[str, str]] = {
     "no static vectors": {f"{MWE}.include_static_vectors": "false"},
 }
 SCORES = ("sim_acc", "sim_auc", "sim_spearman")
+TEACHER = "teacher"
 
 
 def _speed_module() -> Any:
@@ -86,6 +90,9 @@ def main(
     n: int = typer.Option(2000, "--n", help="Distinct dev texts timed"),
     runs: int = typer.Option(5, "--runs", help="Timed rounds (median)"),
     batch_size: int = typer.Option(256, "--batch-size", help="nlp.pipe batch size"),
+    teacher: str = typer.Option(
+        "", "--teacher", help="Also time a sentence-transformers model (name or directory): the 10x budget line"
+    ),
     output_json: Path = typer.Option(..., "--output-json", help="Results JSON"),
     plot: Path = typer.Option(None, "--plot", help="The front as PNG"),
 ) -> None:
@@ -110,6 +117,13 @@ def main(
     threadpool_limits(1)
     pipes: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en")}
     pipes.update({name: spacy.load(path) for name, path in models.items()})
+    if teacher:
+        import torch
+
+        from spacy_siamese.distill import load_teacher
+
+        torch.set_num_threads(1)
+        pipes[TEACHER] = speed.TeacherPipe(load_teacher(teacher))
     for nlp in pipes.values():  # warm-up
         list(nlp.pipe(texts, batch_size=batch_size))
     rates: Dict[str, List[float]] = {name: [] for name in pipes}
@@ -118,6 +132,7 @@ def main(
             rates[name].append(len(texts) / speed.time_pipe(nlp, texts, batch_size))
         typer.echo(f"round {run + 1}/{runs} done", err=True)
     tokenizer = statistics.median(rates[next(iter(pipes))])
+    teacher_rate = statistics.median(rates[TEACHER]) if teacher else None
 
     results = []
     for name, path in models.items():
@@ -131,6 +146,7 @@ def main(
                 "median_docs_per_sec": round(docs_per_sec, 1),
                 "docs_per_sec": [round(r, 1) for r in rates[name]],
                 "share_of_tokenizer": round(docs_per_sec / tokenizer, 5),
+                **({"times_teacher": round(docs_per_sec / teacher_rate, 2)} if teacher_rate else {}),
             }
         )
     report = {
@@ -143,17 +159,26 @@ def main(
         "variants": results,
         "versions": {"python": platform.python_version(), "spacy": spacy.__version__},
     }
+    if teacher_rate:
+        report["teacher"] = {
+            "model": speed.given_path(Path(teacher)) if Path(teacher).exists() else teacher,
+            "median_docs_per_sec": round(teacher_rate, 1),
+            "docs_per_sec": [round(r, 1) for r in rates[TEACHER]],
+        }
     output_json.parent.mkdir(parents=True, exist_ok=True)
     output_json.write_text(json.dumps(report, indent=2) + "\n")
     for r in results:
         scores = ", ".join(f"{k} {v:.3f}" for k, v in r["dev"].items() if v is not None)
         typer.echo(f"{r['variant']:34s} {r['median_docs_per_sec']:>8,.0f} docs/s  {scores}")
     if plot:
-        draw(results, plot, title=f"{config.name}, {max_steps:,} steps; one thread")
+        budget = 10 * teacher_rate / tokenizer if teacher_rate else None
+        draw(results, plot, title=f"{config.name}, {max_steps:,} steps; one thread", budget=budget)
 
 
-def draw(results: List[Dict[str, Any]], path: Path, *, title: str) -> None:
-    """Dev ROC AUC (or Spearman) against docs/s, one labelled point per variant."""
+def draw(results: List[Dict[str, Any]], path: Path, *, title: str, budget: Optional[float] = None) -> None:
+    """Dev ROC AUC (or Spearman) against speed as a share of the tokenizer's (a ratio measured in
+    one run, steadier than docs/s on a shared machine), one labelled point per variant; `budget`:
+    a vertical line at that share (10x the teacher's speed)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -162,10 +187,14 @@ def draw(results: List[Dict[str, Any]], path: Path, *, title: str) -> None:
     key = "sim_auc" if all(r["dev"].get("sim_auc") is not None for r in results) else "sim_spearman"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for r in results:
-        x, y = r["median_docs_per_sec"], r["dev"][key]
+        x, y = r["share_of_tokenizer"], r["dev"][key]
         ax.scatter([x], [y], color="tab:blue")
         ax.annotate(r["variant"], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    ax.set_xlabel("docs/s, one thread (median)")
+    if budget is not None:
+        ax.axvline(budget, color="tab:red", linestyle="--", linewidth=1, label="10x the teacher's speed")
+        ax.legend(fontsize=8, loc="lower left")
+    ax.margins(x=0.15, y=0.15)
+    ax.set_xlabel("encoding speed / spaCy tokenizer's, one thread (median docs/s)")
     ax.set_ylabel(f"dev {key.replace('sim_', '')} (model-best)")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)

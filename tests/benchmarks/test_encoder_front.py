@@ -82,8 +82,8 @@ def test_an_unknown_variant_is_refused(tmp_path):
 def test_draw_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     results = [
-        {"variant": "a", "median_docs_per_sec": 1000.0, "dev": {"sim_auc": 0.8}},
-        {"variant": "b", "median_docs_per_sec": 2000.0, "dev": {"sim_auc": 0.7}},
+        {"variant": "a", "share_of_tokenizer": 0.04, "dev": {"sim_auc": 0.8}},
+        {"variant": "b", "share_of_tokenizer": 0.08, "dev": {"sim_auc": 0.7}},
     ]
-    front.draw(results, tmp_path / "front.png", title="t")
+    front.draw(results, tmp_path / "front.png", title="t", budget=0.05)
     assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
