@@ -94,7 +94,8 @@ def evaluate_command(
         if fit_note is not None:
             report["tfidf"]["fitted_on"] = fit_note
         if teacher:
-            report["teacher"] = {"name": teacher if not Path(teacher).exists() else Path(teacher).name}
+            # a directory by its last two parts: the report names no machine path
+            report["teacher"] = {"name": teacher if not Path(teacher).exists() else "/".join(Path(teacher).parts[-2:])}
         report.update(
             name=name,
             files={"data": str(data), "model": model, "fit_texts": path_str(fit_texts), "vectors": vectors},

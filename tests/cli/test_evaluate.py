@@ -31,13 +31,15 @@ def test_evaluate_writes_json_markdown_and_plot(files, tmp_path):
 def test_evaluate_scores_a_teacher_beside_the_pipeline(files, tmp_path, monkeypatch):
     teachers = []
     monkeypatch.setattr(distill, "load_teacher", lambda name: teachers.append(FakeTeacher()) or teachers[-1])
-    args = ["evaluate", files / "model", files / "dev.jsonl", "--teacher", "fake-teacher",
+    teacher = tmp_path / "teachers" / "fake-teacher"  # a directory: named by its last two parts
+    teacher.mkdir(parents=True)
+    args = ["evaluate", files / "model", files / "dev.jsonl", "--teacher", teacher,
             "--teacher-cache", tmp_path / "cache", "--no-progress", "--output-json", tmp_path / "m.json"]  # fmt: skip
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
-    assert list(report["results"]) == [MODEL, TEACHER] and report["teacher"] == {"name": "fake-teacher"}
-    assert f"| {TEACHER} |" in result.output and "Teacher: the cosine of fake-teacher" in result.output
+    assert list(report["results"]) == [MODEL, TEACHER] and report["teacher"] == {"name": "teachers/fake-teacher"}
+    assert f"| {TEACHER} |" in result.output and "Teacher: the cosine of teachers/fake-teacher" in result.output
     assert len(list((tmp_path / "cache").glob("teacher-*.npy"))) == 1
     assert invoke(*args).exit_code == 0 and len(teachers) == 1  # the rerun reads the cached vectors
 
