@@ -118,19 +118,8 @@ def main(
     pipes: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en")}
     pipes.update({name: spacy.load(path) for name, path in models.items()})
     if teacher:
-        import torch
-
-        from spacy_siamese.distill import load_teacher
-
-        torch.set_num_threads(1)
-        pipes[TEACHER] = speed.TeacherPipe(load_teacher(teacher))
-    for nlp in pipes.values():  # warm-up
-        list(nlp.pipe(texts, batch_size=batch_size))
-    rates: Dict[str, List[float]] = {name: [] for name in pipes}
-    for run in range(runs):
-        for name, nlp in pipes.items():
-            rates[name].append(len(texts) / speed.time_pipe(nlp, texts, batch_size))
-        typer.echo(f"round {run + 1}/{runs} done", err=True)
+        pipes[TEACHER] = speed.one_thread_teacher(teacher)
+    rates = speed.time_rounds(pipes, texts, runs, batch_size)
     tokenizer = statistics.median(rates[next(iter(pipes))])
     teacher_rate = statistics.median(rates[TEACHER]) if teacher else None
 
@@ -161,7 +150,7 @@ def main(
     }
     if teacher_rate:
         report["teacher"] = {
-            "model": speed.given_path(Path(teacher)) if Path(teacher).exists() else teacher,
+            "model": speed.teacher_label(teacher),
             "median_docs_per_sec": round(teacher_rate, 1),
             "docs_per_sec": [round(r, 1) for r in rates[TEACHER]],
         }

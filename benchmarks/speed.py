@@ -77,6 +77,38 @@ class TeacherPipe:
         return list(self.model.encode(texts, batch_size=min(batch_size, 64), convert_to_numpy=True))
 
 
+def teacher_label(teacher: str) -> str:
+    """A teacher's name, or its directory by the last two parts (no machine path)."""
+    return given_path(Path(teacher)) if Path(teacher).exists() else teacher
+
+
+def one_thread_teacher(teacher: str) -> TeacherPipe:
+    """A sentence-transformers model (name or directory) on one torch thread, to be timed."""
+    import torch
+
+    from spacy_siamese.distill import load_teacher
+
+    torch.set_num_threads(1)
+    return TeacherPipe(load_teacher(teacher))
+
+
+def time_rounds(methods: Dict[str, Any], texts: List[str], runs: int, batch_size: int) -> Dict[str, List[float]]:
+    """docs/s of each method in each of `runs` rounds, the methods alternating within a round,
+    after one warm-up pass of each (allocations, lazy init, and the tokenizer's cache, which
+    otherwise makes the first tokenizer run several times slower)."""
+    for nlp in methods.values():
+        list(nlp.pipe(texts, batch_size=batch_size))
+    per_run: Dict[str, List[float]] = {name: [] for name in methods}
+    for run in range(runs):
+        for name, nlp in methods.items():
+            per_run[name].append(len(texts) / time_pipe(nlp, texts, batch_size))
+        typer.echo(
+            f"run {run + 1}/{runs}: " + ", ".join(f"{name} {rates[-1]:,.0f} docs/s" for name, rates in per_run.items()),
+            err=True,
+        )
+    return per_run
+
+
 def time_similarity(docs: List[Doc]) -> float:
     pairs = list(zip(docs[0::2], docs[1::2]))
     gc.collect()
@@ -120,30 +152,12 @@ def main(
         raise typer.Exit(1) from err
     methods: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en"), "trained pipeline": trained}
     if teacher:
-        import torch
         from threadpoolctl import threadpool_limits
 
-        from spacy_siamese.distill import load_teacher
-
         threadpool_limits(1)
-        torch.set_num_threads(1)
-        label = given_path(Path(teacher)) if Path(teacher).exists() else teacher
-        methods[f"teacher ({label})"] = TeacherPipe(load_teacher(teacher))
+        methods[f"teacher ({teacher_label(teacher)})"] = one_thread_teacher(teacher)
 
-    # Warm-up: one full pass of each (allocations, lazy init, and the tokenizer's
-    # cache, which otherwise makes the first tokenizer run several times slower).
-    for nlp in methods.values():
-        list(nlp.pipe(texts, batch_size=batch_size))
-
-    per_run: Dict[str, List[float]] = {name: [] for name in methods}
-    for run in range(runs):
-        for name, nlp in methods.items():  # alternate within each round
-            elapsed = time_pipe(nlp, texts, batch_size)
-            per_run[name].append(len(texts) / elapsed)
-        typer.echo(
-            f"run {run + 1}/{runs}: " + ", ".join(f"{name} {rates[-1]:,.0f} docs/s" for name, rates in per_run.items()),
-            err=True,
-        )
+    per_run = time_rounds(methods, texts, runs, batch_size)
     medians = {name: statistics.median(rates) for name, rates in per_run.items()}
     tok_name, trained_name = list(methods)[:2]
     ratio = medians[trained_name] / medians[tok_name]
