@@ -207,6 +207,7 @@ def main() -> None:
                 "stages_s": stats["stages_s"],
                 "settings": stats["settings"],
                 "n_pairs": len(found),
+                "n_scored": stats.get("n_scored"),
                 "n_groups": stats.get("n_groups"),
                 "largest_group": stats.get("largest_group"),
                 "docs_per_s_encoding": round(size / stats["stages_s"]["encode"], 1),

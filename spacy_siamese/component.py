@@ -22,7 +22,7 @@ from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
 from .layers.in_batch import cross_scores
 from .metrics import best_threshold, is_binary, precision_threshold
-from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, split_pairs
+from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, partner_text, split_pairs
 from .pairwise import vector_similarity_matrix
 from .scoring import binary_pairs, score_pairs
 from .validation import DEDUPE_PRECISION, check_scores, check_settings, check_sizes
@@ -203,9 +203,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         n = len(vectors_a)
         if n == 0:
             return numpy.zeros((0,), dtype="float32")
-        a, b = _canonical_order(numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f"))
-        if n % PAD_ROWS:
-            a, b = (numpy.vstack([x, numpy.repeat(x[:1], PAD_ROWS - n % PAD_ROWS, axis=0)]) for x in (a, b))
+        rows = -(-n // PAD_ROWS) * PAD_ROWS
+        a, b = _canonical_order(numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f"), rows=rows)
         ops = self.model.ops
         pair = (ops.asarray2f(cast(Floats2d, a)), ops.asarray2f(cast(Floats2d, b)))
         scores = ops.to_numpy(self.comparison.predict(pair))[:n, 0]
@@ -377,6 +376,12 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     def _pair_loss(self, examples: List[Example]) -> Callable:
         """The loss for a batch of pairs: the pipe's loss, or with per-dataset losses
         (`spacy-siamese.DatasetLosses.v1`) the one of the batch's dataset."""
+        loss = self._dataset_loss(examples)
+        if hasattr(loss, "for_texts"):  # a loss that reads the batch's texts (TeacherScores.v1)
+            return loss.for_texts([eg.predicted.text for eg in examples], [partner_text(eg) for eg in examples])
+        return loss
+
+    def _dataset_loss(self, examples: List[Example]) -> Callable:
         if not hasattr(self.loss, "for_dataset"):
             return self.loss
         names = sorted({get_dataset(eg) or "" for eg in examples})
@@ -506,13 +511,26 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return Doc(self.vocab, words=words, spaces=spaces)
 
 
-def _canonical_order(a: numpy.ndarray, b: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def _canonical_order(
+    a: numpy.ndarray, b: numpy.ndarray, *, rows: Optional[int] = None
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Swap the rows of each pair into one order, so that sim(a, b) == sim(b, a) exactly even
-    when a comparison rounds differently with its inputs swapped."""
-    first = (a != b).argmax(axis=1)
-    rows = numpy.arange(len(a))
-    swap = (a[rows, first] > b[rows, first])[:, None]
-    return numpy.where(swap, b, a), numpy.where(swap, a, b)
+    when a comparison rounds differently with its inputs swapped; padded to `rows` rows with
+    copies of the first pair (new arrays, written once)."""
+    n = len(a)
+    swap = a[:, 0] > b[:, 0]
+    tied = numpy.flatnonzero(a[:, 0] == b[:, 0])  # decided by their first differing column
+    if len(tied):
+        first = (a[tied] != b[tied]).argmax(axis=1)
+        swap[tied] = a[tied, first] > b[tied, first]
+    swapped = numpy.flatnonzero(swap)
+    shape = (max(n, rows or n),) + a.shape[1:]
+    out_a, out_b = numpy.empty(shape, dtype=a.dtype), numpy.empty(shape, dtype=b.dtype)
+    for out, keep, other in ((out_a, a, b), (out_b, b, a)):
+        out[:n] = keep
+        out[swapped] = other[swapped]
+        out[n:] = out[:1]
+    return out_a, out_b
 
 
 def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bool = False) -> SiameseSimilarity:

@@ -69,6 +69,12 @@ def get_partner(eg: Example, vocab: Optional[Vocab] = None) -> Doc:
     return doc
 
 
+def partner_text(eg: Example) -> str:
+    """The text of side B of a pair example (as its words and spaces give it)."""
+    data = _pair_data(eg)
+    return "".join(w + (" " if sp else "") for w, sp in zip(data["words"], data["spaces"]))
+
+
 def get_label(eg: Example) -> float:
     try:
         return check_label(_pair_data(eg)["label"])

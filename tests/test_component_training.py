@@ -1,11 +1,13 @@
 """Training the pipe end to end: in-batch negatives, labelled docs with triplet losses, the
 LSTM encoder with each comparison, and several datasets with a loss each."""
 
+import numpy
 import pytest
 import spacy
 from scipy.stats import spearmanr
 
 from spacy_siamese import make_pair_example
+from spacy_siamese.distill import save_teacher_table
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.metrics import best_threshold
 
@@ -222,3 +224,26 @@ def test_the_threshold_is_tuned_on_the_0_1_datasets():
     plain.initialize(lambda: two_datasets(plain))
     plain.evaluate(two_datasets(plain)[10:], scorer_cfg={"tune_threshold": True})
     assert plain.get_pipe("siamese_similarity").threshold == 0.5
+
+
+def test_teacher_scores_get_the_batchs_texts_and_train_the_in_batch_scores(tmp_path):
+    """A dataset trained with TeacherScores.v1: the pipe hands the loss the texts of both sides,
+    and training moves the student's in-batch scores towards the teacher's."""
+    texts = sorted({t for a, b, _ in GRADED for t in (a, b)})
+    rng = numpy.random.default_rng(0)
+    vectors = rng.normal(size=(len(texts), 8))
+    vectors /= numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    save_teacher_table(tmp_path / "teacher", texts, vectors)
+    loss = {**DATASET_LOSSES, "losses": {"teacher": {"@losses": "spacy-siamese.TeacherScores.v1",
+                                                     "vectors": str(tmp_path / "teacher"), "scale": 5.0}}}  # fmt: skip
+    nlp = make_nlp(IN_BATCH_COSINE, loss=loss)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = [make_pair_example(nlp, a, b, y, dataset="teacher") for a, b, y in GRADED]
+    optimizer = nlp.initialize(lambda: examples)
+    seen = []
+    for_texts = pipe.loss.losses["teacher"].for_texts
+    pipe.loss.losses["teacher"].for_texts = lambda a, b: seen.append((a, b)) or for_texts(a, b)
+    first = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    for _ in range(40):
+        last = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
+    assert seen[0] == ([a for a, _, _ in GRADED], [b for _, b, _ in GRADED]) and last < first

@@ -3,7 +3,14 @@ import pytest
 import srsly
 
 from spacy_siamese import distill
-from spacy_siamese.distill import distinct_texts, nearest_neighbours, teacher_pairs, teacher_vectors
+from spacy_siamese.distill import (
+    distinct_texts,
+    load_teacher_table,
+    nearest_neighbours,
+    teacher_pairs,
+    teacher_vectors,
+    text_key,
+)
 
 from .cli.conftest import invoke
 from .conftest import PAIRS, FakeTeacher
@@ -65,9 +72,17 @@ def test_teacher_pairs_cli(tmp_path, monkeypatch):
     srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     out = tmp_path / "teacher.jsonl"
     result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "-o", out, "--pairs", 12,
-                    "--cache-dir", tmp_path / "cache", "--no-progress")  # fmt: skip
+                    "--cache-dir", tmp_path / "cache", "--vectors-output", tmp_path / "table",
+                    "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
     rows = list(srsly.read_jsonl(out))
     assert len(rows) == 12 and "teacher-labelled pairs of 15 texts" in result.output
     texts = {t for a, b, _ in PAIRS for t in (a, b)}
     assert all(r["text1"] in texts and r["text2"] in texts for r in rows)
+    # the table holds the teacher's vectors of exactly the paired texts
+    rows_of, vectors = load_teacher_table(tmp_path / "table")
+    paired = {t for r in rows for t in (r["text1"], r["text2"])}
+    assert set(rows_of) == {text_key(t) for t in paired} and f"vectors of {len(paired)} texts" in result.output
+    expected = FakeTeacher().encode(sorted(paired), 64, True, True, False)
+    got = vectors[[rows_of[text_key(t)] for t in sorted(paired)]]
+    numpy.testing.assert_allclose(got, expected, atol=1e-3)  # stored as float16

@@ -116,7 +116,7 @@ def dedupe_command(
         write_jsonl(output, rows)
         stages["pairs"] = time.perf_counter() - mark
         stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
-        stats["n_pairs"] = len(pairs)
+        stats.update(n_pairs=len(pairs), n_scored=index.n_scored)
         if groups is not None:
             mark = time.perf_counter()
             found = group_pairs(pairs, collection.n, method=method, min_size=min_size)

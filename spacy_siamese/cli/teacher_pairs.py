@@ -5,7 +5,7 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import NEIGHBOURS, distinct_texts, teacher_pairs, teacher_vectors
+from ..distill import NEIGHBOURS, distinct_texts, save_teacher_table, teacher_pairs, teacher_vectors
 from .app import PROGRESS, app, errors, read_pair_records, write_jsonl
 
 
@@ -22,6 +22,9 @@ def teacher_pairs_command(
     max_texts: int = typer.Option(0, "--max-texts", help="Use the first N distinct texts (0: all)"),
     neighbours: int = typer.Option(NEIGHBOURS, "--neighbours", help="Pair anchors with one of their N nearest texts"),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache the teacher's vectors here"),
+    vectors_output: Optional[Path] = typer.Option(
+        None, "--vectors-output", help="Also write the teacher's vectors of the paired texts here (TeacherScores.v1)"
+    ),
     seed: int = typer.Option(0, "--seed"),
     progress: bool = PROGRESS,
 ) -> None:
@@ -31,6 +34,8 @@ def teacher_pairs_command(
     the nearest text, one of the --neighbours nearest and a random one become pairs, labelled
     with the teacher's cosine clipped to [0, 1]. Train on the output like any graded pair file
     (e.g. CoSENT or squared error): the student reproduces the teacher's scores without torch.
+    With --vectors-output, the teacher's vectors of the paired texts are written too, for the
+    loss spacy-siamese.TeacherScores.v1 (the student's in-batch scores against the teacher's).
     """
     with errors():
         texts = distinct_texts(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2))
@@ -40,3 +45,8 @@ def teacher_pairs_command(
         rows = teacher_pairs(texts, vectors, n_pairs=pairs, neighbours=neighbours, seed=seed)
         write_jsonl(output, rows)
         typer.echo(f"Wrote {len(rows):,} teacher-labelled pairs of {len(texts):,} texts to {output}")
+        if vectors_output is not None:
+            row_of = {text: i for i, text in enumerate(texts)}
+            paired = distinct_texts(r[side] for r in rows for side in ("text1", "text2"))
+            save_teacher_table(vectors_output, paired, vectors[[row_of[t] for t in paired]])
+            typer.echo(f"Wrote the teacher's vectors of {len(paired):,} texts to {vectors_output}")

@@ -18,7 +18,7 @@ for small collections, from all items (exact in the compact space).
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 
@@ -28,8 +28,14 @@ DIMS = 128
 FIT_SIZE = 50_000
 SEED = 0
 QUERY_BLOCK = 2048
-# IVF centroids are trained on this many items a list (faiss asks for at least 39).
+# IVF centroids are trained on this many items a list (faiss asks for at least 39), in this many
+# k-means iterations (faiss's default is 25; the centroids only route the search).
 TRAIN_PER_LIST = 40
+KMEANS_ITERATIONS = 10
+# The IVF index scans 4-bit codes from this many items up (fewer cannot train 16 centroids a
+# piece), and re-ranks REFINE_FACTOR times the asked number of candidates by float16 vectors.
+PQ_MIN_ITEMS = 1024
+REFINE_FACTOR = 4
 # float32 rounding of the distances and of the comparison: bounds are loosened by this much.
 BOUND_TOLERANCE = 1e-4
 
@@ -97,9 +103,14 @@ def distance_bound(
 
 
 class CandidateIndex:
-    """Nearest compact vectors by L2: faiss IVF with float16 storage ("ivf") or faiss HNSW
-    ("hnsw"). `compact` is float16; queries are float16 compact vectors too, so a returned
-    distance is exact between the rounded ones."""
+    """Nearest compact vectors by L2: a faiss IVF index ("ivf") or faiss HNSW ("hnsw").
+
+    "ivf" scans the probed lists in 4-bit product-quantized codes (faiss fast-scan), takes
+    REFINE_FACTOR times the asked number of nearest items from them and re-ranks those by their
+    float16 compact vectors (`Refine(SQfp16)`), so a returned distance is exact between the
+    rounded vectors (what `distance_bound` needs). Collections too small to train the
+    quantizers (fewer than PQ_MIN_ITEMS) get an IVF index of the decoded vectors themselves.
+    Queries are float16 compact vectors too."""
 
     def __init__(
         self,
@@ -115,40 +126,21 @@ class CandidateIndex:
             raise ValueError(f"candidate index kind must be ivf or hnsw, got {kind!r}")
         self.compact = compact
         self.kind = kind
-        self.settings = {"nlist": 0, "nprobe": nprobe}
-        self._faiss: Any = None
-        n, dims = compact.shape
-        if serialized is not None:  # a copy of a built index (e.g. on a Ray worker)
-            faiss = import_extra("faiss", "ann", "The candidate index")
+        self.settings: Dict[str, Any] = {"nlist": 0, "nprobe": nprobe}
+        faiss = import_extra("faiss", "ann", f"The {kind} candidate index")
+        if serialized is not None:  # a copy of a built index (e.g. on a Ray worker, or a rerun)
             self._faiss = faiss.deserialize_index(serialized)
-            self.settings["nlist"] = int(getattr(self._faiss, "nlist", 0))
-            if kind == "ivf":
-                self._faiss.nprobe = nprobe
         elif kind == "ivf":
-            faiss = import_extra("faiss", "ann", "The ivf candidate index")
-            nlist = nlist or default_nlist(n)
-            self.settings["nlist"] = nlist
-            quantizer = faiss.IndexFlatL2(dims)
-            index = faiss.IndexIVFScalarQuantizer(
-                quantizer, dims, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_L2
-            )  # stores float16 exactly: the distances are those of the rounded vectors
-            index.cp.seed = seed
-            rng = numpy.random.default_rng(seed)
-            sample = rng.choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
-            index.train(decoded(compact[numpy.sort(sample)]))
-            for start in range(0, n, 65536):
-                index.add(decoded(compact[start : start + 65536]))
-            index.nprobe = nprobe
-            self._faiss = index
+            self._faiss = build_ivf(compact, nlist=nlist or default_nlist(len(compact)), seed=seed)
         else:
-            faiss = import_extra("faiss", "ann", "The hnsw candidate index")
-            index = faiss.IndexHNSWSQ(dims, faiss.ScalarQuantizer.QT_fp16, 32)
-            index.hnsw.efConstruction = 80
-            index.train(decoded(compact[:1]))
-            for start in range(0, n, 65536):
-                index.add(decoded(compact[start : start + 65536]))
-            index.hnsw.efSearch = max(64, nprobe * 4)
-            self._faiss = index
+            self._faiss = build_hnsw(compact)
+        if kind == "ivf":
+            ivf = faiss.extract_index_ivf(self._faiss)
+            ivf.nprobe = nprobe
+            self.settings.update(nlist=int(ivf.nlist), index=describe(self._faiss))
+        else:
+            self._faiss.hnsw.efSearch = max(64, nprobe * 4)
+            self.settings.update(index="HNSW32,SQfp16")
 
     def serialize(self) -> Optional[numpy.ndarray]:
         """The faiss index as bytes: `CandidateIndex(..., serialized=...)` reads it."""
@@ -161,6 +153,50 @@ class CandidateIndex:
         c = min(c, len(self.compact))
         d2, ids = self._faiss.search(queries, c)
         return ids.astype("int64"), d2.astype("float32")
+
+
+def build_ivf(compact: numpy.ndarray, *, nlist: int, seed: int = SEED) -> Any:
+    """A trained IVF index over float16 compact vectors (see `CandidateIndex`), its centroids
+    trained on TRAIN_PER_LIST seeded items a list."""
+    faiss = import_extra("faiss", "ann", "The ivf candidate index")
+    n, dims = compact.shape
+    if n >= PQ_MIN_ITEMS:
+        pieces = dims // 2 if dims % 2 == 0 else dims  # 4-bit codes of 2 columns (1 for odd widths)
+        index = faiss.index_factory(dims, f"IVF{nlist},PQ{pieces}x4fs,Refine(SQfp16)", faiss.METRIC_L2)
+        index.k_factor = REFINE_FACTOR
+    else:
+        index = faiss.index_factory(dims, f"IVF{nlist},Flat", faiss.METRIC_L2)
+    ivf = faiss.extract_index_ivf(index)
+    ivf.cp.seed = seed
+    ivf.cp.niter = KMEANS_ITERATIONS
+    rng = numpy.random.default_rng(seed)
+    sample = rng.choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
+    index.train(decoded(compact[numpy.sort(sample)]))
+    for start in range(0, n, 65536):
+        index.add(decoded(compact[start : start + 65536]))
+    return index
+
+
+def build_hnsw(compact: numpy.ndarray) -> Any:
+    """A faiss HNSW graph over float16 compact vectors (exact float16 distances)."""
+    faiss = import_extra("faiss", "ann", "The hnsw candidate index")
+    index = faiss.IndexHNSWSQ(compact.shape[1], faiss.ScalarQuantizer.QT_fp16, 32)
+    index.hnsw.efConstruction = 80
+    index.train(decoded(compact[:1]))
+    for start in range(0, len(compact), 65536):
+        index.add(decoded(compact[start : start + 65536]))
+    return index
+
+
+def describe(index: Any) -> str:
+    """A faiss factory string of an IVF candidate index, e.g. 'IVF1264,PQ64x4fs,Refine(SQfp16)'."""
+    faiss = import_extra("faiss", "ann", "The candidate index")
+    base = faiss.downcast_index(faiss.extract_index_ivf(index))
+    if isinstance(base, faiss.IndexIVFPQFastScan) and isinstance(index, faiss.IndexRefine):
+        return f"IVF{base.nlist},PQ{base.pq.M}x4fs,Refine(SQfp16)"
+    if isinstance(base, faiss.IndexIVFFlat):
+        return f"IVF{base.nlist},Flat"
+    return f"IVF{base.nlist} ({type(base).__name__})"
 
 
 def decoded(compact: numpy.ndarray) -> numpy.ndarray:

@@ -84,6 +84,7 @@ class CorpusIndex:
                 saved = store.path / f"compact-{dims}" / f"{self.kind}.faiss.npy"
             serialized = numpy.load(saved) if saved is not None and saved.exists() else None
         self._max_error = float(self.error.max()) if len(self.error) else 0.0
+        self.n_scored = 0  # candidate pairs the last `duplicates` call scored with the pipe
         self.candidates: Optional[CandidateIndex] = None  # "flat" searches every item itself
         if self.kind != "flat":
             self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
@@ -118,6 +119,7 @@ class CorpusIndex:
         otherwise); `query_ids` restricts the queries (a shard)."""
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
         found: Dict[Tuple[int, int], float] = {}
+        self.n_scored = 0
         flat_numpy = self.kind == "flat" and (self._flat_faiss() is None or self.space.bound_radius(threshold) is None)
         block = max(1, FLAT_BLOCK_CELLS // max(1, len(self))) if flat_numpy else QUERY_BLOCK
         bar = tqdm(total=len(queries), desc="searching", unit="doc", disable=not show_progress(progress))
@@ -126,6 +128,7 @@ class CorpusIndex:
                 q = queries[s : s + block]
                 rows, cols = self._passing(q, threshold, c)
                 scores = self._scores(q[rows], cols)
+                self.n_scored += len(scores)
                 keep = scores >= threshold
                 for i, j, score in _top_k(q[rows][keep], cols[keep], scores[keep], k):
                     found[(min(i, j), max(i, j))] = score

@@ -61,10 +61,13 @@ class MemoryStore:
     def rows(self, ids: Union[Sequence[int], numpy.ndarray]) -> numpy.ndarray:
         """The full vectors of items `ids`, float32 (len(ids), width)."""
         ids = numpy.asarray(ids, dtype="int64")
-        learned = numpy.asarray(self.learned[ids], dtype="float32")
         if self.lexical is None:
-            return learned
-        return numpy.hstack([learned, self.lexical[ids].toarray().astype("float32")])
+            return numpy.asarray(self.learned[ids], dtype="float32")
+        width = self.learned.shape[1]
+        out = numpy.empty((len(ids), width + self.lexical.shape[1]), dtype="float32")
+        out[:, :width] = self.learned[ids]
+        out[:, width:] = self.lexical[ids].toarray()
+        return out
 
 
 class VectorStore(MemoryStore):

@@ -24,6 +24,7 @@ def test_dedupe_pairs_and_groups(collection, tmp_path):
     assert all(r["text1"] == TEXTS[int(r["id1"][1:])] and r["text2"] == TEXTS[int(r["id2"][1:])] for r in rows)
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["n_pairs"] == len(rows) and set(stats["stages_s"]) >= {"encode", "index", "search", "pairs"}
+    assert stats["n_scored"] >= stats["n_pairs"]
     out = tmp_path / "p.jsonl"
     result = invoke(
         "dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--groups", tmp_path / "g.jsonl"

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spacy_siamese.pairwise import vector_similarity_matrix
-from spacy_siamese.search import CorpusIndex, encode_collection
+from spacy_siamese.search import CorpusIndex, compact, encode_collection
 from spacy_siamese.search.compact import CompactSpace, distance_bound
 from spacy_siamese.search.space import vector_space
 from spacy_siamese.search.store import write_store
@@ -90,7 +90,7 @@ def test_approximate_candidates_rescore_exactly(models, tmp_path, name):
 def test_a_rerun_reads_the_candidate_index_back(models, tmp_path, monkeypatch):
     """The IVF index is kept in the store directory: a second index over the same store reads
     it instead of training again, and finds the same pairs."""
-    faiss = pytest.importorskip("faiss")
+    pytest.importorskip("faiss")
     nlp = models["hybrid_cauchy"]
     pipe = nlp.get_pipe("siamese_similarity")
     store = encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "store", chunk_size=16, progress=False)
@@ -102,10 +102,32 @@ def test_a_rerun_reads_the_candidate_index_back(models, tmp_path, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("the saved index was trained again")
 
-    monkeypatch.setattr(faiss.IndexIVFScalarQuantizer, "train", no_training)
+    monkeypatch.setattr(compact, "build_ivf", no_training)
     again = CorpusIndex(nlp, store, candidates="ivf", dims=8)
     assert again.candidates is not None and again.candidates.settings["nlist"] > 0
     assert again.duplicates(threshold, k=5, c=10) == first and first
+
+
+@pytest.mark.parametrize("n", [300, 3000])
+def test_ivf_candidates_have_exact_float16_distances(n):
+    """The IVF index (4-bit codes re-ranked by float16 vectors from PQ_MIN_ITEMS items up, the
+    vectors themselves below) returns the squared distances of the rounded vectors, nearest
+    first, and a serialized copy keeps its settings and answers alike."""
+    pytest.importorskip("faiss")
+    rng = numpy.random.default_rng(0)
+    vectors = rng.normal(size=(n, 16)).astype("float16")
+    index = compact.CandidateIndex(vectors, nprobe=4)
+    ids, d2 = index.search(vectors[:50], 10)
+    assert (ids >= 0).all() and (numpy.diff(d2, axis=1) >= 0).all()
+    decoded = vectors.astype("float32")
+    exact = ((decoded[ids] - decoded[:50, None, :]) ** 2).sum(axis=2)
+    numpy.testing.assert_allclose(d2, exact, rtol=1e-5, atol=1e-5)
+    assert (ids[:, 0] == numpy.arange(50)).all()  # each item is its own nearest
+    kind = "PQ8x4fs,Refine(SQfp16)" if n >= compact.PQ_MIN_ITEMS else "Flat"
+    assert index.settings["index"] == f"IVF{index.settings['nlist']},{kind}"
+    again = compact.CandidateIndex(vectors, nprobe=4, serialized=index.serialize())
+    assert again.settings == index.settings
+    assert all(numpy.array_equal(x, y) for x, y in zip(again.search(vectors[:50], 10), (ids, d2)))
 
 
 @settings(max_examples=40, deadline=None)

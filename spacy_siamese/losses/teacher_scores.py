@@ -1,0 +1,134 @@
+"""Distillation of a teacher's in-batch similarities, plus a pair loss: TeacherScores.v1."""
+
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Tuple, Union
+
+import numpy
+from thinc.api import get_array_module, registry
+from thinc.types import Floats1d, Floats2d
+
+from ..distill import load_teacher_table, text_key
+from ._util import in_batch_columns
+from .cosent import CoSENTLoss
+
+Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]
+
+
+class TeacherScoresLoss:
+    """Reproduce a teacher's similarities of every side A against every side B of a batch.
+
+    Scores: (n, k + n), the training output of `spacy-siamese.WithInBatchScores.v1`: the
+    comparison's k pair columns, then M[i, j] = score(A_i, B_j). The teacher's matrix is
+    T[i, j] = t(A_i) . t(B_j), the cosine of its unit vectors, read from a teacher table
+    (`python -m spacy_siamese teacher-pairs ... --vectors-output DIR`). Each row of M is
+    trained towards the teacher's distribution over the batch's B sides, and each column over
+    its A sides (a soft version of in-batch negatives):
+
+        P = softmax(scale * M[i, :]),  Q = softmax(T[i, :] / temperature)
+        distill = 1/(2n) sum over the n rows and n columns of KL(Q || P)
+        loss = pair_loss(pair columns, labels) + weight * distill
+
+    n^2 targets a batch where the pair loss alone has n. The pipe hands the batch's texts over
+    (`for_texts`); a text the table does not have is an error naming it.
+    """
+
+    uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
+
+    def __init__(
+        self,
+        vectors: Union[str, Path],
+        pair_loss: Optional[Loss] = None,
+        *,
+        scale: float = 20.0,
+        temperature: float = 0.05,
+        weight: float = 1.0,
+    ) -> None:
+        if scale <= 0 or temperature <= 0 or weight < 0:
+            raise ValueError(
+                f"TeacherScores: need scale > 0, temperature > 0 and weight >= 0, got {scale}, {temperature}, {weight}"
+            )
+        self.path = Path(vectors)
+        self.rows, self.vectors = load_teacher_table(self.path)
+        self.pair_loss: Loss = pair_loss if pair_loss is not None else CoSENTLoss()
+        self.scale = scale
+        self.temperature = temperature
+        self.weight = weight
+
+    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+        raise ValueError(
+            "TeacherScores needs the texts of the batch: it is called by the siamese_similarity pipe "
+            "through for_texts(texts_a, texts_b)."
+        )
+
+    def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
+        """The loss of a batch whose pairs have these texts."""
+        T = self.teacher(texts_a) @ self.teacher(texts_b).T
+
+        def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+            return self.batch_loss(scores, truths, T)
+
+        return loss
+
+    def teacher(self, texts: Sequence[str]) -> numpy.ndarray:
+        """The teacher's unit vectors of `texts` (n, d)."""
+        rows = []
+        for text in texts:
+            row = self.rows.get(text_key(text))
+            if row is None:
+                raise ValueError(
+                    f"TeacherScores: the teacher table {self.path} has no vector for the text {text[:80]!r}: "
+                    "write the table from the same pair file (teacher-pairs --vectors-output)."
+                )
+            rows.append(row)
+        return self.vectors[rows]
+
+    def batch_loss(self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray) -> Tuple[Floats2d, float]:
+        xp = get_array_module(scores)
+        pair_scores, M = in_batch_columns(scores, len(truths), "TeacherScores")
+        d_pair, loss = self.pair_loss(pair_scores, truths)
+        Z = self.scale * xp.asarray(M, dtype="float64")
+        dZ, distill = soft_ranking_loss(Z, xp.asarray(T, dtype="float64") / self.temperature)
+        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), self.weight * self.scale * dZ])
+        return d.astype(scores.dtype), float(loss) + self.weight * distill
+
+
+def soft_ranking_loss(Z: Floats2d, targets: Floats2d) -> Tuple[Floats2d, float]:
+    """KL(softmax(targets) || softmax(Z)) over the rows and over the columns, averaged over
+    2n; (dZ, loss)."""
+    xp = get_array_module(Z)
+    n = len(Z)
+    total = 0.0
+    dZ = xp.zeros_like(Z)
+    for axis in (1, 0):
+        log_p = Z - xp.logaddexp.reduce(Z, axis=axis, keepdims=True)
+        log_q = targets - xp.logaddexp.reduce(targets, axis=axis, keepdims=True)
+        q = xp.exp(log_q)
+        total += float((q * (log_q - log_p)).sum())
+        dZ += xp.exp(log_p) - q
+    return dZ / (2 * n), total / (2 * n)
+
+
+@registry.losses("spacy-siamese.TeacherScores.v1")
+def make_teacher_scores(
+    *,
+    vectors: str,
+    pair_loss: Optional[Callable] = None,
+    scale: float = 20.0,
+    temperature: float = 0.05,
+    weight: float = 1.0,
+) -> TeacherScoresLoss:
+    """Distillation of a teacher's in-batch cosines plus a pair loss (TeacherScoresLoss), for
+    the teacher-labelled pairs of `python -m spacy_siamese teacher-pairs`: `vectors` is the
+    directory its --vectors-output wrote. The comparison must be wrapped in
+    WithInBatchScores.v1; `pair_loss` (default CoSENTLoss.v1) trains on the pair labels.
+
+        [components.siamese_similarity.loss.losses.teacher]
+        @losses = "spacy-siamese.TeacherScores.v1"
+        vectors = "corpus/teacher/vectors"
+        weight = 1.0
+
+        [components.siamese_similarity.loss.losses.teacher.pair_loss]
+        @losses = "spacy-siamese.CoSENTLoss.v1"
+        scale = 10.0
+    """
+    return TeacherScoresLoss(vectors, pair_loss, scale=scale, temperature=temperature, weight=weight)
