@@ -9,8 +9,8 @@ Pairs: for each sampled anchor text, its nearest neighbour under the teacher, a 
 random rank among the nearest `neighbours`, and a random text, so that the labels cover close,
 related and unrelated pairs (random pairs alone are almost all unrelated).
 
-Vectors: `save_teacher_table` writes the teacher's vectors of the paired texts beside the pair
-file, and `spacy-siamese.TeacherScores.v1` trains the student's in-batch score matrix towards
+Vectors: `losses.teacher_scores.save_teacher_table` writes the teacher's vectors of the paired
+texts beside the pair file, and `spacy-siamese.TeacherScores.v1` trains the student's in-batch score matrix towards
 the teacher's cosines of the same texts (n^2 targets a batch instead of n).
 """
 
@@ -18,17 +18,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy
-import srsly
 
 from .util import import_extra
 
 NEIGHBOURS = 20
 BLOCK = 2048
-TABLE_VECTORS = "vectors.npy"
-TABLE_TEXTS = "texts.json"
 
 
 def load_teacher(name_or_path: str) -> Any:
@@ -119,37 +116,3 @@ def teacher_pairs(
 def distinct_texts(texts: Iterable[str]) -> List[str]:
     """The distinct non-blank texts, in first-seen order."""
     return list(dict.fromkeys(text for text in texts if text.strip()))
-
-
-def text_key(text: str) -> str:
-    """The key of a text in a teacher table: its words joined by single spaces (a pair file's
-    text and the text of the doc read from it agree on it)."""
-    return " ".join(text.split())
-
-
-def save_teacher_table(directory: Union[str, Path], texts: Sequence[str], vectors: numpy.ndarray) -> Path:
-    """Write the teacher's unit vectors of `texts` (float16) and the texts to `directory`
-    (`TeacherScores.v1` reads them); returns the directory."""
-    if len(texts) != len(vectors):
-        raise ValueError(f"save_teacher_table: {len(texts)} texts but {len(vectors)} vectors")
-    path = Path(directory)
-    path.mkdir(parents=True, exist_ok=True)
-    numpy.save(path / TABLE_VECTORS, numpy.asarray(vectors, dtype="float16"))
-    srsly.write_json(path / TABLE_TEXTS, list(texts))
-    return path
-
-
-def load_teacher_table(directory: Union[str, Path]) -> Tuple[Dict[str, int], numpy.ndarray]:
-    """({text key: row}, float32 unit vectors) of a table written by `save_teacher_table`."""
-    path = Path(directory)
-    missing = [name for name in (TABLE_VECTORS, TABLE_TEXTS) if not (path / name).exists()]
-    if missing:
-        raise ValueError(
-            f"{path} is not a teacher table (no {' or '.join(missing)}): write one with "
-            "`python -m spacy_siamese teacher-pairs ... --vectors-output DIR`."
-        )
-    texts = srsly.read_json(path / TABLE_TEXTS)
-    vectors = numpy.load(path / TABLE_VECTORS).astype("float32")
-    if not isinstance(texts, list) or len(texts) != len(vectors):
-        raise ValueError(f"{path}: {TABLE_TEXTS} does not list one text for each of the {len(vectors)} vectors")
-    return {text_key(text): row for row, text in enumerate(texts)}, vectors

@@ -1,14 +1,16 @@
 """Training the pipe end to end: in-batch negatives, labelled docs with triplet losses, the
 LSTM encoder with each comparison, and several datasets with a loss each."""
 
+import shutil
+
 import numpy
 import pytest
 import spacy
 from scipy.stats import spearmanr
 
 from spacy_siamese import make_pair_example
-from spacy_siamese.distill import save_teacher_table
 from spacy_siamese.labelled import labelled_doc_example
+from spacy_siamese.losses.teacher_scores import save_teacher_table
 from spacy_siamese.metrics import best_threshold
 
 from .architectures.test_lstm import SMALL
@@ -247,3 +249,9 @@ def test_teacher_scores_get_the_batchs_texts_and_train_the_in_batch_scores(tmp_p
     for _ in range(40):
         last = nlp.update(examples, sgd=optimizer)["siamese_similarity"]
     assert seen[0] == ([a for a, _, _ in GRADED], [b for _, b, _ in GRADED]) and last < first
+    # the trained pipeline loads and predicts where the table is gone
+    nlp.to_disk(tmp_path / "model")
+    shutil.rmtree(tmp_path / "teacher")
+    again = spacy.load(tmp_path / "model")
+    a, b = GRADED[0][:2]
+    assert again(a).similarity(again(b)) == nlp(a).similarity(nlp(b))

@@ -3,14 +3,8 @@ import pytest
 import srsly
 
 from spacy_siamese import distill
-from spacy_siamese.distill import (
-    distinct_texts,
-    load_teacher_table,
-    nearest_neighbours,
-    teacher_pairs,
-    teacher_vectors,
-    text_key,
-)
+from spacy_siamese.distill import distinct_texts, nearest_neighbours, teacher_pairs, teacher_vectors
+from spacy_siamese.losses.teacher_scores import load_teacher_table, text_key
 
 from .cli.conftest import invoke
 from .conftest import PAIRS, FakeTeacher

@@ -5,7 +5,8 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import NEIGHBOURS, distinct_texts, save_teacher_table, teacher_pairs, teacher_vectors
+from ..distill import NEIGHBOURS, distinct_texts, teacher_pairs, teacher_vectors
+from ..losses.teacher_scores import save_teacher_table
 from .app import PROGRESS, app, errors, read_pair_records, write_jsonl
 
 

@@ -1,17 +1,19 @@
 """Distillation of a teacher's in-batch similarities, plus a pair loss: TeacherScores.v1."""
 
 from pathlib import Path
-from typing import Callable, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy
+import srsly
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ..distill import load_teacher_table, text_key
 from ._util import in_batch_columns
 from .cosent import CoSENTLoss
 
 Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]
+TABLE_VECTORS = "vectors.npy"
+TABLE_TEXTS = "texts.json"
 
 
 class TeacherScoresLoss:
@@ -29,7 +31,8 @@ class TeacherScoresLoss:
         loss = pair_loss(pair columns, labels) + weight * distill
 
     n^2 targets a batch where the pair loss alone has n. The pipe hands the batch's texts over
-    (`for_texts`); a text the table does not have is an error naming it.
+    (`for_texts`); a text the table does not have is an error naming it. The table is read at
+    the first batch, so a trained pipeline loads without it.
     """
 
     uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
@@ -48,7 +51,7 @@ class TeacherScoresLoss:
                 f"TeacherScores: need scale > 0, temperature > 0 and weight >= 0, got {scale}, {temperature}, {weight}"
             )
         self.path = Path(vectors)
-        self.rows, self.vectors = load_teacher_table(self.path)
+        self._table: Optional[Tuple[Dict[str, int], numpy.ndarray]] = None  # read at the first batch
         self.pair_loss: Loss = pair_loss if pair_loss is not None else CoSENTLoss()
         self.scale = scale
         self.temperature = temperature
@@ -71,16 +74,19 @@ class TeacherScoresLoss:
 
     def teacher(self, texts: Sequence[str]) -> numpy.ndarray:
         """The teacher's unit vectors of `texts` (n, d)."""
+        if self._table is None:
+            self._table = load_teacher_table(self.path)
+        keys, vectors = self._table
         rows = []
         for text in texts:
-            row = self.rows.get(text_key(text))
+            row = keys.get(text_key(text))
             if row is None:
                 raise ValueError(
                     f"TeacherScores: the teacher table {self.path} has no vector for the text {text[:80]!r}: "
                     "write the table from the same pair file (teacher-pairs --vectors-output)."
                 )
             rows.append(row)
-        return self.vectors[rows]
+        return vectors[rows]
 
     def batch_loss(self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
@@ -132,3 +138,37 @@ def make_teacher_scores(
         scale = 10.0
     """
     return TeacherScoresLoss(vectors, pair_loss, scale=scale, temperature=temperature, weight=weight)
+
+
+def text_key(text: str) -> str:
+    """The key of a text in a teacher table: its words joined by single spaces (a pair file's
+    text and the text of the doc read from it agree on it)."""
+    return " ".join(text.split())
+
+
+def save_teacher_table(directory: Union[str, Path], texts: Sequence[str], vectors: numpy.ndarray) -> Path:
+    """Write the teacher's unit vectors of `texts` (float16) and the texts to `directory`
+    (`TeacherScores.v1` reads them); returns the directory."""
+    if len(texts) != len(vectors):
+        raise ValueError(f"save_teacher_table: {len(texts)} texts but {len(vectors)} vectors")
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    numpy.save(path / TABLE_VECTORS, numpy.asarray(vectors, dtype="float16"))
+    srsly.write_json(path / TABLE_TEXTS, list(texts))
+    return path
+
+
+def load_teacher_table(directory: Union[str, Path]) -> Tuple[Dict[str, int], numpy.ndarray]:
+    """({text key: row}, float32 unit vectors) of a table written by `save_teacher_table`."""
+    path = Path(directory)
+    missing = [name for name in (TABLE_VECTORS, TABLE_TEXTS) if not (path / name).exists()]
+    if missing:
+        raise ValueError(
+            f"{path} is not a teacher table (no {' or '.join(missing)}): write one with "
+            "`python -m spacy_siamese teacher-pairs ... --vectors-output DIR`."
+        )
+    texts = srsly.read_json(path / TABLE_TEXTS)
+    vectors = numpy.load(path / TABLE_VECTORS).astype("float32")
+    if not isinstance(texts, list) or len(texts) != len(vectors):
+        raise ValueError(f"{path}: {TABLE_TEXTS} does not list one text for each of the {len(vectors)} vectors")
+    return {text_key(text): row for row, text in enumerate(texts)}, vectors

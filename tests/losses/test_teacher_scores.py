@@ -2,8 +2,8 @@ import numpy
 import pytest
 from spacy.util import registry
 
-from spacy_siamese.distill import load_teacher_table, save_teacher_table
 from spacy_siamese.losses import CoSENTLoss, TeacherScoresLoss, soft_ranking_loss
+from spacy_siamese.losses.teacher_scores import load_teacher_table, save_teacher_table
 
 from ..gradcheck import assert_grad_close, numeric_grad
 
@@ -62,12 +62,13 @@ def test_the_loss_needs_texts_and_in_batch_columns(table):
         loss_fn.for_texts(TEXTS[:2], TEXTS[2:4])(numpy.zeros((2, 2)), numpy.zeros(2))
 
 
-def test_a_missing_or_broken_table_is_named(tmp_path, table):
+def test_a_missing_or_broken_table_is_named_at_the_first_batch(tmp_path, table):
+    missing = TeacherScoresLoss(tmp_path / "nowhere")  # a trained pipeline loads without its table
     with pytest.raises(ValueError, match="is not a teacher table .*vectors.npy or texts.json"):
-        TeacherScoresLoss(tmp_path / "nowhere")
+        missing.for_texts(TEXTS[:1], TEXTS[1:2])
     (table / "texts.json").write_text('["only one"]')
     with pytest.raises(ValueError, match="does not list one text for each of the 5 vectors"):
-        TeacherScoresLoss(table)
+        TeacherScoresLoss(table).for_texts(TEXTS[:1], TEXTS[1:2])
     with pytest.raises(ValueError, match="temperature > 0"):
         TeacherScoresLoss(table, temperature=0.0)
 
