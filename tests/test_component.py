@@ -1,9 +1,12 @@
 import numpy
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.tokens import Doc, DocBin
 
 from spacy_siamese import hooks, restore_hooks
+from spacy_siamese.component import _canonical_order
 from spacy_siamese.layers.heads import predicting_head
 from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
@@ -440,3 +443,21 @@ def test_encode_texts_needs_the_pipeline_and_pickles_without_it(nlp):
     with pytest.raises(ValueError, match="encodes texts through its pipeline"):
         standalone.encode(["a text"])
     assert pickle.loads(pickle.dumps(nlp)).get_pipe("siamese_similarity").threshold == pipe.threshold
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 9), width=st.integers(1, 5), rows=st.integers(0, 16), seed=st.integers(0, 2**16))
+def test_canonical_order_puts_each_pair_one_way_and_pads_with_the_first(n, width, rows, seed):
+    """Each pair in one order whichever side it came on (decided at the first column where its
+    rows differ, also when leading columns tie), padded with copies of the first pair."""
+    rng = numpy.random.default_rng(seed)
+    a = rng.integers(0, 2, size=(n, width)).astype("f")  # small values: many tied columns
+    b = rng.integers(0, 2, size=(n, width)).astype("f")
+    out_a, out_b = _canonical_order(a, b, rows=rows)
+    back_b, back_a = _canonical_order(b, a, rows=rows)
+    assert out_a.shape == (max(n, rows), width)
+    assert numpy.array_equal(out_a, back_b) and numpy.array_equal(out_b, back_a)
+    for i in range(n):
+        assert {tuple(out_a[i]), tuple(out_b[i])} == {tuple(a[i]), tuple(b[i])}
+        assert tuple(out_a[i]) <= tuple(out_b[i])  # the first differing column decides
+    assert (out_a[n:] == out_a[0]).all() and (out_b[n:] == out_b[0]).all()
