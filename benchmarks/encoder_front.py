@@ -32,6 +32,9 @@ import spacy
 import typer
 from threadpoolctl import threadpool_limits
 
+from spacy_siamese.distill import teacher_label
+from spacy_siamese.util import given_path
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "project" / "configs" / "quora_hybrid.cfg"
 MWE = "components.siamese_similarity.model.encoder.encoder"
@@ -140,8 +143,8 @@ def main(
         )
     report = {
         "config": config.name,
-        "train": speed.given_path(train),
-        "dev": speed.given_path(dev),
+        "train": given_path(train, parts=2),
+        "dev": given_path(dev, parts=2),
         "max_steps": max_steps,
         "timed": {"n_texts": len(texts), "runs": runs, "batch_size": batch_size, "threads": 1},
         "tokenizer_median_docs_per_sec": round(tokenizer, 1),
@@ -150,7 +153,7 @@ def main(
     }
     if teacher_rate:
         report["teacher"] = {
-            "model": speed.teacher_label(teacher),
+            "model": teacher_label(teacher),
             "median_docs_per_sec": round(teacher_rate, 1),
             "docs_per_sec": [round(r, 1) for r in rates[TEACHER]],
         }

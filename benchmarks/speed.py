@@ -31,6 +31,8 @@ from spacy.tokens import Doc
 
 from spacy_siamese.component import PIPE_NAME, get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
+from spacy_siamese.distill import teacher_label
+from spacy_siamese.util import given_path
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quora" / "dev.tsv"
 
@@ -62,11 +64,6 @@ def time_pipe(nlp: Language, texts: List[str], batch_size: int) -> float:
     return elapsed
 
 
-def given_path(path: Path) -> str:
-    """A path as given if relative, else its last two parts: results name no machine path."""
-    return str(path) if not path.is_absolute() else "/".join(path.parts[-2:])
-
-
 class TeacherPipe:
     """A sentence-transformers model behind `pipe(texts, batch_size)`, to be timed like a pipeline."""
 
@@ -75,11 +72,6 @@ class TeacherPipe:
 
     def pipe(self, texts: List[str], batch_size: int) -> List[Any]:
         return list(self.model.encode(texts, batch_size=min(batch_size, 64), convert_to_numpy=True))
-
-
-def teacher_label(teacher: str) -> str:
-    """A teacher's name, or its directory by the last two parts (no machine path)."""
-    return given_path(Path(teacher)) if Path(teacher).exists() else teacher
 
 
 def one_thread_teacher(teacher: str) -> TeacherPipe:
@@ -169,9 +161,9 @@ def main(
     sim_median = statistics.median(sim_rates)
 
     result: Dict[str, Any] = {
-        "model": given_path(model),
+        "model": given_path(model, parts=2),
         "pipeline": trained.pipe_names,
-        "data": given_path(data),
+        "data": given_path(data, parts=2),
         "n_texts": len(texts),
         "n_tokens": n_tokens,
         "runs": runs,

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy
 
-from .util import import_extra
+from .util import given_path, import_extra
 
 NEIGHBOURS = 20
 BLOCK = 2048
@@ -32,6 +32,11 @@ def load_teacher(name_or_path: str) -> Any:
     """A sentence-transformers model by name (the Hugging Face hub, or its cache) or directory."""
     sentence_transformers = import_extra("sentence_transformers", "distill", "Distillation from a teacher")
     return sentence_transformers.SentenceTransformer(str(name_or_path), device="cpu")
+
+
+def teacher_label(teacher: str) -> str:
+    """A teacher as a report names it: its model name, or its directory by the last two parts."""
+    return given_path(teacher, parts=2) if Path(teacher).exists() else teacher
 
 
 def teacher_vectors(

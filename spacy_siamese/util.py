@@ -2,6 +2,7 @@
 
 import sys
 from importlib import import_module
+from pathlib import Path
 from typing import Any, Sequence, Union
 
 import numpy
@@ -12,6 +13,13 @@ from scipy.sparse.csgraph import connected_components
 def show_progress(progress: bool) -> bool:
     """Progress bars only when asked for and stderr is a terminal."""
     return progress and sys.stderr.isatty()
+
+
+def given_path(path: Union[str, Path], *, parts: int = 1) -> str:
+    """A path as given if relative, else its last `parts` parts: a results file names no
+    machine path."""
+    path = Path(path)
+    return str(path) if not path.is_absolute() else "/".join(path.parts[-parts:])
 
 
 def import_extra(module: str, extra: str, what: str) -> Any:

@@ -6,7 +6,7 @@ from typing import List, Optional, Sequence
 import numpy
 import typer
 
-from ..distill import teacher_vectors
+from ..distill import teacher_label, teacher_vectors
 from ..evaluation.baselines import distinct_texts, load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
 from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
@@ -94,8 +94,7 @@ def evaluate_command(
         if fit_note is not None:
             report["tfidf"]["fitted_on"] = fit_note
         if teacher:
-            # a directory by its last two parts: the report names no machine path
-            report["teacher"] = {"name": teacher if not Path(teacher).exists() else "/".join(Path(teacher).parts[-2:])}
+            report["teacher"] = {"name": teacher_label(teacher)}
         report.update(
             name=name,
             files={"data": str(data), "model": model, "fit_texts": path_str(fit_texts), "vectors": vectors},

@@ -8,6 +8,7 @@ import typer
 
 from ..evaluation.duplicates import evaluate_duplicates, pair_texts
 from ..evaluation.report import write_json
+from ..util import given_path
 from .app import OUTPUT_JSON, PROGRESS, app, errors, load_pipeline, read_pair_records, require_file, versions
 
 BASELINES_ONLY = "-"
@@ -44,8 +45,3 @@ def evaluate_duplicates_command(
         if output_json:
             write_json(report, output_json)
         typer.echo(json.dumps(report, indent=2))
-
-
-def given_path(path: str) -> str:
-    """A path as given if relative, else its name: a results file names no machine path."""
-    return path if not Path(path).is_absolute() else Path(path).name

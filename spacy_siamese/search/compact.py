@@ -172,9 +172,7 @@ def build_ivf(compact: numpy.ndarray, *, nlist: int, seed: int = SEED) -> Any:
     rng = numpy.random.default_rng(seed)
     sample = rng.choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
     index.train(decoded(compact[numpy.sort(sample)]))
-    for start in range(0, n, 65536):
-        index.add(decoded(compact[start : start + 65536]))
-    return index
+    return add_in_blocks(index, compact)
 
 
 def build_hnsw(compact: numpy.ndarray) -> Any:
@@ -183,8 +181,13 @@ def build_hnsw(compact: numpy.ndarray) -> Any:
     index = faiss.IndexHNSWSQ(compact.shape[1], faiss.ScalarQuantizer.QT_fp16, 32)
     index.hnsw.efConstruction = 80
     index.train(decoded(compact[:1]))
-    for start in range(0, len(compact), 65536):
-        index.add(decoded(compact[start : start + 65536]))
+    return add_in_blocks(index, compact)
+
+
+def add_in_blocks(index: Any, compact: numpy.ndarray, block: int = 65536) -> Any:
+    """Add float16 compact vectors to a trained faiss index, decoded a block at a time."""
+    for start in range(0, len(compact), block):
+        index.add(decoded(compact[start : start + block]))
     return index
 
 
