@@ -1,15 +1,15 @@
 """The accuracy/speed front of the MWE CNN: dev score against encoding speed, one plot.
 
-Each variant is the same config (default: the project's Quora hybrid) with a few encoder
-settings changed (width, depth, window, static vectors), trained by `spacy train` for the same
-number of steps on the same data. All model-best pipelines are then timed in one run, one thread
-each (one BLAS thread), alternating rounds with spaCy's tokenizer alone (`spacy.blank("en")`), and
-the median docs/s of each (and its ratio to the tokenizer's, what the plot shows) is reported
-beside the dev scores `spacy train` recorded in its meta.json. With `--teacher` (extra
-`spacy-siamese[distill]`) a sentence-transformers model is timed in the same rounds, on one torch
-thread, and the plot marks 10x its speed, the budget of the package's encoders. A variant whose
-output directory already holds a model trained with the same settings is not trained again, so an
-interrupted run resumes.
+Each variant is the same config (default: the project's Quora hybrid) with a few encoder settings
+changed (width, depth, window, static vectors, subword features, projection), trained by `spacy
+train` for the same number of steps on the same data. All model-best pipelines are then timed in
+one run, one thread each (one BLAS thread), alternating rounds with spaCy's tokenizer alone
+(`spacy.blank("en")`), and the median docs/s of each (and its ratio to the tokenizer's, what the
+plot shows) is reported beside the dev scores `spacy train` recorded in its meta.json. With
+`--teacher` (extra `spacy-siamese[distill]`) a sentence-transformers model is timed in the same
+rounds, on one torch thread, and the plot marks 10x its speed, the budget of the package's
+encoders. A variant whose output directory already holds a model trained with the same settings is
+not trained again, so an interrupted run resumes.
 
 Usage (from the repository root):
     python benchmarks/encoder_front.py --train project/corpus/quora/train.jsonl \
@@ -42,10 +42,13 @@ MWE = "components.siamese_similarity.model.encoder.encoder"
 VARIANTS: Dict[str, Dict[str, str]] = {
     "width 128, depth 2 (the config)": {},
     "width 64": {f"{MWE}.width": "64"},
+    "width 192": {f"{MWE}.width": "192"},
     "width 256": {f"{MWE}.width": "256"},
     "depth 4": {f"{MWE}.depth": "4"},
     "window 2": {f"{MWE}.window_size": "2"},
     "no static vectors": {f"{MWE}.include_static_vectors": "false"},
+    "NORM only (no subword features)": {f"{MWE}.attrs": '["NORM"]', f"{MWE}.rows": "[10000]"},
+    "projection 256": {f"{MWE}.proj_width": "256"},
 }
 SCORES = ("sim_acc", "sim_auc", "sim_spearman")
 TEACHER = "teacher"

@@ -87,3 +87,18 @@ def test_draw_writes_a_png(tmp_path):
     ]
     front.draw(results, tmp_path / "front.png", title="t", budget=0.05)
     assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("name", list(front.VARIANTS))
+def test_every_variant_builds_its_encoder(name):
+    """The overrides are what `spacy train` parses from its command line: the changed encoder builds."""
+    from spacy.cli._util import parse_config_overrides
+    from spacy.util import load_config, registry
+
+    args = [arg for key, value in front.VARIANTS[name].items() for arg in (f"--{key}", value)]
+    config = load_config(front.CONFIG, overrides=parse_config_overrides(args), interpolate=True)
+    section = config["components"]["siamese_similarity"]["model"]["encoder"]["encoder"]
+    for key, value in front.VARIANTS[name].items():
+        assert section[key.rsplit(".", 1)[1]] == json.loads(value)
+    encoder = registry.resolve({"encoder": section})["encoder"]
+    assert encoder.get_dim("nO") == (section["proj_width"] or 2 * section["width"])
