@@ -10,8 +10,8 @@ random rank among the nearest `neighbours`, and a random text, so that the label
 related and unrelated pairs (random pairs alone are almost all unrelated).
 
 Vectors: `losses.teacher_scores.save_teacher_table` writes the teacher's vectors of the paired
-texts beside the pair file, and `spacy-siamese.TeacherScores.v1` trains the student's in-batch score matrix towards
-the teacher's cosines of the same texts (n^2 targets a batch instead of n).
+texts beside the pair file, and `spacy-siamese.TeacherScores.v1` trains the student's in-batch
+score matrix towards the teacher's cosines of the same texts (n^2 targets a batch instead of n).
 """
 
 import hashlib
