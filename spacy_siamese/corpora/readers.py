@@ -24,16 +24,23 @@ SPLITS = ("train", "dev", "all", "test")
 
 @registry.readers("spacy-siamese.PairCorpus.v1")
 def create_pair_corpus(
-    path: Optional[Path], *, format: str = "auto", limit: int = 0, lenient: bool = False
+    path: Optional[Path], *, format: str = "auto", limit: int = 0, lenient: bool = False, dataset: Optional[str] = None
 ) -> Callable[[Language], Iterator[Example]]:
-    """Read a pair file as pair Examples, re-reading it on every call (epoch)."""
+    """Read a pair file as pair Examples, re-reading it on every call (epoch).
+
+    dataset: tag every Example with this dataset name, as `spacy-siamese.MultiPairCorpus.v1`
+    does, so that a pipe trained on several datasets (`spacy-siamese.DatasetLosses.v1`) is
+    fine-tuned on one of them with that dataset's loss (null: untagged, the default loss).
+    """
+    if dataset is not None:
+        check_dataset_name(dataset)
     if path is None:
         raise ValueError(
             "spacy-siamese.PairCorpus.v1: the corpus path is None. Set paths.train and "
             "paths.dev in the config, or on the command line, e.g. "
             "`python -m spacy train config.cfg --paths.train train.tsv --paths.dev dev.tsv`."
         )
-    return PairCorpus(path, format=format, limit=limit, lenient=lenient)
+    return PairCorpus(path, format=format, limit=limit, lenient=lenient, dataset=dataset)
 
 
 class PairCorpus:

@@ -49,6 +49,15 @@ def test_pair_reader_from_config(tmp_path, nlp):
     assert [get_label(eg) for eg in corpus(nlp)] == [0.0, 0.0]
 
 
+def test_pair_reader_tags_its_pairs_with_a_dataset_when_asked(tmp_path, nlp):
+    path = write(tmp_path, "train.tsv", QUORA_MIRROR)
+    config = {"corpus": {"@readers": "spacy-siamese.PairCorpus.v1", "path": str(path), "dataset": "quora"}}
+    assert [get_dataset(eg) for eg in registry.resolve(config)["corpus"](nlp)] == ["quora"] * 4
+    assert {get_dataset(eg) for eg in create_pair_corpus(path)(nlp)} == {None}
+    with pytest.raises(ValueError, match="dataset name .* got 'Quora pairs'"):
+        create_pair_corpus(path, dataset="Quora pairs")
+
+
 def test_pair_reader_limit_and_read_pair_examples(tmp_path, nlp):
     path = write(tmp_path, "train.tsv", QUORA_MIRROR)
     assert len(list(create_pair_corpus(path, limit=3)(nlp))) == 3

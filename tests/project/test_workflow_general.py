@@ -86,3 +86,20 @@ def test_package_and_report(run):
     assert list((project.dir / "packages/wheels").glob("spacy_siamese-*.whl"))
     summary = (project.dir / "metrics/README.md").read_text(encoding="utf8")
     assert "| general_quora |" in summary and "| general_sts |" in summary
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
+    project, _ = run
+    tiny = {"general_finetune_source": "training/general/model-best", "general_finetune_max_steps": 4}
+    for step in (f"train-{name}-general", f"evaluate-{name}-general"):
+        result = project(step, **tiny, graded_eval_frequency=2)
+        assert result.returncode == 0, result.output[-6000:]
+    nlp = spacy.load(project.dir / f"training/{name}_general/model-best")
+    assert nlp.config["components"]["siamese_similarity"]["loss"]["losses"][name]["@losses"] == (
+        "spacy-siamese.CoSENTLoss.v1"
+    )
+    assert -1.0 <= nlp.meta["performance"]["sim_avg"] <= 1.0  # the Spearman correlation on its dev pairs
+    report = json.loads((project.dir / f"metrics/{name}_general.json").read_text())
+    assert report["name"] == f"{name}_general" and report["binary"] is False
+    assert report["n_pairs"] == 20 and set(report["results"]) == {MODEL, TFIDF, VECTORS}
