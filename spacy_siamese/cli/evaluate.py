@@ -7,7 +7,7 @@ import numpy
 import typer
 
 from ..distill import teacher_label, teacher_vectors
-from ..evaluation.baselines import distinct_texts, load_vectors
+from ..evaluation.baselines import distinct_pair_texts, load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
 from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
 from .app import (
@@ -71,7 +71,7 @@ def evaluate_command(
         fit_note = None
         if baselines and fit_texts is not None:
             fit_records = read_pair_records(fit_texts, limit=fit_limit)
-            fit = distinct_texts((r.text1, r.text2) for r in fit_records)
+            fit = distinct_pair_texts((r.text1, r.text2) for r in fit_records)
             fit_note = f"the {len(fit):,} distinct texts of the first {len(fit_records):,} pairs of {fit_texts}"
         vectors_nlp = load_vectors(vectors) if baselines and vectors else None
         encode_teacher = None

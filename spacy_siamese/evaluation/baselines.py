@@ -98,14 +98,14 @@ def averaged_vectors(nlp: Language, texts_a: Sequence[str], texts_b: Sequence[st
     hooks). A doc without vectors scores 0, as in spaCy."""
     if not has_vectors(nlp):
         raise ValueError("The pipeline has no static word vectors.")
-    texts = distinct_texts(zip(texts_a, texts_b))
+    texts = distinct_pair_texts(zip(texts_a, texts_b))
     docs = {text: nlp.make_doc(text) for text in texts}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # W008: similarity of an empty vector
         return numpy.asarray([docs[a].similarity(docs[b]) for a, b in zip(texts_a, texts_b)], dtype="f8")
 
 
-def distinct_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
+def distinct_pair_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
     """Both sides of every (text1, text2, ...) pair, deduplicated, in first-seen order."""
     seen: Dict[str, None] = {}
     for pair in pairs:

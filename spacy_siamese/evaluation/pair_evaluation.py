@@ -14,7 +14,7 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import best_threshold, is_binary, pair_metrics, regression_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
-from .baselines import averaged_vectors, distinct_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
+from .baselines import averaged_vectors, distinct_pair_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
 
 MODEL = "siamese_similarity (trained)"
 TFIDF = "TF-IDF cosine"
@@ -117,7 +117,7 @@ def evaluate_pairs(
             )
     if teacher is not None:
         start = time.perf_counter()
-        texts = distinct_texts((r.text1, r.text2) for r in records)
+        texts = distinct_pair_texts((r.text1, r.text2) for r in records)
         rows = {text: i for i, text in enumerate(texts)}
         V = numpy.asarray(teacher(texts), dtype="f8")
         if V.shape[0] != len(texts):
@@ -177,7 +177,7 @@ def check_similarity(nlp: Language, records: Sequence[PairLike], scores: numpy.n
     """Max |doc1.similarity(doc2) - batch score| over `records`, docs made by `nlp`."""
     if not len(records):
         return 0.0
-    texts = distinct_texts((r.text1, r.text2) for r in records)
+    texts = distinct_pair_texts((r.text1, r.text2) for r in records)
     docs = dict(zip(texts, nlp.pipe(texts)))
     sims = numpy.asarray([docs[r.text1].similarity(docs[r.text2]) for r in records], dtype="f8")
     return float(numpy.max(numpy.abs(sims - scores)))
@@ -209,7 +209,7 @@ def _tfidf_baseline(
     nlp: Language, records: Sequence[PairLike], fit_texts: Optional[Sequence[str]], progress: bool
 ) -> Any:
     own = fit_texts is None
-    texts = distinct_texts((r.text1, r.text2) for r in records)
+    texts = distinct_pair_texts((r.text1, r.text2) for r in records)
     fit = texts if own else list(dict.fromkeys(fit_texts or ()))
     if not fit:
         raise ValueError("No texts to fit the TF-IDF baseline on.")

@@ -3,7 +3,7 @@ import pytest
 import spacy
 
 from spacy_siamese.evaluation import averaged_vectors, fit_tfidf, load_vectors, lsa, tfidf_cosine, tfidf_vectors
-from spacy_siamese.evaluation.baselines import distinct_texts, find_tfidf, tfidf_settings
+from spacy_siamese.evaluation.baselines import distinct_pair_texts, find_tfidf, tfidf_settings
 from spacy_siamese.layers import tfidf
 
 ROWS = [
@@ -19,7 +19,7 @@ ROWS = [
 @pytest.fixture(scope="module")
 def tokenized():
     nlp = spacy.blank("en")
-    texts = distinct_texts((a, b) for _, a, b in ROWS)
+    texts = distinct_pair_texts((a, b) for _, a, b in ROWS)
     return {text: nlp.make_doc(text) for text in texts}
 
 
@@ -108,4 +108,4 @@ def test_load_vectors(vectors_nlp, tmp_path):
 
 
 def test_distinct_texts():
-    assert distinct_texts([("a", "b"), ("b", "c"), ("a", "a")]) == ["a", "b", "c"]
+    assert distinct_pair_texts([("a", "b"), ("b", "c"), ("a", "a")]) == ["a", "b", "c"]
