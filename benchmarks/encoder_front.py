@@ -38,6 +38,34 @@ from spacy_siamese.util import given_path
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "project" / "configs" / "quora_hybrid.cfg"
 MWE = "components.siamese_similarity.model.encoder.encoder"
+# The config's encoder with spaCy's CharacterEmbed (NORM hash embedding + the first and last
+# nC characters of each word, nM wide each; spaCy's usual sizes) instead of the four hash
+# embeddings, through spacy-siamese.PooledTok2Vec.v1.
+CHARACTER_ENCODER = {
+    "@architectures": "spacy-siamese.PooledTok2Vec.v1",
+    "post_depth": 2,
+    "proj_width": 768,
+    "maxout_pieces": 3,
+    "squash": False,
+    "tok2vec": {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.CharacterEmbed.v2",
+            "width": 128,
+            "rows": 10000,
+            "nM": 64,
+            "nC": 8,
+            "include_static_vectors": True,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": 128,
+            "window_size": 1,
+            "maxout_pieces": 3,
+            "depth": 2,
+        },
+    },
+}
 # name -> config overrides (spacy train's --section.key value); the first is the config as it is.
 VARIANTS: Dict[str, Dict[str, str]] = {
     "width 128, depth 2 (the config)": {},
@@ -49,6 +77,7 @@ VARIANTS: Dict[str, Dict[str, str]] = {
     "no static vectors": {f"{MWE}.include_static_vectors": "false"},
     "NORM only (no subword features)": {f"{MWE}.attrs": '["NORM"]', f"{MWE}.rows": "[10000]"},
     "projection 256": {f"{MWE}.proj_width": "256"},
+    "character embeddings": {MWE: json.dumps(CHARACTER_ENCODER)},
 }
 SCORES = ("sim_acc", "sim_auc", "sim_spearman")
 TEACHER = "teacher"

@@ -6,7 +6,7 @@ from .dae import build_dae_encoder
 from .feature_head import Comparison, build_feature_head
 from .hybrid import build_hybrid_encoder
 from .lstm import build_lstm_encoder, build_sentence_lstm_encoder
-from .mwe import build_mwe_encoder, build_mwe_encoder_v1
+from .mwe import build_mwe_encoder, build_mwe_encoder_v1, build_pooled_tok2vec
 from .s2net import build_s2net_encoder
 from .tweak import build_tweak_encoder
 
@@ -18,6 +18,7 @@ __all__ = [
     "build_lstm_encoder",
     "build_mwe_encoder",
     "build_mwe_encoder_v1",
+    "build_pooled_tok2vec",
     "build_s2net_encoder",
     "build_sentence_lstm_encoder",
     "build_tweak_encoder",

@@ -41,7 +41,43 @@ def build_mwe_encoder(
         raise ValueError(f"MWEEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
     embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     encode = MaxoutWindowEncoder(width=width, window_size=window_size, maxout_pieces=maxout_pieces, depth=depth)
-    layers: List[Model] = [build_Tok2Vec_model(embed, encode), list2ragged(), mean_max_pool()]
+    return pooled_encoder(
+        build_Tok2Vec_model(embed, encode),
+        post_depth=post_depth,
+        proj_width=proj_width,
+        maxout_pieces=maxout_pieces,
+        squash=squash,
+    )
+
+
+@registry.architectures("spacy-siamese.PooledTok2Vec.v1")
+def build_pooled_tok2vec(
+    *,
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    post_depth: int = 2,
+    proj_width: int = 0,
+    maxout_pieces: int = 3,
+    squash: bool = False,
+) -> Model[List[Doc], Floats2d]:
+    """The MWE encoder's pooling and layers after it on any spaCy token-to-vector model, e.g.
+    `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2` (character features) and
+    `spacy.MaxoutWindowEncoder.v2`: mean+max pooling -> `post_depth` residual Maxout layers ->
+    optional Maxout projection to `proj_width` -> optional sigmoid squash. The token vectors'
+    width is the tok2vec's nO; use lexical features only (partner docs get no other pipe).
+    """
+    return pooled_encoder(
+        tok2vec, post_depth=post_depth, proj_width=proj_width, maxout_pieces=maxout_pieces, squash=squash
+    )
+
+
+def pooled_encoder(
+    tok2vec: Model[List[Doc], List[Floats2d]], *, post_depth: int, proj_width: int, maxout_pieces: int, squash: bool
+) -> Model[List[Doc], Floats2d]:
+    """tok2vec -> mean+max pooling (2 * its width) -> residual Maxouts -> projection -> squash."""
+    if not tok2vec.has_dim("nO") or not tok2vec.get_dim("nO"):
+        raise ValueError("PooledTok2Vec: the tok2vec model must declare its output width (nO)")
+    width = tok2vec.get_dim("nO")
+    layers: List[Model] = [tok2vec, list2ragged(), mean_max_pool()]
     for _ in range(post_depth):
         layers.append(residual(Maxout(nO=2 * width, nI=2 * width, nP=maxout_pieces, normalize=True)))
     if proj_width > 0:

@@ -1,4 +1,4 @@
-"""spacy-siamese.MWEEncoder.v1/v2, and a pipeline saved with the .v1 names."""
+"""spacy-siamese.MWEEncoder.v1/v2, PooledTok2Vec.v1, and a pipeline saved with the .v1 names."""
 
 import inspect
 import json
@@ -9,7 +9,7 @@ import pytest
 import spacy
 from spacy.util import registry
 
-from spacy_siamese.architectures import build_mwe_encoder, build_mwe_encoder_v1
+from spacy_siamese.architectures import build_mwe_encoder, build_mwe_encoder_v1, build_pooled_tok2vec
 
 from ..conftest import PAIRS
 
@@ -33,6 +33,59 @@ def test_mwe_encoder_output_width(proj_width, squash):
     if squash:  # the logistic of what the same weights give unsquashed
         raw = _mwe_encoder(docs, proj_width=proj_width, squash=False).predict(docs)
         numpy.testing.assert_allclose(Y, 1.0 / (1.0 + numpy.exp(-raw.astype("f8"))), rtol=1e-6)
+
+
+def test_pooled_tok2vec_pools_any_spacy_tok2vec_such_as_character_embeddings():
+    nlp = spacy.blank("en")
+    docs = [nlp(a) for a, _, _ in PAIRS] + [nlp(""), nlp(" "), nlp("Überraschung!!")]
+    config = {
+        "encoder": {
+            "@architectures": "spacy-siamese.PooledTok2Vec.v1",
+            "post_depth": 1,
+            "proj_width": 12,
+            "tok2vec": {
+                "@architectures": "spacy.Tok2Vec.v2",
+                "embed": {
+                    "@architectures": "spacy.CharacterEmbed.v2",
+                    "width": 8,
+                    "rows": 50,
+                    "nM": 4,
+                    "nC": 3,
+                    "include_static_vectors": False,
+                },
+                "encode": {
+                    "@architectures": "spacy.MaxoutWindowEncoder.v2",
+                    "width": 8,
+                    "window_size": 1,
+                    "maxout_pieces": 2,
+                    "depth": 1,
+                },
+            },
+        }
+    }
+    assert registry.architectures.get("spacy-siamese.PooledTok2Vec.v1") is build_pooled_tok2vec
+    model = registry.resolve(config)["encoder"]
+    model.initialize(X=docs)
+    Y = model.predict(docs)
+    assert Y.shape == (len(docs), 12) and model.get_dim("nO") == 12 and numpy.isfinite(Y).all()
+    assert not numpy.allclose(Y[0], Y[-1])  # different texts, different vectors
+
+
+def test_mwe_encoder_is_pooled_tok2vec_over_its_hash_embeddings():
+    """The same layers in the same order: pipelines saved with MWEEncoder load unchanged."""
+    nlp = spacy.blank("en")
+    docs = [nlp(a) for a, _, _ in PAIRS]
+    mwe = _mwe_encoder(docs)
+    pooled = build_pooled_tok2vec(tok2vec=mwe.layers[0], post_depth=1)
+    assert [layer.name for layer in pooled.layers] == [layer.name for layer in mwe.layers]
+    numpy.testing.assert_array_equal(pooled.layers[0].predict(docs)[0], mwe.layers[0].predict(docs)[0])
+
+
+def test_pooled_tok2vec_needs_the_width_of_its_tok2vec():
+    from thinc.api import chain, list2ragged, ragged2list
+
+    with pytest.raises(ValueError, match="must declare its output width"):
+        build_pooled_tok2vec(tok2vec=chain(list2ragged(), ragged2list()))
 
 
 def test_mwe_encoder_v1_keeps_its_defaults():
