@@ -74,7 +74,7 @@ def pooled_encoder(
     tok2vec: Model[List[Doc], List[Floats2d]], *, post_depth: int, proj_width: int, maxout_pieces: int, squash: bool
 ) -> Model[List[Doc], Floats2d]:
     """tok2vec -> mean+max pooling (2 * its width) -> residual Maxouts -> projection -> squash."""
-    if not tok2vec.has_dim("nO") or not tok2vec.get_dim("nO"):
+    if not tok2vec.has_dim("nO"):  # unknown or unset; a width of 0 is reported by the pipe, naming the setting
         raise ValueError("PooledTok2Vec: the tok2vec model must declare its output width (nO)")
     width = tok2vec.get_dim("nO")
     layers: List[Model] = [tok2vec, list2ragged(), mean_max_pool()]
