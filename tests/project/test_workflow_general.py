@@ -92,8 +92,8 @@ def test_package_and_report(run):
 def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
     project, _ = run
     tiny = {"general_finetune_source": "training/general/model-best", "general_finetune_max_steps": 4}
-    for step in (f"train-{name}-general", f"evaluate-{name}-general"):
-        result = project(step, **tiny, graded_eval_frequency=2)
+    for step in (f"train-{name}-general", f"evaluate-{name}-general", f"package-{name}-general"):
+        result = project(step, **tiny, graded_eval_frequency=2, package_build="wheel")
         assert result.returncode == 0, result.output[-6000:]
     nlp = spacy.load(project.dir / f"training/{name}_general/model-best")
     assert nlp.config["components"]["siamese_similarity"]["loss"]["losses"][name]["@losses"] == (
@@ -103,3 +103,4 @@ def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
     report = json.loads((project.dir / f"metrics/{name}_general.json").read_text())
     assert report["name"] == f"{name}_general" and report["binary"] is False
     assert report["n_pairs"] == 20 and set(report["results"]) == {MODEL, TFIDF, VECTORS}
+    assert list((project.dir / f"packages/en_siamese_{name}_general-0.1.0/dist").glob("*.whl"))
