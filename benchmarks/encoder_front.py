@@ -1,7 +1,7 @@
 """The accuracy/speed front of the MWE CNN: dev score against encoding speed, one plot.
 
 Each variant is the same config (default: the project's Quora hybrid) with a few encoder settings
-changed (width, depth, window, static vectors, subword features, projection), trained by `spacy
+changed (width, depth, window, static vectors, subword or character features, projection), trained by `spacy
 train` for the same number of steps on the same data. All model-best pipelines are then timed in
 one run, one thread each (one BLAS thread), alternating rounds with spaCy's tokenizer alone
 (`spacy.blank("en")`), and the median docs/s of each (and its ratio to the tokenizer's, what the
@@ -38,34 +38,35 @@ from spacy_siamese.util import given_path
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "project" / "configs" / "quora_hybrid.cfg"
 MWE = "components.siamese_similarity.model.encoder.encoder"
-# The config's encoder with spaCy's CharacterEmbed (NORM hash embedding + the first and last
-# nC characters of each word, nM wide each; spaCy's usual sizes) instead of the four hash
-# embeddings, through spacy-siamese.PooledTok2Vec.v1.
-CHARACTER_ENCODER = {
-    "@architectures": "spacy-siamese.PooledTok2Vec.v1",
-    "post_depth": 2,
-    "proj_width": 768,
-    "maxout_pieces": 3,
-    "squash": False,
-    "tok2vec": {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.CharacterEmbed.v2",
-            "width": 128,
-            "rows": 10000,
-            "nM": 64,
-            "nC": 8,
-            "include_static_vectors": True,
+
+
+def character_encoder(config: Path = CONFIG) -> Dict[str, Any]:
+    """The config's MWE encoder with spaCy's CharacterEmbed (NORM hash embedding + the first and
+    last nC characters of each word, nM wide each; spaCy's usual sizes) instead of its hash
+    embeddings, through spacy-siamese.PooledTok2Vec.v1; every other setting is the config's."""
+    model = spacy.util.load_config(config, interpolate=True)["components"]["siamese_similarity"]["model"]
+    mwe = model["encoder"]["encoder"]
+    return {
+        "@architectures": "spacy-siamese.PooledTok2Vec.v1",
+        **{key: mwe[key] for key in ("post_depth", "proj_width", "maxout_pieces", "squash")},
+        "tok2vec": {
+            "@architectures": "spacy.Tok2Vec.v2",
+            "embed": {
+                "@architectures": "spacy.CharacterEmbed.v2",
+                "width": mwe["width"],
+                "rows": mwe["rows"][0],
+                "nM": 64,
+                "nC": 8,
+                "include_static_vectors": mwe["include_static_vectors"],
+            },
+            "encode": {
+                "@architectures": "spacy.MaxoutWindowEncoder.v2",
+                **{key: mwe[key] for key in ("width", "window_size", "maxout_pieces", "depth")},
+            },
         },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": 128,
-            "window_size": 1,
-            "maxout_pieces": 3,
-            "depth": 2,
-        },
-    },
-}
+    }
+
+
 # name -> config overrides (spacy train's --section.key value); the first is the config as it is.
 VARIANTS: Dict[str, Dict[str, str]] = {
     "width 128, depth 2 (the config)": {},
@@ -77,7 +78,7 @@ VARIANTS: Dict[str, Dict[str, str]] = {
     "no static vectors": {f"{MWE}.include_static_vectors": "false"},
     "NORM only (no subword features)": {f"{MWE}.attrs": '["NORM"]', f"{MWE}.rows": "[10000]"},
     "projection 256": {f"{MWE}.proj_width": "256"},
-    "character embeddings": {MWE: json.dumps(CHARACTER_ENCODER)},
+    "character embeddings": {MWE: json.dumps(character_encoder())},
 }
 SCORES = ("sim_acc", "sim_auc", "sim_spearman")
 TEACHER = "teacher"

@@ -41,8 +41,8 @@ def build_mwe_encoder(
         raise ValueError(f"MWEEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
     embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     encode = MaxoutWindowEncoder(width=width, window_size=window_size, maxout_pieces=maxout_pieces, depth=depth)
-    return pooled_encoder(
-        build_Tok2Vec_model(embed, encode),
+    return build_pooled_tok2vec(
+        tok2vec=build_Tok2Vec_model(embed, encode),
         post_depth=post_depth,
         proj_width=proj_width,
         maxout_pieces=maxout_pieces,
@@ -65,15 +65,6 @@ def build_pooled_tok2vec(
     optional Maxout projection to `proj_width` -> optional sigmoid squash. The token vectors'
     width is the tok2vec's nO; use lexical features only (partner docs get no other pipe).
     """
-    return pooled_encoder(
-        tok2vec, post_depth=post_depth, proj_width=proj_width, maxout_pieces=maxout_pieces, squash=squash
-    )
-
-
-def pooled_encoder(
-    tok2vec: Model[List[Doc], List[Floats2d]], *, post_depth: int, proj_width: int, maxout_pieces: int, squash: bool
-) -> Model[List[Doc], Floats2d]:
-    """tok2vec -> mean+max pooling (2 * its width) -> residual Maxouts -> projection -> squash."""
     if not tok2vec.has_dim("nO"):  # unknown or unset; a width of 0 is reported by the pipe, naming the setting
         raise ValueError("PooledTok2Vec: the tok2vec model must declare its output width (nO)")
     width = tok2vec.get_dim("nO")
