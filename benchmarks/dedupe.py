@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Set, Tuple
 import spacy
 
 import spacy_siamese
+from spacy_siamese.util import given_path
 
 HERE = Path(__file__).parent
 
@@ -239,7 +240,7 @@ def main() -> None:
     report = {
         "benchmark": "dedupe",
         "command": "python -m spacy_siamese dedupe MODEL PREFIX.jsonl --output PAIRS.jsonl (defaults)",
-        "model": Path(args.model).name,
+        "model": given_path(args.model, parts=4),
         "collection": {k: v for k, v in truth.items() if k not in ("planted", "quora_pairs")},
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": {"spacy": spacy.__version__, "spacy_siamese": spacy_siamese.__version__},

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import spacy
 
 import spacy_siamese
+from spacy_siamese.util import given_path
 
 
 def read_pairs(path: Path) -> Set[Tuple[str, str, float]]:
@@ -136,7 +137,7 @@ def main() -> None:
     report = {
         "benchmark": "dedupe-ray",
         "sizes": args.sizes,
-        "model": Path(args.model).name,
+        "model": given_path(args.model, parts=4),
         "ray": "local mode on this machine",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": {"spacy": spacy.__version__, "spacy_siamese": spacy_siamese.__version__},

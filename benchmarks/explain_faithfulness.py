@@ -30,6 +30,7 @@ import spacy
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
 from spacy_siamese.explain import explain_pair, subset_scores
+from spacy_siamese.util import given_path
 
 METHODS = ("shapley", "occlusion")
 
@@ -94,8 +95,8 @@ def main() -> None:
                     wins[method][k_name].append(fall > random_fall)
     times = timing(nlp, records, args)
     result = {
-        "model": Path(args.model).name,
-        "pairs_file": Path(args.pairs).name,
+        "model": given_path(args.model, parts=4),
+        "pairs_file": given_path(args.pairs, parts=4),
         "settings": {k: v for k, v in vars(args).items() if k not in ("model", "pairs", "output_json")},
         "texts": 2 * len(records),
         "mean_fall": {m: {k: statistics.fmean(v) for k, v in by_k.items()} for m, by_k in falls.items()},
