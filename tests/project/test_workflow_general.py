@@ -4,10 +4,12 @@ on all of them, evaluate it on every dev split beside the baselines, package it,
 
 import json
 
+import numpy
 import pytest
 import spacy
 
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, VECTORS
+from spacy_siamese.losses.teacher_scores import save_teacher_table
 
 from .conftest import TINY, run_workflow
 
@@ -104,3 +106,53 @@ def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
     assert report["name"] == f"{name}_general" and report["binary"] is False
     assert report["n_pairs"] == 20 and set(report["results"]) == {MODEL, TFIDF, VECTORS}
     assert list((project.dir / f"packages/en_siamese_{name}_general-0.1.0/dist").glob("*.whl"))
+
+
+def stand_in_teacher(project_dir):
+    """What teacher-pairs-general writes (it needs torch): graded pairs of the general corpus's
+    training texts and a table of unit vectors for their texts, here seeded random ones."""
+    rng = numpy.random.RandomState(0)
+    files = [project_dir / f"corpus/general/{name}/train.jsonl" for name in GRADED]
+    pairs = [json.loads(line) for path in files for line in path.read_text(encoding="utf8").splitlines()]
+    teacher = project_dir / "corpus/general/teacher"
+    teacher.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"text1": p["text1"], "text2": p["text2"], "label": float(rng.uniform())}) for p in pairs]
+    (teacher / "train.jsonl").write_text("\n".join(lines) + "\n", encoding="utf8")
+    texts = sorted({text for p in pairs for text in (p["text1"], p["text2"])})
+    vectors = rng.normal(size=(len(texts), 8))
+    save_teacher_table(teacher / "vectors", texts, vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True))
+
+
+def weights(nlp):
+    model = nlp.get_pipe("siamese_similarity").model
+    return numpy.concatenate(
+        [node.get_param(name).ravel() for node in model.walk() for name in node.param_names if node.has_param(name)]
+    )
+
+
+def test_the_distilled_pipeline_is_trained_then_continued_from_its_weights(run):
+    project, _ = run
+    stand_in_teacher(project.dir)
+    tiny = {"general_max_steps": 4, "general_eval_frequency": 2, "general_continue_steps": 4}
+    for step in ("train-general-distilled", "continue-general-distilled"):
+        result = project(step, **tiny)
+        assert result.returncode == 0, result.output[-6000:]
+    source = spacy.load(project.dir / "training/general_distilled/model-last")
+    continued = spacy.load(project.dir / "training/general_distilled_continued/model-last")
+    assert (project.dir / "training/general_distilled_continued/model-best").is_dir()
+    config = continued.config.interpolate()
+    pipe_config = config["components"]["siamese_similarity"]
+    assert pipe_config == source.config.interpolate()["components"]["siamese_similarity"]
+    assert pipe_config["loss"]["losses"]["teacher"]["@losses"] == "spacy-siamese.TeacherScores.v1"
+    schedule = config["training"]["optimizer"]["learn_rate"]
+    assert schedule["@schedules"] == "warmup_linear.v1" and schedule["total_steps"] == 4
+    assert "teacher" in config["corpora"]["train"]["datasets"] and config["system"]["seed"] == 1
+    # Four steps inside the 250 warm-up steps barely move the sourced weights (the saved weights
+    # are the optimizer's running averages, which start from zero: within a few per cent). Not
+    # sourced, they would be a new initialisation with another seed; the general pipeline, trained
+    # from the same initialisation on other batches, is already further away.
+    start, after = weights(source), weights(continued)
+    assert numpy.allclose(after, start, rtol=0.05, atol=1e-3)
+    assert not numpy.allclose(
+        weights(spacy.load(project.dir / "training/general/model-last")), start, rtol=0.05, atol=1e-3
+    )
