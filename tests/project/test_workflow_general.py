@@ -8,9 +8,11 @@ import numpy
 import pytest
 import spacy
 
+from spacy_siamese import distill
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, VECTORS
-from spacy_siamese.losses.teacher_scores import save_teacher_table
 
+from ..cli.conftest import invoke
+from ..conftest import FakeTeacher
 from .conftest import TINY, run_workflow
 
 pytestmark = pytest.mark.slow
@@ -108,19 +110,15 @@ def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
     assert list((project.dir / f"packages/en_siamese_{name}_general-0.1.0/dist").glob("*.whl"))
 
 
-def stand_in_teacher(project_dir):
-    """What teacher-pairs-general writes (it needs torch): graded pairs of the general corpus's
-    training texts and a table of unit vectors for their texts, here seeded random ones."""
-    rng = numpy.random.RandomState(0)
-    files = [project_dir / f"corpus/general/{name}/train.jsonl" for name in GRADED]
-    pairs = [json.loads(line) for path in files for line in path.read_text(encoding="utf8").splitlines()]
-    teacher = project_dir / "corpus/general/teacher"
-    teacher.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"text1": p["text1"], "text2": p["text2"], "label": float(rng.uniform())}) for p in pairs]
-    (teacher / "train.jsonl").write_text("\n".join(lines) + "\n", encoding="utf8")
-    texts = sorted({text for p in pairs for text in (p["text1"], p["text2"])})
-    vectors = rng.normal(size=(len(texts), 8))
-    save_teacher_table(teacher / "vectors", texts, vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True))
+def stand_in_teacher(project_dir, monkeypatch):
+    """teacher-pairs-general's command (it needs torch for a real teacher), run in-process on the
+    graded training files with the tests' FakeTeacher: the teacher's pairs and its table."""
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    corpus = project_dir / "corpus/general"
+    inputs = [corpus / f"{name}/train.jsonl" for name in GRADED]
+    result = invoke("teacher-pairs", "fake-teacher", *inputs, "--output", corpus / "teacher/train.jsonl",
+                    "--pairs", 20, "--vectors-output", corpus / "teacher/vectors", "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
 
 
 def weights(nlp):
@@ -130,9 +128,9 @@ def weights(nlp):
     )
 
 
-def test_the_distilled_pipeline_is_trained_then_continued_from_its_weights(run):
+def test_the_distilled_pipeline_is_trained_then_continued_from_its_weights(run, monkeypatch):
     project, _ = run
-    stand_in_teacher(project.dir)
+    stand_in_teacher(project.dir, monkeypatch)
     tiny = {"general_max_steps": 4, "general_eval_frequency": 2, "general_continue_steps": 4}
     for step in ("train-general-distilled", "continue-general-distilled"):
         result = project(step, **tiny)
