@@ -116,6 +116,26 @@ def regression_metrics(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Option
     }
 
 
+def main_metric(labels: ArrayLike) -> str:
+    """The threshold-free figure a pair file is read by: ROC AUC for 0/1 labels, else Spearman."""
+    return "auc" if is_binary(labels) else "spearman"
+
+
+def metric_value(name: str, scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> float:
+    """One figure of `pair_metrics` ("acc" at `threshold`, "auc", "pearson" or "spearman"),
+    NaN where it is undefined (one class for AUC, a constant side for a correlation)."""
+    s, y = _check(scores, labels)
+    if name == "acc":
+        return float(numpy.mean((s >= threshold) == (y >= 0.5)))
+    if name == "auc":
+        gold = y >= 0.5
+        return float(roc_auc_score(gold, s)) if gold.any() and not gold.all() else float("nan")
+    if name in ("pearson", "spearman"):
+        value = correlation(s, y)[name]
+        return float("nan") if value is None else value
+    raise ValueError(f"Unknown metric {name!r}: choose acc, auc, pearson or spearman.")
+
+
 def _check(scores: ArrayLike, labels: ArrayLike) -> Tuple[numpy.ndarray, numpy.ndarray]:
     s = numpy.asarray(scores, dtype="f8").ravel()
     y = numpy.asarray(labels, dtype="f8").ravel()

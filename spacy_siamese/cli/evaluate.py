@@ -6,6 +6,7 @@ from typing import List, Optional, Sequence
 import numpy
 import typer
 
+from ..corpora import PairRecord
 from ..distill import teacher_label, teacher_vectors
 from ..evaluation.baselines import distinct_pair_texts, load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
@@ -19,6 +20,7 @@ from .app import (
     PROGRESS,
     app,
     errors,
+    fail,
     load_pipeline,
     path_str,
     read_pair_records,
@@ -33,6 +35,12 @@ def evaluate_command(
     data: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
     format: str = PAIRS_FORMAT,
     limit: int = typer.Option(0, "--limit", "-n", help="Evaluate on the first N pairs only (0 = all)"),
+    group: Optional[List[str]] = typer.Option(
+        None,
+        "--group",
+        "-g",
+        help="Evaluate only the pairs of this group (repeat for several; e.g. an STS source file)",
+    ),
     baselines: bool = typer.Option(False, "--baselines", help="Also score TF-IDF cosine and averaged word vectors"),
     fit_texts: Optional[Path] = typer.Option(
         None, "--fit-texts", help="Pair file whose texts fit the TF-IDF (default: the evaluated texts)"
@@ -54,19 +62,27 @@ def evaluate_command(
     output_md: Optional[Path] = OUTPUT_MD,
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write ROC and precision-recall curves as PNG"),
     examples: int = typer.Option(8, "--examples", help="Show N example pairs with every method's score"),
+    bootstrap: int = typer.Option(
+        0, "--bootstrap", min=0, help="Resample the pairs N times for confidence intervals of every figure (0 = none)"
+    ),
+    confidence: float = typer.Option(
+        0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the --bootstrap intervals"
+    ),
     progress: bool = PROGRESS,
 ) -> None:
     """Score a labelled pair file with a trained pipeline, optionally against baselines.
 
     The pipeline uses its stored threshold; with --baselines, TF-IDF cosine and averaged word
     vectors use the accuracy-optimal threshold on the file, and so does a --teacher's cosine
-    (what a distilled student is read against).
+    (what a distilled student is read against). Pairs from several groups (the STS Benchmark's
+    source files, a JSON lines "group") are also scored group by group; --bootstrap N adds
+    intervals, and the interval of the pipeline's lead over each baseline (same resamples).
     """
     with errors():
         for path in (data, fit_texts):
             require_file(path)  # before the model loads
         nlp = load_pipeline(model)
-        records = read_pair_records(data, format=format, limit=limit)
+        records = only_groups(read_pair_records(data, format=format, limit=limit), group or [], data)
         fit: Optional[List[str]] = None
         fit_note = None
         if baselines and fit_texts is not None:
@@ -88,6 +104,8 @@ def evaluate_command(
             vectors=vectors_nlp,
             teacher=encode_teacher,
             n_examples=examples,
+            bootstrap=bootstrap,
+            confidence=confidence,
             progress=progress,
         )
         report = result.report
@@ -100,6 +118,7 @@ def evaluate_command(
             files={"data": str(data), "model": model, "fit_texts": path_str(fit_texts), "vectors": vectors},
             format=format,
             limit=limit,
+            only_groups=group or None,
             fit_limit=fit_limit,
             versions=versions(),
         )
@@ -119,3 +138,16 @@ def evaluate_command(
         typer.echo(f"doc.similarity vs the pipe's batch scores on {check['n_pairs']} pairs: max |diff| {diff:.2e}")
         if plot:  # last: the table is printed and saved even if the plot fails (matplotlib missing)
             plot_curves(plot, result.labels, result.scores, f"{name or data.name} ({len(records):,} pairs)")
+
+
+def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) -> List[PairRecord]:
+    """The records of the given groups (all records if none are given); a group the file does
+    not have is an error that names the groups it has."""
+    if not groups:
+        return records
+    present = {r.group for r in records}
+    missing = sorted(set(groups) - present)
+    if missing:
+        have = ", ".join(sorted(g for g in present if g)) or "none"
+        fail(f"No pairs of group {', '.join(map(repr, missing))} in {path} (its groups: {have})")
+    return [r for r in records if r.group in groups]

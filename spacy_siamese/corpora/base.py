@@ -56,12 +56,15 @@ class DocumentFormatError(PairFormatError):
 
 
 class PairRecord(NamedTuple):
-    """One labelled pair; `label` is in [0, 1], `line` is the 1-based line it starts on."""
+    """One labelled pair; `label` is in [0, 1], `line` is the 1-based line it starts on and
+    `group` the part of the file it comes from where the format says ("" if it does not):
+    STS Benchmark's source file (e.g. "MSRvid"), a JSON lines pair's "group"."""
 
     text1: str
     text2: str
     label: float
     line: int
+    group: str = ""
 
 
 class DocRecord(NamedTuple):
@@ -139,14 +142,16 @@ def check_path(path: Union[str, Path], *, what: str = "pair file", allow_dir: bo
     return loc
 
 
-def parse_lines(path: Path, parse: Callable[[str], Tuple[str, str, float]]) -> Iterator[PairItem]:
-    """Apply a one-record-per-line parser to every non-blank line."""
+def parse_lines(path: Path, parse: Callable[[str], Tuple[Any, ...]]) -> Iterator[PairItem]:
+    """Apply a one-record-per-line parser to every non-blank line: `parse` returns
+    (text1, text2, label) or (text1, text2, label, group)."""
     for line in numbered_lines(path):
         if line.error:
             yield PairFormatError(path, line.number, line.error)
         elif not is_blank(line.text):
             try:
-                yield PairRecord(*parse(line.text), line=line.number)
+                text1, text2, label, *group = parse(line.text)
+                yield PairRecord(text1, text2, label, line.number, *group)
             except Malformed as err:
                 yield PairFormatError(path, line.number, str(err))
 

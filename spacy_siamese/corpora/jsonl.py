@@ -1,6 +1,7 @@
 """JSON lines: one object per line, blank lines skipped.
 
-Pairs: `{"text1": str, "text2": str, "label": number or boolean in [0, 1]}`.
+Pairs: `{"text1": str, "text2": str, "label": number or boolean in [0, 1]}`, optionally
+`"group": str` (a part of the file that `evaluate` also scores on its own).
 Documents: `{"text": str, "labels": [str, ...], "group": str, "id": str}` ("label": str
 instead of "labels"; group and id optional). `write_documents` writes this format.
 """
@@ -37,7 +38,7 @@ def read_jsonl_pairs(path: Path) -> Iterator[PairItem]:
             yield obj
             continue
         try:
-            yield PairRecord(*_pair(obj), line=number)
+            yield PairRecord(*_pair(obj), line=number, group=_group(obj))
         except Malformed as err:
             yield PairFormatError(path, number, str(err))
 
@@ -74,6 +75,13 @@ def _objects(path: Path, error: type) -> Iterator[Tuple[int, Any]]:
                 yield line.number, json_object(line.text)
             except Malformed as err:
                 yield line.number, error(path, line.number, str(err))
+
+
+def _group(obj: Dict[str, Any]) -> str:
+    group = obj.get("group", "")
+    if not isinstance(group, str):
+        raise Malformed(f"'group' must be a string, found {json_type(group)}")
+    return group
 
 
 def _pair(obj: Dict[str, Any]) -> Tuple[str, str, float]:

@@ -1,7 +1,8 @@
 """STS Benchmark (`sts-train.csv`, `sts-dev.csv`): tab-separated despite the name, no
 header, `genre filename year id score sentence1 sentence2` plus, on some rows, two
 licence/source columns. Quotes are text (no CSV quoting). The 0-5 similarity score
-becomes a label in [0, 1] (score / 5)."""
+becomes a label in [0, 1] (score / 5); the source file (e.g. "MSRvid", "answers-forums")
+becomes the record's group, since the splits mix them differently (see `stsb_readme.txt`)."""
 
 from pathlib import Path
 from typing import Iterator, List, Tuple
@@ -27,11 +28,11 @@ def looks_like(fields: List[str]) -> bool:
     return True
 
 
-def _parse_line(line: str) -> Tuple[str, str, float]:
+def _parse_line(line: str) -> Tuple[str, str, float, str]:
     fields = line.split("\t")
     if len(fields) not in (len(COLUMNS), len(COLUMNS) + N_EXTRA):
         raise Malformed(
             f"expected {len(COLUMNS)} tab-separated fields ({', '.join(COLUMNS)}), optionally "
             f"followed by {N_EXTRA} source columns; found {len(fields)}"
         )
-    return fields[5], fields[6], scaled_label(fields[4], high=5.0)
+    return fields[5], fields[6], scaled_label(fields[4], high=5.0), fields[1]

@@ -15,6 +15,7 @@ from ..metrics import best_threshold, is_binary, pair_metrics, regression_metric
 from ..pair_examples import make_pair_example
 from ..util import show_progress
 from .baselines import averaged_vectors, distinct_pair_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
+from .uncertainty import group_results, pair_intervals
 
 MODEL = "siamese_similarity (trained)"
 TFIDF = "TF-IDF cosine"
@@ -61,6 +62,8 @@ def evaluate_pairs(
     pipe_name: str = PIPE_NAME,
     n_examples: int = 8,
     n_check: int = 20,
+    bootstrap: int = 0,
+    confidence: float = 0.95,
     seed: int = 0,
     progress: bool = False,
 ) -> PairEvaluation:
@@ -71,9 +74,14 @@ def evaluate_pairs(
     model through `spacy_siamese.distill.teacher_vectors`): its cosine is scored beside them, so
     that a distilled student can be read against its teacher. Baselines and the teacher get the
     accuracy-optimal threshold on these pairs.
+    Where the records name more than one group (`PairRecord.group`), every group is also scored
+    on its own. `bootstrap` > 0 resamples the pairs that many times for `confidence` intervals
+    of every figure and of the trained pipe's lead over each baseline (`.uncertainty`).
     `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
     if not len(records):
         raise ValueError("Cannot evaluate an empty set of pairs.")
+    if bootstrap < 0 or not 0 < confidence < 1:
+        raise ValueError(f"bootstrap must be >= 0 and confidence in (0, 1), got {bootstrap} and {confidence}.")
     pipe = get_similarity_pipe(nlp, pipe_name)
     labels = numpy.asarray([r.label for r in records], dtype="f8")
     timing: Dict[str, float] = {}
@@ -132,6 +140,16 @@ def evaluate_pairs(
     tuned = score_method(scores[MODEL], labels, None)
     report["results"][MODEL]["at_best_threshold_on_this_file"] = {k: tuned[k] for k in ("acc", "f", "threshold")}
     report["thresholds"] = {m: r["threshold"] for m, r in report["results"].items()}
+    if bootstrap > 0:
+        start = time.perf_counter()
+        settings: Dict[str, Any] = {"n_resamples": bootstrap, "confidence": confidence, "seed": seed}
+        report["bootstrap"] = pair_intervals(scores, labels, report["thresholds"], reference=MODEL, **settings)
+        timing["bootstrap_s"] = time.perf_counter() - start
+    groups = [getattr(r, "group", "") for r in records]
+    if len(set(groups)) > 1:
+        report["groups"] = group_results(
+            scores, labels, report["thresholds"], groups, n_resamples=bootstrap, confidence=confidence, seed=seed
+        )
     report["examples"] = [
         {
             "index": i,

@@ -71,7 +71,69 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
             f"Averaged vectors: cosine of the mean static token vectors (spaCy's default `doc.similarity`), "
             f"vectors {v.get('name') or ''} {tuple(v['shape'])} from {v['source']}."
         )
+    if "bootstrap" in report:
+        lines += ["", *intervals_markdown(report)]
+    if "groups" in report:
+        lines += ["", *groups_markdown(report)]
     return "\n".join(lines) + "\n"
+
+
+FIGURE_TITLES = {"acc": "acc", "auc": "AUC", "spearman": "Spearman", "pearson": "Pearson"}
+
+
+def interval_text(value: Optional[float], bounds: Optional[List[float]]) -> str:
+    """ "0.812 [0.790, 0.833]", or the value alone without an interval."""
+    if value is None:
+        return "n/a"
+    return fmt(value) + ("" if bounds is None else f" [{fmt(bounds[0])}, {fmt(bounds[1])}]")
+
+
+def intervals_markdown(report: Mapping[str, Any]) -> List[str]:
+    """The bootstrap intervals of a pair report: every method's figures and the trained pipe's lead."""
+    boot = report["bootstrap"]
+    level = f"{boot['confidence']:.0%}"
+    names = list(next(iter(boot["intervals"].values())))
+    diffs = boot.get("differences") or {}
+    lead_title = []
+    if diffs:
+        first = next(iter(diffs.values()))
+        lead_title = [f"trained {FIGURE_TITLES.get(first['metric'], first['metric'])} minus this"]
+    titles = [FIGURE_TITLES.get(name, name) for name in names] + lead_title
+    lines = [
+        f"{level} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples; acc at each method's threshold):",
+        "",
+        "| method | " + " | ".join(titles) + " |",
+        "|---" * (len(titles) + 1) + "|",
+    ]
+    for method, bounds in boot["intervals"].items():
+        result = report["results"][method]
+        cells = [interval_text(result.get(name), bounds[name]) for name in names]
+        if diffs:
+            d = diffs.get(method)
+            cells.append("-" if d is None else interval_text(d["value"], d["interval"]))
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def groups_markdown(report: Mapping[str, Any]) -> List[str]:
+    """Every group's main figure for each method (with intervals where bootstrapped)."""
+    groups = report["groups"]
+    methods = list(report["results"])
+    figure = "auc" if report.get("binary", True) else "spearman"
+    lines = [
+        f"{FIGURE_TITLES[figure]} by group of pairs:",
+        "",
+        "| group | pairs | " + " | ".join(SHORT.get(m, m) for m in methods) + " |",
+        "|---" * (len(methods) + 2) + "|",
+    ]
+    for name, entry in groups.items():
+        cells = [
+            interval_text(entry["results"][m].get(figure), (entry.get("bootstrap") or {}).get(m, {}).get(figure))
+            for m in methods
+        ]
+        group = name.replace("|", "\\|")
+        lines.append(f"| {group} | {entry['n_pairs']:,} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def examples_markdown(report: Mapping[str, Any], width: int = 48) -> str:

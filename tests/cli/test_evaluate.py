@@ -83,3 +83,52 @@ def test_the_table_is_printed_and_saved_before_a_failing_plot(files, tmp_path, m
     assert (
         result.output.rstrip().splitlines()[-1] == "Error: Plots need matplotlib: pip install 'spacy-siamese[project]'"
     )
+
+
+STS_ROWS = [
+    ("main-captions", "MSRvid", "A man is playing a guitar.", "A man plays the guitar.", 4.8),
+    ("main-captions", "MSRvid", "A man is playing a guitar.", "A woman is slicing an onion.", 0.0),
+    ("main-captions", "MSRvid", "A dog runs in the park.", "A dog is running on the grass.", 3.9),
+    ("main-forums", "answers-forums", "How do I learn Python fast?", "Where can I buy a car?", 0.2),
+    ("main-forums", "answers-forums", "Why is the sky blue?", "What makes the sky look blue?", 4.6),
+    ("main-forums", "answers-forums", "What is love?", "How do you define love?", 3.1),
+]
+
+
+def write_sts(path):
+    rows = (f"{g}\t{f}\t2015\t{i:04d}\t{y}\t{a}\t{b}\n" for i, (g, f, a, b, y) in enumerate(STS_ROWS))
+    path.write_text("".join(rows), encoding="utf8")
+    return path
+
+
+def test_evaluate_scores_the_sts_source_files_apart_with_intervals(files, tmp_path):
+    sts = write_sts(tmp_path / "sts-dev.csv")
+    result = invoke(
+        "evaluate", files / "model", sts, "--bootstrap", 100, "--confidence", 0.9, "--no-progress",
+        "--output-json", tmp_path / "m.json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
+    assert report["binary"] is False and list(report["groups"]) == ["MSRvid", "answers-forums"]
+    assert report["bootstrap"]["confidence"] == 0.9 and report["bootstrap"]["n_resamples"] == 100
+    assert "90% intervals (percentile bootstrap over the pairs, 100 resamples" in result.output
+    assert "Spearman by group of pairs:" in result.output and "| answers-forums | 3 |" in result.output
+
+
+def test_evaluate_refuses_a_negative_bootstrap(files):
+    result = invoke("evaluate", files / "model", files / "dev.jsonl", "--bootstrap", -5)
+    assert result.exit_code == 2 and "Invalid value for '--bootstrap'" in result.output
+
+
+def test_evaluate_only_the_pairs_of_some_groups(files, tmp_path):
+    sts = write_sts(tmp_path / "sts-dev.csv")
+    result = invoke("evaluate", files / "model", sts, "--group", "MSRvid", "--output-json", tmp_path / "m.json")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
+    assert report["n_pairs"] == 3 and report["only_groups"] == ["MSRvid"] and "groups" not in report
+    result = invoke("evaluate", files / "model", sts, "-g", "MSRvid", "-g", "answer-answer")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "No pairs of group 'answer-answer' in" in result.output
+    assert "(its groups: MSRvid, answers-forums)" in result.output
+    result = invoke("evaluate", files / "model", files / "dev.jsonl", "--group", "x")
+    assert result.exit_code == 1 and "(its groups: none)" in result.output

@@ -18,14 +18,14 @@ def test_jsonl_pairs(tmp_path):
         "pairs.jsonl",
         '{"text1": "a", "text2": "b", "label": 1}\n'
         "\n"
-        '{"text1": "c", "text2": "", "label": 0.25, "extra": [1]}\n'
+        '{"text1": "c", "text2": "", "label": 0.25, "extra": [1], "group": "forum"}\n'
         "   \n"
         '\t{"label": false, "text2": "f", "text1": "e"}\t\n'
         "\t\n",
     )
     assert list(read_pairs(path)) == [
         PairRecord("a", "b", 1.0, 1),
-        PairRecord("c", "", 0.25, 3),
+        PairRecord("c", "", 0.25, 3, "forum"),
         PairRecord("e", "f", 0.0, 5),
     ]
 
@@ -34,6 +34,7 @@ def test_jsonl_pairs(tmp_path):
     "line,reason",
     [
         ('{"text1": "a", "text2": "b", "label": 1e400}', "outside [0, 1]"),
+        ('{"text1": "a", "text2": "b", "label": 1, "group": 3}', "'group' must be a string, found number"),
         ('{"text1": "a", "text2": "b", "label": ' + "9" * 5000 + "}", "invalid JSON"),
         ("[" * 100000 + "]" * 100000, "invalid JSON"),
         ('{"text1": "a\tb", "text2": "b", "label": 1}', "invalid JSON: Invalid control character"),

@@ -11,13 +11,13 @@ STS = (
 )
 
 
-def test_sts_scores_become_labels(tmp_path):
+def test_sts_scores_become_labels_and_source_files_groups(tmp_path):
     path = write(tmp_path, "sts-train.csv", STS)
     assert detect_format(path) == "sts"
     assert list(read_pairs(path)) == [
-        PairRecord("A plane is taking off.", "An air plane is taking off.", 1.0, 1),
-        PairRecord('Say "no" to "quotes"', '"Quoted" at the start', 0.25, 2),
-        PairRecord("Same.", "Different.", 0.0, 3),
+        PairRecord("A plane is taking off.", "An air plane is taking off.", 1.0, 1, "MSRvid"),
+        PairRecord('Say "no" to "quotes"', '"Quoted" at the start', 0.25, 2, "headlines"),
+        PairRecord("Same.", "Different.", 0.0, 3, "deft-forum"),
     ]
 
 

@@ -1,6 +1,7 @@
 import numpy
 import pytest
 import spacy
+from sklearn.metrics import roc_auc_score
 
 from spacy_siamese.corpora import PairRecord
 from spacy_siamese.evaluation import evaluate_pairs
@@ -94,3 +95,29 @@ def test_pick_examples_balances_classes():
     assert len(chosen) == 4 and sum(labels[chosen]) == 2
     assert len(pick_examples(labels, 10)) == 6 and pick_examples(labels, 0) == []
     assert pick_examples(labels, 4, seed=1) == pick_examples(labels, 4, seed=1)
+
+
+def test_groups_are_scored_on_their_own_and_bootstrap_adds_intervals(nlp):
+    # groups "a" (pairs 0, 1, 4, 5, 8, 9) and "b" (2, 3, 6, 7), each with both classes
+    grouped = [r._replace(group="ab"[(i // 2) % 2]) for i, r in enumerate(records())]
+    result = evaluate_pairs(nlp, grouped, baselines=True, bootstrap=200, seed=1)
+    report = result.report
+    assert list(report["groups"]) == ["a", "b"] and report["groups"]["b"]["n_pairs"] == 4
+    rows = [2, 3, 6, 7]
+    expected = roc_auc_score(result.labels[rows], result.scores[TFIDF][rows])
+    assert report["groups"]["b"]["results"][TFIDF]["auc"] == pytest.approx(expected)
+    boot = report["bootstrap"]
+    assert boot["n_resamples"] == 200 and set(boot["intervals"]) == {MODEL, TFIDF}
+    low, high = boot["intervals"][MODEL]["acc"]
+    assert low <= report["results"][MODEL]["acc"] <= high
+    assert list(boot["differences"]) == [TFIDF] and boot["differences"][TFIDF]["of"] == MODEL
+    assert "bootstrap" in report["groups"]["b"] and report["timing"]["bootstrap_s"] >= 0
+
+
+def test_one_group_or_none_adds_no_group_figures_and_bad_settings_are_errors(nlp):
+    assert "groups" not in evaluate_pairs(nlp, records()).report
+    assert "bootstrap" not in evaluate_pairs(nlp, records()).report
+    with pytest.raises(ValueError, match="bootstrap must be >= 0 and confidence in"):
+        evaluate_pairs(nlp, records(), bootstrap=-1)
+    with pytest.raises(ValueError, match="confidence in"):
+        evaluate_pairs(nlp, records(), bootstrap=10, confidence=1.0)

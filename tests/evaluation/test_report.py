@@ -117,3 +117,18 @@ def test_summary_has_a_teacher_column_only_where_a_teacher_was_scored(result, nl
     teacher_auc = with_teacher["results"][TEACHER]["auc"]
     assert md.split("| taught |")[1].split("\n")[0].rstrip().endswith(f"| {teacher_auc:.3f} |")
     assert "teacher AUC" not in summary_markdown({"tiny": result.report})
+
+
+def test_intervals_and_groups_are_tables_of_the_pair_report(nlp):
+    records = [
+        PairRecord(a, b, float(y), i + 1, "odd | group" if i % 4 > 1 else "") for i, (a, b, y) in enumerate(PAIRS)
+    ]
+    report = evaluate_pairs(nlp, records, baselines=True, bootstrap=50).report
+    text = pairs_markdown(report)
+    assert "95% intervals (percentile bootstrap over the pairs, 50 resamples; acc at each method's threshold):" in text
+    assert "| method | acc | AUC | trained AUC minus this |" in text
+    ours = report["results"][MODEL]
+    low, high = report["bootstrap"]["intervals"][MODEL]["auc"]
+    assert f"| {MODEL} | {ours['acc']:.3f} [" in text and f"{ours['auc']:.3f} [{low:.3f}, {high:.3f}] | - |" in text
+    assert "AUC by group of pairs:" in text and "| group | pairs | trained | TF-IDF |" in text
+    assert "| odd \\| group | 4 |" in text and "| (no group) | 6 |" in text

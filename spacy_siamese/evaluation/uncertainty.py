@@ -1,0 +1,144 @@
+"""How far a figure on a pair file can be trusted: bootstrap confidence intervals (the pairs
+resampled with replacement, scipy's percentile bootstrap) and the figures of each group of
+pairs (`PairRecord.group`, e.g. the STS Benchmark's source files).
+
+A dev split of a few hundred pairs gives figures that another sample of the same kind of
+pairs can move by several points, and a dev split drawn from other sources than the test
+split predicts the test figure only as far as the sources agree (the STS Benchmark's dev
+split has answers-forums pairs, its test split answer-answer ones, see `stsb_readme.txt`).
+"""
+
+import warnings
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+import numpy
+from scipy.stats import bootstrap
+
+from ..metrics import is_binary, main_metric, metric_value
+
+NO_GROUP = "(no group)"
+
+
+def figures(labels: numpy.ndarray) -> Sequence[str]:
+    """The figures given per group and with intervals: acc and ROC AUC for 0/1 labels, Spearman
+    and Pearson for graded ones."""
+    return ("acc", "auc") if is_binary(labels) else ("spearman", "pearson")
+
+
+def interval(
+    statistic: Callable[[numpy.ndarray], float], n: int, *, n_resamples: int, confidence: float, seed: int
+) -> Optional[List[float]]:
+    """The percentile bootstrap interval of `statistic(indices)` over resamples of range(n);
+    None if the statistic is undefined on a resample (one class left, a constant side)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns when the statistic is NaN or constant
+        result = bootstrap(
+            (numpy.arange(n),),
+            statistic,
+            vectorized=False,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method="percentile",
+            random_state=numpy.random.default_rng(seed),
+        )
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return [low, high] if numpy.isfinite(low) and numpy.isfinite(high) else None
+
+
+def pair_intervals(
+    scores: Mapping[str, numpy.ndarray],
+    labels: numpy.ndarray,
+    thresholds: Mapping[str, float],
+    *,
+    reference: Optional[str] = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Dict[str, Any]:
+    """Intervals of every method's `figures` (acc at the method's threshold, held fixed) and of
+    `reference`'s lead over each other method on the main figure (AUC or Spearman), both
+    methods scored on the same resampled pairs (a paired bootstrap)."""
+    y = numpy.asarray(labels, dtype="f8")
+    n = len(y)
+    settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    out: Dict[str, Any] = {
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "kind": "percentile bootstrap over the pairs",
+        "intervals": {},
+        "differences": {},
+    }
+    for method, s in scores.items():
+        out["intervals"][method] = {
+            name: interval(_figure(name, s, y, thresholds[method]), n, **settings) for name in figures(y)
+        }
+    if reference is not None and reference in scores:
+        main = main_metric(y)
+        ref = scores[reference]
+        for method, s in scores.items():
+            if method == reference:
+                continue
+
+            def lead(i: numpy.ndarray, s: numpy.ndarray = s) -> float:
+                return metric_value(main, ref[i], y[i]) - metric_value(main, s[i], y[i])
+
+            value = lead(numpy.arange(n))
+            out["differences"][method] = {
+                "metric": main,
+                "of": reference,
+                "value": value if numpy.isfinite(value) else None,
+                "interval": interval(lead, n, **settings),
+            }
+    return out
+
+
+def group_results(
+    scores: Mapping[str, numpy.ndarray],
+    labels: numpy.ndarray,
+    thresholds: Mapping[str, float],
+    groups: Sequence[str],
+    *,
+    n_resamples: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Dict[str, Dict[str, Any]]:
+    """Each group's figures (`figures`: the same for every group, so 0/1 groups of a graded file
+    get correlations), largest group first; with `n_resamples` > 0 also their intervals.
+    Pairs without a group form the group NO_GROUP."""
+    y = numpy.asarray(labels, dtype="f8")
+    names = [group or NO_GROUP for group in groups]
+    if len(names) != len(y):
+        raise ValueError(f"Got {len(names)} groups for {len(y)} pairs.")
+    wanted = figures(y)
+    sizes: Dict[str, int] = {}
+    for name in names:
+        sizes[name] = sizes.get(name, 0) + 1
+    out: Dict[str, Dict[str, Any]] = {}
+    for name in sorted(sizes, key=lambda g: (-sizes[g], g)):
+        rows = numpy.flatnonzero(numpy.asarray(names) == name)
+        part = {method: s[rows] for method, s in scores.items()}
+        entry: Dict[str, Any] = {
+            "n_pairs": len(rows),
+            "results": {
+                method: {figure: _finite(metric_value(figure, s, y[rows], thresholds[method])) for figure in wanted}
+                for method, s in part.items()
+            },
+        }
+        if n_resamples > 0:
+            entry["bootstrap"] = pair_intervals(
+                part, y[rows], thresholds, n_resamples=n_resamples, confidence=confidence, seed=seed
+            )["intervals"]
+        out[name] = entry
+    return out
+
+
+def _figure(
+    name: str, scores: numpy.ndarray, labels: numpy.ndarray, threshold: float
+) -> Callable[[numpy.ndarray], float]:
+    """The figure `name` of the pairs at the given indices."""
+    return lambda i: metric_value(name, scores[i], labels[i], threshold)
+
+
+def _finite(value: float) -> Optional[float]:
+    return value if numpy.isfinite(value) else None
