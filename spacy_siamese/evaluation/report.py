@@ -203,7 +203,8 @@ SUMMARIES = {
 
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
     """One summary table per kind of report (binary pairs, graded pairs, retrieval), then each
-    report's own table (with its example pairs and their scores)."""
+    report's own table (with its example pairs and their scores). A pair report's AUC or
+    Spearman carries its bootstrap interval where it has one."""
     kinds: Dict[str, Dict[str, Mapping[str, Any]]] = {kind: {} for kind in SUMMARIES}
     for name, rep in reports.items():
         task = rep.get("task", "pairs")
@@ -239,10 +240,19 @@ def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[
             cells = [str(ours.get("k", "-")), f"{rep['n_heldout_docs']:,}"]
         else:
             cells = [f"{rep['n_pairs']:,}"]
-        cells += [fmt(ours.get(key), digits) for key in metrics]
-        cells += [fmt(res.get(method, {}).get(baseline_metric), digits) for method in baselines]
+        cells += [summary_cell(rep, MODEL, key, key == baseline_metric, digits) for key in metrics]
+        cells += [summary_cell(rep, method, baseline_metric, True, digits) for method in baselines]
         lines.append(f"| {name} | {model_kind(rep)} | " + " | ".join(cells) + " |")
     return lines
+
+
+def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval: bool, digits: int) -> str:
+    """A method's figure, with its bootstrap interval if asked for and the report has one."""
+    value = report["results"].get(method, {}).get(key)
+    bounds = (report.get("bootstrap") or {}).get("intervals", {}).get(method)
+    if with_interval and bounds is not None:
+        return interval_text(value, bounds.get(key))
+    return fmt(value, digits)
 
 
 def model_kind(report: Mapping[str, Any]) -> str:

@@ -132,3 +132,14 @@ def test_intervals_and_groups_are_tables_of_the_pair_report(nlp):
     assert f"| {MODEL} | {ours['acc']:.3f} [" in text and f"{ours['auc']:.3f} [{low:.3f}, {high:.3f}] | - |" in text
     assert "AUC by group of pairs:" in text and "| group | pairs | trained | TF-IDF |" in text
     assert "| odd \\| group | 4 |" in text and "| (no group) | 6 |" in text
+
+
+def test_the_summary_gives_the_main_figure_with_its_interval(nlp):
+    records = [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(PAIRS)]
+    report = evaluate_pairs(nlp, records, baselines=True, bootstrap=50).report
+    md = summary_markdown({"boot": report})
+    row = md.split("| boot |")[1].split("\n")[0]
+    ours, tfidf = report["results"][MODEL], report["results"][TFIDF]
+    low, high = report["bootstrap"]["intervals"][TFIDF]["auc"]
+    assert f"| {ours['acc']:.3f} | {ours['f']:.3f} | {ours['auc']:.3f} [" in row  # acc and F1 without
+    assert row.rstrip().endswith(f"| {tfidf['auc']:.3f} [{low:.3f}, {high:.3f}] | n/a |")  # no vectors here
