@@ -100,7 +100,8 @@ def intervals_markdown(report: Mapping[str, Any]) -> List[str]:
         lead_title = [f"trained {FIGURE_TITLES.get(first['metric'], first['metric'])} minus this"]
     titles = [FIGURE_TITLES.get(name, name) for name in names] + lead_title
     lines = [
-        f"{level} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples; acc at each method's threshold):",
+        f"{level} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples"
+        + ("; acc at each method's threshold):" if "acc" in names else "):"),
         "",
         "| method | " + " | ".join(titles) + " |",
         "|---" * (len(titles) + 1) + "|",
