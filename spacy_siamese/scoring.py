@@ -6,10 +6,10 @@ import numpy
 from spacy.training import Example
 from spacy.util import registry
 
-from .metrics import is_binary, pair_metrics, regression_metrics
+from .metrics import is_binary, main_metric, pair_metrics, regression_metrics
 from .pair_examples import dataset_groups
 
-__all__ = ["binary_pairs", "main_metric", "make_dataset_scorer", "make_pair_scorer", "score_datasets", "score_pairs"]
+__all__ = ["binary_pairs", "make_dataset_scorer", "make_pair_scorer", "score_datasets", "score_pairs"]
 
 
 def score_pairs(
@@ -63,12 +63,6 @@ def score_datasets(
     result[f"{prefix}avg"] = float(numpy.mean(defined)) if defined else None
     result[f"{prefix}threshold"] = float(threshold)
     return result
-
-
-def main_metric(labels: Any) -> str:
-    """The metric a set of pairs contributes to an average over datasets: "auc" for 0/1 labels,
-    "spearman" for graded ones."""
-    return "auc" if is_binary(labels) else "spearman"
 
 
 def binary_pairs(examples: Iterable[Example], labels: Any) -> numpy.ndarray:

@@ -11,7 +11,7 @@ from spacy.tokens import Doc
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..metrics import best_threshold, is_binary, pair_metrics, regression_metrics
+from ..metrics import best_threshold, is_binary, main_metric, pair_metrics, regression_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
 from .baselines import averaged_vectors, distinct_pair_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
@@ -92,6 +92,7 @@ def evaluate_pairs(
         "n_pairs": len(records),
         "n_positive": int((labels >= 0.5).sum()),
         "binary": is_binary(labels),
+        "main_metric": main_metric(labels),
         "model": describe_pipe(nlp, pipe),
     }
     start = time.perf_counter()
@@ -140,16 +141,15 @@ def evaluate_pairs(
     tuned = score_method(scores[MODEL], labels, None)
     report["results"][MODEL]["at_best_threshold_on_this_file"] = {k: tuned[k] for k in ("acc", "f", "threshold")}
     report["thresholds"] = {m: r["threshold"] for m, r in report["results"].items()}
+    start = time.perf_counter()
+    settings: Dict[str, Any] = {"n_resamples": bootstrap, "confidence": confidence, "seed": seed}
     if bootstrap > 0:
-        start = time.perf_counter()
-        settings: Dict[str, Any] = {"n_resamples": bootstrap, "confidence": confidence, "seed": seed}
         report["bootstrap"] = pair_intervals(scores, labels, report["thresholds"], reference=MODEL, **settings)
-        timing["bootstrap_s"] = time.perf_counter() - start
-    groups = [getattr(r, "group", "") for r in records]
+    groups = [getattr(r, "group", "") for r in records]  # PairLike records need not have one
     if len(set(groups)) > 1:
-        report["groups"] = group_results(
-            scores, labels, report["thresholds"], groups, n_resamples=bootstrap, confidence=confidence, seed=seed
-        )
+        report["groups"] = group_results(scores, labels, report["thresholds"], groups, **settings)
+    if bootstrap > 0:
+        timing["bootstrap_s"] = time.perf_counter() - start  # the whole file's intervals and each group's
     report["examples"] = [
         {
             "index": i,

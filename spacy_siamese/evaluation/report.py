@@ -78,7 +78,7 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-FIGURE_TITLES = {"acc": "acc", "auc": "AUC", "spearman": "Spearman", "pearson": "Pearson"}
+FIGURE_TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS)
 
 
 def interval_text(value: Optional[float], bounds: Optional[List[float]]) -> str:
@@ -120,7 +120,7 @@ def groups_markdown(report: Mapping[str, Any]) -> List[str]:
     """Every group's main figure for each method (with intervals where bootstrapped)."""
     groups = report["groups"]
     methods = list(report["results"])
-    figure = "auc" if report.get("binary", True) else "spearman"
+    figure = report["main_metric"]
     lines = [
         f"{FIGURE_TITLES[figure]} by group of pairs:",
         "",

@@ -9,6 +9,7 @@ split has answers-forums pairs, its test split answer-answer ones, see `stsb_rea
 """
 
 import warnings
+from collections import Counter
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy
@@ -76,6 +77,7 @@ def pair_intervals(
     if reference is not None and reference in scores:
         main = main_metric(y)
         ref = scores[reference]
+        whole = {method: metric_value(main, s, y) for method, s in scores.items()}
         for method, s in scores.items():
             if method == reference:
                 continue
@@ -83,7 +85,7 @@ def pair_intervals(
             def lead(i: numpy.ndarray, s: numpy.ndarray = s) -> float:
                 return metric_value(main, ref[i], y[i]) - metric_value(main, s[i], y[i])
 
-            value = lead(numpy.arange(n))
+            value = whole[reference] - whole[method]
             out["differences"][method] = {
                 "metric": main,
                 "of": reference,
@@ -107,16 +109,14 @@ def group_results(
     get correlations), largest group first; with `n_resamples` > 0 also their intervals.
     Pairs without a group form the group NO_GROUP."""
     y = numpy.asarray(labels, dtype="f8")
-    names = [group or NO_GROUP for group in groups]
+    names = numpy.asarray([group or NO_GROUP for group in groups], dtype=object)
     if len(names) != len(y):
         raise ValueError(f"Got {len(names)} groups for {len(y)} pairs.")
     wanted = figures(y)
-    sizes: Dict[str, int] = {}
-    for name in names:
-        sizes[name] = sizes.get(name, 0) + 1
+    sizes = Counter(names.tolist())
     out: Dict[str, Dict[str, Any]] = {}
     for name in sorted(sizes, key=lambda g: (-sizes[g], g)):
-        rows = numpy.flatnonzero(numpy.asarray(names) == name)
+        rows = numpy.flatnonzero(names == name)
         part = {method: s[rows] for method, s in scores.items()}
         entry: Dict[str, Any] = {
             "n_pairs": len(rows),

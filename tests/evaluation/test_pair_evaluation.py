@@ -26,6 +26,7 @@ def test_model_scores_are_the_pipe_scores_at_its_threshold(nlp):
     assert ours["acc"] == pytest.approx(numpy.mean((scores >= pipe.threshold) == (labels >= 0.5)))
     assert ours["at_best_threshold_on_this_file"]["acc"] >= ours["acc"]
     assert report["n_pairs"] == len(PAIRS) and report["n_positive"] == 5 and report["binary"]
+    assert report["main_metric"] == "auc"
     assert report["similarity_check"]["max_abs_diff"] < 1e-5
     assert report["model"]["comparison"] == "spacy-siamese.CauchySimilarity.v1"
     assert len(report["examples"]) == 4 and {e["label"] for e in report["examples"]} == {0.0, 1.0}
@@ -78,7 +79,7 @@ def test_graded_labels_get_correlation_and_errors(nlp):
     graded = [(a, b, 0.8 if y else 0.2) for a, b, y in PAIRS]
     result = evaluate_pairs(nlp, records(graded))
     ours = result.report["results"][MODEL]
-    assert not result.report["binary"]
+    assert not result.report["binary"] and result.report["main_metric"] == "spearman"
     assert {"pearson", "spearman", "mse", "mae"} <= set(ours) and ours["auc"] is None
 
 
