@@ -156,3 +156,23 @@ def test_second_run_skips_finished_steps(run):
     assert again.returncode == 0, again.output[-3000:]
     for step in ("train-quora", "evaluate-quora", "package-quora"):
         assert f"Skipping '{step}': nothing changed" in again.output
+
+
+def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(run):
+    """After the second run (evaluate-quora of another pipeline changes the step's lock entry)."""
+    project, _ = run
+    for step in ("continue-quora", "evaluate-quora"):
+        result = project(step, **TINY, quora_continue_steps=4, quora_name="quora_continued")
+        assert result.returncode == 0, result.output[-6000:]
+    source = spacy.load(project.dir / "training/quora/model-last")
+    continued = spacy.load(project.dir / "training/quora_continued/model-last")
+    config = continued.config.interpolate()
+    assert config["components"]["siamese_similarity"] == source.config.interpolate()["components"]["siamese_similarity"]
+    schedule = config["training"]["optimizer"]["learn_rate"]
+    assert schedule["@schedules"] == "warmup_linear.v1" and schedule["total_steps"] == 4
+    assert config["system"]["seed"] == 1
+    cfg = lambda path: json.loads((project.dir / path / "siamese_similarity/cfg").read_text())  # noqa: E731
+    assert cfg("training/quora_continued/model-last")["model_id"] != cfg("training/quora/model-last")["model_id"]
+    report = json.loads((project.dir / "metrics/quora_continued.json").read_text())
+    assert report["name"] == "quora_continued" and report["n_pairs"] == 80
+    assert report["files"]["model"].endswith("training/quora_continued/model-best")
