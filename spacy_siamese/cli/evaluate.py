@@ -1,10 +1,11 @@
 """`evaluate`: score a labelled pair file with a trained pipeline, optionally against baselines."""
 
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy
 import typer
+from spacy.language import Language
 
 from ..corpora import PairRecord
 from ..distill import teacher_label, teacher_vectors
@@ -57,6 +58,11 @@ def evaluate_command(
         help="Also score a sentence-transformers model's cosine (name or directory; extra spacy-siamese[distill])",
     ),
     teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
+    compare: Optional[List[str]] = typer.Option(
+        None,
+        "--compare",
+        help="Also score another trained pipeline at its stored threshold (repeat for several; e.g. an earlier model)",
+    ),
     name: str = NAME,
     output_json: Optional[Path] = OUTPUT_JSON,
     output_md: Optional[Path] = OUTPUT_MD,
@@ -74,14 +80,16 @@ def evaluate_command(
 
     The pipeline uses its stored threshold; with --baselines, TF-IDF cosine and averaged word
     vectors use the accuracy-optimal threshold on the file, and so does a --teacher's cosine
-    (what a distilled student is read against). Pairs from several groups (the STS Benchmark's
-    source files, a JSON lines "group") are also scored group by group; --bootstrap N adds
-    intervals, and the interval of the pipeline's lead over each baseline (same resamples).
+    (what a distilled student is read against). --compare scores other trained pipelines, each at
+    its own stored threshold. Pairs from several groups (the STS Benchmark's source files, a JSON
+    lines "group") are also scored group by group; --bootstrap N adds intervals, and the interval
+    of the pipeline's lead over each baseline and compared pipeline (same resamples).
     """
     with errors():
         for path in (data, fit_texts):
             require_file(path)  # before the model loads
         nlp = load_pipeline(model)
+        others = compared_pipelines(model, compare or [])
         records = only_groups(read_pair_records(data, format=format, limit=limit), group or [], data)
         fit: Optional[List[str]] = None
         fit_note = None
@@ -103,6 +111,7 @@ def evaluate_command(
             fit_texts=fit,
             vectors=vectors_nlp,
             teacher=encode_teacher,
+            compare=others,
             n_examples=examples,
             bootstrap=bootstrap,
             confidence=confidence,
@@ -115,7 +124,13 @@ def evaluate_command(
             report["teacher"] = {"name": teacher_label(teacher)}
         report.update(
             name=name,
-            files={"data": str(data), "model": model, "fit_texts": path_str(fit_texts), "vectors": vectors},
+            files={
+                "data": str(data),
+                "model": model,
+                "compared": compare or None,
+                "fit_texts": path_str(fit_texts),
+                "vectors": vectors,
+            },
             format=format,
             limit=limit,
             only_groups=group or None,
@@ -151,3 +166,11 @@ def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) ->
         have = ", ".join(sorted(g for g in present if g)) or "none"
         fail(f"No pairs of group {', '.join(map(repr, missing))} in {path} (its groups: {have})")
     return [r for r in records if r.group in groups]
+
+
+def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language]:
+    """The --compare pipelines by the name they were given; each once, and not the evaluated one."""
+    repeated = sorted({name for name in compare if compare.count(name) > 1 or name == model})
+    if repeated:
+        fail(f"--compare names a pipeline twice or the evaluated one: {', '.join(repeated)}")
+    return {name: load_pipeline(name) for name in compare}

@@ -3,7 +3,7 @@
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence
 
 import numpy
 from spacy.language import Language
@@ -21,6 +21,7 @@ MODEL = "siamese_similarity (trained)"
 TFIDF = "TF-IDF cosine"
 VECTORS = "averaged word vectors"
 TEACHER = "teacher cosine"
+COMPARED = "compared: {}"  # another trained pipeline, by the label it was given
 STORED = "stored (pipe.threshold)"
 TUNED = "best on this file"
 # Pairs scored per call of pipe.pair_scores: a multiple of the pipe's batch size, so the
@@ -59,6 +60,7 @@ def evaluate_pairs(
     fit_texts: Optional[Sequence[str]] = None,
     vectors: Optional[Language] = None,
     teacher: Optional[Callable[[Sequence[str]], numpy.ndarray]] = None,
+    compare: Optional[Mapping[str, Language]] = None,
     pipe_name: str = PIPE_NAME,
     n_examples: int = 8,
     n_check: int = 20,
@@ -73,7 +75,8 @@ def evaluate_pairs(
     when there are none). `teacher` maps texts to unit-length vectors (e.g. a sentence-transformers
     model through `spacy_siamese.distill.teacher_vectors`): its cosine is scored beside them, so
     that a distilled student can be read against its teacher. Baselines and the teacher get the
-    accuracy-optimal threshold on these pairs.
+    accuracy-optimal threshold on these pairs. `compare` maps labels to other trained pipelines
+    (e.g. an earlier version of the model), scored at their own stored thresholds.
     Where the records name more than one group (`PairRecord.group`), every group is also scored
     on its own. `bootstrap` > 0 resamples the pairs that many times for `confidence` intervals
     of every figure and of the trained pipe's lead over each baseline (`.uncertainty`).
@@ -98,6 +101,17 @@ def evaluate_pairs(
     start = time.perf_counter()
     scores[MODEL] = pipe_scores(nlp, pipe, records, progress=progress)
     timing["model_s"] = time.perf_counter() - start
+    stored: Dict[str, float] = {MODEL: pipe.threshold}
+    if compare:
+        start = time.perf_counter()
+        report["compared"] = {}
+        for label, other in compare.items():
+            other_pipe = get_similarity_pipe(other, pipe_name)
+            method = COMPARED.format(label)
+            scores[method] = pipe_scores(other, other_pipe, records, progress=progress)
+            stored[method] = other_pipe.threshold
+            report["compared"][method] = describe_pipe(other, other_pipe)
+        timing["compared_s"] = time.perf_counter() - start
     check = pick_examples(labels, n_check, seed)
     report["similarity_check"] = {
         "n_pairs": len(check),
@@ -135,8 +149,7 @@ def evaluate_pairs(
         b = V[[rows[r.text2] for r in records]]
         scores[TEACHER] = (a * b).sum(axis=1)
         timing["teacher_s"] = time.perf_counter() - start
-    thresholds: Dict[str, Optional[float]] = {method: None for method in scores}
-    thresholds[MODEL] = pipe.threshold
+    thresholds: Dict[str, Optional[float]] = {method: stored.get(method) for method in scores}
     report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}
     tuned = score_method(scores[MODEL], labels, None)
     report["results"][MODEL]["at_best_threshold_on_this_file"] = {k: tuned[k] for k in ("acc", "f", "threshold")}

@@ -52,6 +52,8 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
     lines.append("")
     if MODEL in report["results"]:
         lines.append("The trained pipeline uses its stored threshold (`pipe.threshold`, chosen on its dev set).")
+    for method, described in (report.get("compared") or {}).items():
+        lines.append(f"{method}: {model_kind({'model': described})}, at its own stored threshold.")
     if any(m["threshold_source"] == TUNED for m in report["results"].values()):
         lines.append(
             "\\* No trained threshold: the accuracy-optimal threshold on this same file (`best_threshold`), "
@@ -257,7 +259,8 @@ def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval
 
 
 def model_kind(report: Mapping[str, Any]) -> str:
-    """ "Encoder + comparison" of the evaluated pipe, without the registry prefix and version."""
+    """ "Encoder + comparison" of the evaluated pipe (`report["model"]`), without the registry
+    prefix and version."""
     model = report.get("model") or {}
     names = [model.get(part) for part in ("encoder", "comparison")]
     if not any(names):

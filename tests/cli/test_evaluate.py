@@ -132,3 +132,25 @@ def test_evaluate_only_the_pairs_of_some_groups(files, tmp_path):
     assert "(its groups: MSRvid, answers-forums)" in result.output
     result = invoke("evaluate", files / "model", files / "dev.jsonl", "--group", "x")
     assert result.exit_code == 1 and "(its groups: none)" in result.output
+
+
+def test_evaluate_compares_another_pipeline_with_the_lead_over_it(files, search_models, tmp_path):
+    other = tmp_path / "other"
+    search_models["cosine"].to_disk(other)
+    args = ["evaluate", files / "model", files / "dev.jsonl", "--bootstrap", 20, "--no-progress"]
+    result = invoke(*args, "--compare", other, "--output-json", tmp_path / "m.json")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
+    method = f"compared: {other}"
+    assert list(report["results"]) == [MODEL, method] and report["files"]["compared"] == [str(other)]
+    assert report["results"][method]["threshold"] == search_models["cosine"].get_pipe("siamese_similarity").threshold
+    assert set(report["bootstrap"]["differences"]) == {method}
+    assert f"{method}: MWEEncoder.v2 + CosineSimilarity.v1, at its own stored threshold." in result.output
+    for compare, message in [
+        ([files / "model"], "the evaluated one"),
+        ([other, other], "twice"),
+        ([tmp_path / "missing"], "Model not found"),
+        ([files / "blank"], "siamese_similarity"),
+    ]:
+        failed = invoke(*args, *[x for path in compare for x in ("--compare", path)])
+        assert failed.exit_code == 1 and message in failed.output and "Traceback" not in failed.output

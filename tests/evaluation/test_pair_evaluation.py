@@ -5,7 +5,16 @@ from sklearn.metrics import roc_auc_score
 
 from spacy_siamese.corpora import PairRecord
 from spacy_siamese.evaluation import evaluate_pairs
-from spacy_siamese.evaluation.pair_evaluation import MODEL, STORED, TEACHER, TFIDF, TUNED, VECTORS, pick_examples
+from spacy_siamese.evaluation.pair_evaluation import (
+    COMPARED,
+    MODEL,
+    STORED,
+    TEACHER,
+    TFIDF,
+    TUNED,
+    VECTORS,
+    pick_examples,
+)
 
 from ..conftest import PAIRS, FakeTeacher, pair_examples
 
@@ -122,3 +131,21 @@ def test_one_group_or_none_adds_no_group_figures_and_bad_settings_are_errors(nlp
         evaluate_pairs(nlp, records(), bootstrap=-1)
     with pytest.raises(ValueError, match="confidence in"):
         evaluate_pairs(nlp, records(), bootstrap=10, confidence=1.0)
+
+
+def test_another_pipeline_is_scored_at_its_own_threshold_and_the_lead_over_it_resampled(nlp, tmp_path):
+    nlp.to_disk(tmp_path / "copy")
+    copy = spacy.load(tmp_path / "copy")
+    copy.get_pipe("siamese_similarity").cfg["threshold"] = 0.25
+    result = evaluate_pairs(nlp, records(), compare={"earlier": copy}, bootstrap=50)
+    method = COMPARED.format("earlier")
+    assert list(result.scores) == [MODEL, method]
+    assert result.scores[method] == pytest.approx(result.scores[MODEL])  # the same weights
+    report = result.report
+    assert report["results"][method]["threshold"] == 0.25 and report["results"][method]["threshold_source"] == STORED
+    assert report["results"][MODEL]["threshold"] == nlp.get_pipe("siamese_similarity").threshold
+    assert report["compared"][method]["comparison"] == "spacy-siamese.CauchySimilarity.v1"
+    lead = report["bootstrap"]["differences"][method]
+    assert lead["value"] == 0.0 and lead["interval"] == [0.0, 0.0]
+    with pytest.raises(ValueError, match="siamese_similarity"):
+        evaluate_pairs(nlp, records(), compare={"blank": spacy.blank("en")})
