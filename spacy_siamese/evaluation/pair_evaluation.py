@@ -79,7 +79,8 @@ def evaluate_pairs(
     (e.g. an earlier version of the model), scored at their own stored thresholds.
     Where the records name more than one group (`PairRecord.group`), every group is also scored
     on its own. `bootstrap` > 0 resamples the pairs that many times for `confidence` intervals
-    of every figure and of the trained pipe's lead over each baseline (`.uncertainty`).
+    of every figure and of the trained pipe's lead over each baseline and compared pipeline
+    (`.uncertainty`).
     `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
     if not len(records):
         raise ValueError("Cannot evaluate an empty set of pairs.")
