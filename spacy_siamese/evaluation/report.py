@@ -53,7 +53,7 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
     if MODEL in report["results"]:
         lines.append("The trained pipeline uses its stored threshold (`pipe.threshold`, chosen on its dev set).")
     for method, described in (report.get("compared") or {}).items():
-        lines.append(f"{method}: {model_kind({'model': described})}, at its own stored threshold.")
+        lines.append(f"{method}: {pipe_kind(described)}, at its own stored threshold.")
     if any(m["threshold_source"] == TUNED for m in report["results"].values()):
         lines.append(
             "\\* No trained threshold: the accuracy-optimal threshold on this same file (`best_threshold`), "
@@ -259,10 +259,14 @@ def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval
 
 
 def model_kind(report: Mapping[str, Any]) -> str:
-    """ "Encoder + comparison" of the evaluated pipe (`report["model"]`), without the registry
+    """ "Encoder + comparison" of a report's evaluated pipe."""
+    return pipe_kind(report.get("model") or {})
+
+
+def pipe_kind(described: Mapping[str, Any]) -> str:
+    """ "Encoder + comparison" of a pipe described by `describe_pipe`, without the registry
     prefix and version."""
-    model = report.get("model") or {}
-    names = [model.get(part) for part in ("encoder", "comparison")]
+    names = [described.get(part) for part in ("encoder", "comparison")]
     if not any(names):
         return "n/a"
     return " + ".join((n or "?").replace("spacy-siamese.", "") for n in names)
