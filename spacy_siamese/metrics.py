@@ -75,8 +75,8 @@ def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) 
 
 def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> Dict[str, Optional[float]]:
     """acc, p, r, f of `score >= threshold` against labels >= 0.5, ROC AUC and average
-    precision (binary labels with both classes, else None), and Pearson and Spearman
-    correlation for graded labels."""
+    precision (binary labels with both classes, else None), and for graded labels the
+    `regression_metrics` (Pearson, Spearman, MSE, MAE)."""
     s, y = _check(scores, labels)
     gold, pred = y >= 0.5, s >= threshold
     p, r, _, _ = precision_recall_fscore_support(gold, pred, average="binary", pos_label=True, zero_division=0.0)
@@ -94,7 +94,7 @@ def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -
         out["auc"] = float(roc_auc_score(gold, s))
         out["ap"] = float(average_precision_score(gold, s))
     if not binary:
-        out.update(correlation(s, y))
+        out.update(regression_metrics(s, y))
     return out
 
 

@@ -6,7 +6,7 @@ import numpy
 from spacy.training import Example
 from spacy.util import registry
 
-from .metrics import is_binary, main_metric, pair_metrics, regression_metrics
+from .metrics import is_binary, main_metric, pair_metrics
 from .pair_examples import dataset_groups
 
 __all__ = ["binary_pairs", "make_dataset_scorer", "make_pair_scorer", "score_datasets", "score_pairs"]
@@ -24,7 +24,7 @@ def score_pairs(
     `threshold`, auc and ap (or pearson, spearman, mse and mae for graded labels), and the
     threshold."""
     scores, labels = pair_scores(examples)
-    result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in _metrics(scores, labels, threshold).items()}
+    result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in pair_metrics(scores, labels, threshold).items()}
     result[f"{prefix}threshold"] = float(threshold)
     return result
 
@@ -55,7 +55,7 @@ def score_datasets(
     mains: List[Optional[float]] = []
     for name, index in groups.items():
         s, y = scores[index], labels[index]
-        metrics = _metrics(s, y, threshold)
+        metrics = pair_metrics(s, y, threshold)
         key = prefix if name is None else f"{prefix}{name}_"
         result.update({f"{key}{k}": v for k, v in metrics.items()})
         mains.append(metrics[main_metric(y)])
@@ -73,13 +73,6 @@ def binary_pairs(examples: Iterable[Example], labels: Any) -> numpy.ndarray:
     for index in dataset_groups(examples).values():
         mask[index] = is_binary(labels[index])
     return mask
-
-
-def _metrics(scores: Any, labels: Any, threshold: float) -> Dict[str, Optional[float]]:
-    metrics = pair_metrics(scores, labels, threshold)
-    if not is_binary(labels):
-        metrics.update(regression_metrics(scores, labels))
-    return metrics
 
 
 @registry.scorers("spacy-siamese.pair_scorer.v1")

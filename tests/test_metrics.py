@@ -78,10 +78,12 @@ def test_one_class_has_no_ranking_metrics():
     assert m["auc"] is None and m["ap"] is None
 
 
-def test_graded_labels_report_correlation():
+def test_graded_labels_report_regression_metrics():
     m = pair_metrics([0.1, 0.4, 0.8], [0.0, 0.5, 1.0])
     assert m["pearson"] == pytest.approx(numpy.corrcoef([0.1, 0.4, 0.8], [0.0, 0.5, 1.0])[0, 1])
     assert m["spearman"] == pytest.approx(1.0)
+    assert m["mse"] == pytest.approx((0.01 + 0.01 + 0.04) / 3)
+    assert "mse" not in pair_metrics([0.1, 0.8], [0, 1])
     assert m["auc"] is None
     assert pair_metrics([0.5, 0.5, 0.5], [0.0, 0.5, 1.0])["pearson"] is None  # constant scores
 

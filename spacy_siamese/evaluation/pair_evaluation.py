@@ -11,7 +11,7 @@ from spacy.tokens import Doc
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..metrics import best_threshold, is_binary, main_metric, pair_metrics, regression_metrics
+from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
 from .baselines import averaged_vectors, distinct_pair_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
@@ -183,8 +183,6 @@ def score_method(scores: numpy.ndarray, labels: numpy.ndarray, threshold: Option
     """Metrics at `threshold`, or at the accuracy-optimal threshold on these pairs if None."""
     thr = best_threshold(scores, labels) if threshold is None else float(threshold)
     out: Dict[str, Any] = dict(pair_metrics(scores, labels, thr))
-    if not is_binary(labels):
-        out.update(regression_metrics(scores, labels))
     out["threshold"] = float(thr)
     out["threshold_source"] = TUNED if threshold is None else STORED
     return out
