@@ -17,9 +17,9 @@ pytestmark = pytest.mark.slow
 PIPELINES = ("quora", "stackexchange", "stackexchange_finetune")
 
 
-def pipe_cfg(model: Path) -> dict:
-    """The siamese_similarity pipe's cfg file of a saved pipeline."""
-    return json.loads((model / "siamese_similarity/cfg").read_text())
+def model_id(model: Path) -> str:
+    """The model id in the siamese_similarity pipe's cfg file of a saved pipeline."""
+    return json.loads((model / "siamese_similarity/cfg").read_text())["model_id"]
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +73,8 @@ def test_quora_pipeline_uses_the_static_vectors(run):
 
 def test_finetuned_pipe_is_a_new_model(run):
     project, _ = run
-    cfg = lambda name: pipe_cfg(project.dir / f"training/{name}/model-best")  # noqa: E731
-    assert cfg("stackexchange_finetune")["model_id"] != cfg("quora")["model_id"]
+    training = project.dir / "training"
+    assert model_id(training / "stackexchange_finetune/model-best") != model_id(training / "quora/model-best")
 
 
 @pytest.mark.parametrize("name", PIPELINES)
@@ -176,8 +176,8 @@ def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(
     schedule = config["training"]["optimizer"]["learn_rate"]
     assert schedule["@schedules"] == "warmup_linear.v1" and schedule["total_steps"] == 4
     assert config["system"]["seed"] == 1
-    model_id = lambda name: pipe_cfg(project.dir / f"training/{name}/model-last")["model_id"]  # noqa: E731
-    assert model_id("quora_continued") != model_id("quora")
+    training = project.dir / "training"
+    assert model_id(training / "quora_continued/model-last") != model_id(training / "quora/model-last")
     report = json.loads((project.dir / "metrics/quora_continued.json").read_text())
     assert report["name"] == "quora_continued" and report["n_pairs"] == 80
     assert report["files"]["model"].endswith("training/quora_continued/model-best")
