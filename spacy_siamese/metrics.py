@@ -149,6 +149,19 @@ def _check(scores: ArrayLike, labels: ArrayLike) -> Tuple[numpy.ndarray, numpy.n
 # Retrieval
 
 
+def partner_rank_values(ranks: ArrayLike, ks: Sequence[int] = (1, 10)) -> Dict[str, numpy.ndarray]:
+    """Per query whose one relevant text is at a 1-based rank: its mrr@k (1/rank within the top
+    k, else 0) and recall@k (0 or 1) for each k. A figure over the queries is the mean of its values."""
+    r = numpy.asarray(ranks, dtype="f8")
+    if r.ndim != 1 or (r < 1).any():
+        raise ValueError("Ranks must be a 1-d sequence of 1-based ranks.")
+    out: Dict[str, numpy.ndarray] = {}
+    for k in ks:
+        out[f"mrr@{k}"] = numpy.where(r <= k, 1.0 / r, 0.0)
+        out[f"recall@{k}"] = (r <= k).astype("f8")
+    return out
+
+
 def retrieval_metrics(
     vectors: Vectors,
     labels: Sequence[Iterable[str]],

@@ -8,6 +8,7 @@ from spacy_siamese.metrics import (
     best_threshold,
     pair_auc,
     pair_metrics,
+    partner_rank_values,
     precision_threshold,
     regression_metrics,
     retrieval_metrics,
@@ -111,6 +112,17 @@ def test_scorer_keys_and_prefix():
 # Retrieval: four documents on a line; a and b share label x, c and d share y, b and c share z.
 VECTORS = numpy.array([[1.0, 0.0], [0.9, 0.1], [0.1, 0.9], [0.0, 1.0]])
 LABELS = [("x",), ("x", "z"), ("y", "z"), ("y",)]
+
+
+def test_partner_rank_values_per_query():
+    values = partner_rank_values([1, 2, 11], ks=(1, 10))
+    assert list(values) == ["mrr@1", "recall@1", "mrr@10", "recall@10"]
+    numpy.testing.assert_allclose(values["mrr@10"], [1, 0.5, 0])
+    numpy.testing.assert_allclose(values["recall@1"], [1, 0, 0])
+    numpy.testing.assert_allclose(values["mrr@1"], [1, 0, 0])
+    for bad in ([0, 1], [[1, 2]]):
+        with pytest.raises(ValueError, match="1-based ranks"):
+            partner_rank_values(bad)
 
 
 def test_retrieval_metrics_by_hand():

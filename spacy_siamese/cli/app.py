@@ -5,7 +5,7 @@ import platform
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NoReturn, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import spacy
 import typer
@@ -46,6 +46,14 @@ K = typer.Option(10, "-k", help="Compare each doc with its k most similar others
 THRESHOLD = typer.Option(None, "--threshold", "-t", help="Minimum score (default: the pipe's)")
 BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encoding")
 N_PROCESS = typer.Option(1, "--n-process", help="Processes for encoding (nlp.pipe n_process)")
+COMPARE = typer.Option(
+    None,
+    "--compare",
+    help="Also score another trained pipeline (repeat for several; e.g. an earlier model)",
+)
+CONFIDENCE = typer.Option(
+    0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the --bootstrap intervals"
+)
 
 
 def load_pipeline(model: str) -> Language:
@@ -55,6 +63,14 @@ def load_pipeline(model: str) -> Language:
     nlp = spacy.load(model)
     get_similarity_pipe(nlp)
     return nlp
+
+
+def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language]:
+    """The --compare pipelines by the name they were given; each once, and not the evaluated one."""
+    repeated = sorted({name for name in compare if compare.count(name) > 1 or name == model})
+    if repeated:
+        fail(f"--compare names a pipeline twice or the evaluated one: {', '.join(repeated)}")
+    return {name: load_pipeline(name) for name in compare}
 
 
 def versions() -> Dict[str, str]:

@@ -1,11 +1,10 @@
 """`evaluate`: score a labelled pair file with a trained pipeline, optionally against baselines."""
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import numpy
 import typer
-from spacy.language import Language
 
 from ..corpora import PairRecord
 from ..distill import teacher_label, teacher_vectors
@@ -13,6 +12,8 @@ from ..evaluation.baselines import distinct_pair_texts, load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
 from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
 from .app import (
+    COMPARE,
+    CONFIDENCE,
     MODEL,
     NAME,
     OUTPUT_JSON,
@@ -20,6 +21,7 @@ from .app import (
     PAIRS_FORMAT,
     PROGRESS,
     app,
+    compared_pipelines,
     errors,
     fail,
     load_pipeline,
@@ -58,11 +60,7 @@ def evaluate_command(
         help="Also score a sentence-transformers model's cosine (name or directory; extra spacy-siamese[distill])",
     ),
     teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
-    compare: Optional[List[str]] = typer.Option(
-        None,
-        "--compare",
-        help="Also score another trained pipeline at its stored threshold (repeat for several; e.g. an earlier model)",
-    ),
+    compare: Optional[List[str]] = COMPARE,
     name: str = NAME,
     output_json: Optional[Path] = OUTPUT_JSON,
     output_md: Optional[Path] = OUTPUT_MD,
@@ -71,9 +69,7 @@ def evaluate_command(
     bootstrap: int = typer.Option(
         0, "--bootstrap", min=0, help="Resample the pairs N times for confidence intervals of every figure (0 = none)"
     ),
-    confidence: float = typer.Option(
-        0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the --bootstrap intervals"
-    ),
+    confidence: float = CONFIDENCE,
     progress: bool = PROGRESS,
 ) -> None:
     """Score a labelled pair file with a trained pipeline, optionally against baselines.
@@ -166,11 +162,3 @@ def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) ->
         have = ", ".join(sorted(g for g in present if g)) or "none"
         fail(f"No pairs of group {', '.join(map(repr, missing))} in {path} (its groups: {have})")
     return [r for r in records if r.group in groups]
-
-
-def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language]:
-    """The --compare pipelines by the name they were given; each once, and not the evaluated one."""
-    repeated = sorted({name for name in compare if compare.count(name) > 1 or name == model})
-    if repeated:
-        fail(f"--compare names a pipeline twice or the evaluated one: {', '.join(repeated)}")
-    return {name: load_pipeline(name) for name in compare}

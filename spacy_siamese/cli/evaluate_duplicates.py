@@ -2,14 +2,26 @@
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
 from ..evaluation.duplicates import evaluate_duplicates, pair_texts
 from ..evaluation.report import write_json
 from ..util import given_path
-from .app import OUTPUT_JSON, PROGRESS, app, errors, load_pipeline, read_pair_records, require_file, versions
+from .app import (
+    COMPARE,
+    CONFIDENCE,
+    OUTPUT_JSON,
+    PROGRESS,
+    app,
+    compared_pipelines,
+    errors,
+    load_pipeline,
+    read_pair_records,
+    require_file,
+    versions,
+)
 
 BASELINES_ONLY = "-"
 
@@ -23,8 +35,13 @@ def evaluate_duplicates_command(
     fit_texts: Optional[Path] = typer.Option(
         None, "--fit-texts", help="Pair file whose texts fit the TF-IDF cosine baseline (default: no baseline)"
     ),
+    compare: Optional[List[str]] = COMPARE,
     n_pairs: int = typer.Option(1000, "--n-pairs", help="Duplicate pairs sampled as queries"),
-    seed: int = typer.Option(0, "--seed", help="Seed of the query sample"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the query sample (and of the --bootstrap resamples)"),
+    bootstrap: int = typer.Option(
+        0, "--bootstrap", min=0, help="Resample the queries N times for confidence intervals (0 = none)"
+    ),
+    confidence: float = CONFIDENCE,
     output_json: Optional[Path] = OUTPUT_JSON,
     progress: bool = PROGRESS,
 ) -> None:
@@ -33,14 +50,28 @@ def evaluate_duplicates_command(
     One text of each sampled duplicate pair queries every other distinct text of the file:
     MRR, MRR@k and recall@k of its partner's rank. Ranks are pessimistic (ties count against
     the partner); the TF-IDF cosine baseline is fitted on the distinct texts of --fit-texts.
+    --compare ranks with other trained pipelines on the same queries; --bootstrap N adds
+    intervals of every figure and of the pipeline's MRR@10 lead over each other method (the
+    same resampled queries for both).
     """
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
+        others = compared_pipelines(model, compare or [])
         records = read_pair_records(pairs)
         fit = pair_texts(fit_texts) if fit_texts is not None else None
-        report = evaluate_duplicates(nlp, records, fit_texts=fit, n_pairs=n_pairs, seed=seed, progress=progress)
+        report = evaluate_duplicates(
+            nlp,
+            records,
+            fit_texts=fit,
+            compare=others,
+            n_pairs=n_pairs,
+            seed=seed,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            progress=progress,
+        )
         report.update(pairs=given_path(str(pairs)), model_path=given_path(model), versions=versions())
         if output_json:
             write_json(report, output_json)

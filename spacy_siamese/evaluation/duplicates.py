@@ -11,7 +11,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 import spacy
@@ -20,11 +20,13 @@ from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import read_pairs
+from ..metrics import partner_rank_values
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
 from ..util import show_progress
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
-from .pair_evaluation import MODEL, TFIDF, PairLike, describe_pipe
+from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe
+from .uncertainty import rank_intervals
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
 ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
@@ -80,9 +82,7 @@ def rank_metrics(ranks: Union[Sequence[int], numpy.ndarray], ks: Sequence[int] =
     """mrr, and for each k mrr@k and recall@k (share of partners in the top k), of 1-based ranks."""
     r = numpy.asarray(ranks, dtype="f8")
     out: Dict[str, float] = {"mrr": float((1.0 / r).mean())}
-    for k in ks:
-        out[f"mrr@{k}"] = float(numpy.where(r <= k, 1.0 / r, 0.0).mean())
-        out[f"recall@{k}"] = float((r <= k).mean())
+    out.update({name: float(values.mean()) for name, values in partner_rank_values(r, ks).items()})
     out["median_rank"] = float(numpy.median(r))
     out["n_queries"] = len(r)
     return out
@@ -151,15 +151,23 @@ def evaluate_duplicates(
     records: Iterable[PairLike],
     *,
     fit_texts: Optional[Sequence[str]] = None,
+    compare: Optional[Mapping[str, Language]] = None,
     n_pairs: int = 1000,
     seed: int = 0,
     ks: Sequence[int] = (1, 10),
+    bootstrap: int = 0,
+    confidence: float = 0.95,
     pipe_name: str = PIPE_NAME,
     progress: bool = False,
 ) -> Dict[str, Any]:
-    """Duplicate retrieval of the pipe in `nlp` (None: baseline only) and, given `fit_texts`,
-    of TF-IDF cosine fitted on them (the first `N_FIT_TEXTS` distinct ones). Returns a
-    JSON-ready report with mrr, mrr@k, recall@k per method."""
+    """Duplicate retrieval of the pipe in `nlp` (None: baseline only), of the pipes of the other
+    trained pipelines in `compare` (by label) and, given `fit_texts`, of TF-IDF cosine fitted on
+    them (the first `N_FIT_TEXTS` distinct ones), all on the same queries. Returns a JSON-ready
+    report with mrr, mrr@k, recall@k per method; `bootstrap` > 0 resamples the queries that many
+    times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over each other
+    method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
+    if bootstrap < 0 or not 0 < confidence < 1:
+        raise ValueError(f"bootstrap must be >= 0 and confidence in (0, 1), got {bootstrap} and {confidence}.")
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
     report: Dict[str, Any] = {
@@ -171,23 +179,44 @@ def evaluate_duplicates(
         "results": {},
         "timing": {},
     }
+    ranks: Dict[str, numpy.ndarray] = {}
     if nlp is not None:
         start = time.perf_counter()
-        pipe = get_similarity_pipe(nlp, pipe_name)
-        report["model"] = describe_pipe(nlp, pipe)
-        V = pipe_vectors(nlp, dq.texts, pipe_name=pipe_name, progress=progress)
-        ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, vectors=V), dq)
-        report["results"][MODEL] = rank_metrics(ranks, ks)
-        report["results"][MODEL]["index"] = index_metrics(nlp, dq, V, pipe_name=pipe_name)
+        report["model"] = describe_pipe(nlp, get_similarity_pipe(nlp, pipe_name))
+        ranks[MODEL], report["results"][MODEL] = _pipe_results(nlp, dq, ks, pipe_name, progress)
         report["timing"]["model_s"] = round(time.perf_counter() - start, 3)
+    if compare:
+        start = time.perf_counter()
+        report["compared"] = {}
+        for label, other in compare.items():
+            method = COMPARED.format(label)
+            report["compared"][method] = describe_pipe(other, get_similarity_pipe(other, pipe_name))
+            ranks[method], report["results"][method] = _pipe_results(other, dq, ks, pipe_name, progress)
+        report["timing"]["compared_s"] = round(time.perf_counter() - start, 3)
     if fit_texts is not None:
         start = time.perf_counter()
         fit = list(dict.fromkeys(fit_texts))[:N_FIT_TEXTS]
         rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
-        report["results"][TFIDF] = rank_metrics(partner_ranks(rows, dq, block=256), ks)
+        ranks[TFIDF] = partner_ranks(rows, dq, block=256)
+        report["results"][TFIDF] = rank_metrics(ranks[TFIDF], ks)
         report["tfidf"] = {"fitted_on": f"{len(fit):,} distinct texts", **rows.settings}  # type: ignore[attr-defined]
         report["timing"]["tfidf_s"] = round(time.perf_counter() - start, 3)
+    if bootstrap > 0 and ranks:
+        report["bootstrap"] = rank_intervals(
+            ranks, ks=ks, reference=MODEL, n_resamples=bootstrap, confidence=confidence, seed=seed
+        )
     return report
+
+
+def _pipe_results(
+    nlp: Language, dq: DuplicateQueries, ks: Sequence[int], pipe_name: str, progress: bool
+) -> Tuple[numpy.ndarray, Dict[str, Any]]:
+    """The partner ranks by the pipe of `nlp`, their `rank_metrics` and the `index_metrics`."""
+    V = pipe_vectors(nlp, dq.texts, pipe_name=pipe_name, progress=progress)
+    ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, vectors=V), dq)
+    results: Dict[str, Any] = rank_metrics(ranks, ks)
+    results["index"] = index_metrics(nlp, dq, V, pipe_name=pipe_name)
+    return ranks, results
 
 
 def pair_texts(path: Path) -> List[str]:

@@ -1,6 +1,6 @@
-"""How far a figure on a pair file can be trusted: bootstrap confidence intervals (the pairs
-resampled with replacement, scipy's percentile bootstrap) and the figures of each group of
-pairs (`PairRecord.group`, e.g. the STS Benchmark's source files).
+"""How far a figure on a pair file can be trusted: bootstrap confidence intervals (the pairs, or
+the queries of a duplicate retrieval, resampled with replacement, scipy's percentile bootstrap)
+and the figures of each group of pairs (`PairRecord.group`, e.g. the STS Benchmark's source files).
 
 A dev split of a few hundred pairs gives figures that another sample of the same kind of
 pairs can move by several points, and a dev split drawn from other sources than the test
@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy
 from scipy.stats import bootstrap
 
-from ..metrics import is_binary, main_metric, metric_value
+from ..metrics import is_binary, main_metric, metric_value, partner_rank_values
 
 NO_GROUP = "(no group)"
 
@@ -30,7 +30,10 @@ def interval(
     statistic: Callable[[numpy.ndarray], float], n: int, *, n_resamples: int, confidence: float, seed: int
 ) -> Optional[List[float]]:
     """The percentile bootstrap interval of `statistic(indices)` over resamples of range(n);
-    None if the statistic is undefined on a resample (one class left, a constant side)."""
+    None if the statistic is undefined on a resample (one class left, a constant side) or there
+    are fewer than two items to resample."""
+    if n < 2:
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns when the statistic is NaN or constant
         result = bootstrap(
@@ -62,14 +65,7 @@ def pair_intervals(
     y = numpy.asarray(labels, dtype="f8")
     n = len(y)
     settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    out: Dict[str, Any] = {
-        "confidence": confidence,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "kind": "percentile bootstrap over the pairs",
-        "intervals": {},
-        "differences": {},
-    }
+    out = _skeleton("pairs", **settings)
     for method, s in scores.items():
         out["intervals"][method] = {
             name: interval(_figure(name, s, y, thresholds[method]), n, **settings) for name in figures(y)
@@ -91,6 +87,44 @@ def pair_intervals(
                 "of": reference,
                 "value": value if numpy.isfinite(value) else None,
                 "interval": interval(lead, n, **settings),
+            }
+    return out
+
+
+def rank_intervals(
+    ranks: Mapping[str, numpy.ndarray],
+    *,
+    ks: Sequence[int] = (1, 10),
+    reference: Optional[str] = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Dict[str, Any]:
+    """Intervals of every method's mrr@k and recall@k from its partners' 1-based `ranks` (one per
+    query, the same queries for every method), and of `reference`'s lead over each other method
+    on mrr@k of the largest k, both methods ranked on the same resampled queries (a paired bootstrap)."""
+    settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    out = _skeleton("queries", **settings)
+    sizes = {len(r) for r in ranks.values()}
+    if len(sizes) > 1:
+        raise ValueError(f"Every method needs the ranks of the same queries, got {sorted(sizes)} ranks.")
+    n = sizes.pop() if sizes else 0
+    # Each figure is a mean over the queries of a per-query value: the interval resamples those values.
+    values = {method: partner_rank_values(r, ks) for method, r in ranks.items()}
+    for method, per_query in values.items():
+        out["intervals"][method] = {name: interval(_mean(v), n, **settings) for name, v in per_query.items()}
+    if reference is not None and reference in values:
+        main = f"mrr@{max(ks)}"
+        ref = values[reference][main]
+        for method, per_query in values.items():
+            if method == reference:
+                continue
+            lead = ref - per_query[main]
+            out["differences"][method] = {
+                "metric": main,
+                "of": reference,
+                "value": float(lead.mean()),
+                "interval": interval(_mean(lead), n, **settings),
             }
     return out
 
@@ -131,6 +165,23 @@ def group_results(
             )["intervals"]
         out[name] = entry
     return out
+
+
+def _skeleton(over: str, *, n_resamples: int, confidence: float, seed: int) -> Dict[str, Any]:
+    """The bootstrap report before its intervals: settings, and what was resampled."""
+    return {
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "kind": f"percentile bootstrap over the {over}",
+        "intervals": {},
+        "differences": {},
+    }
+
+
+def _mean(values: numpy.ndarray) -> Callable[[numpy.ndarray], float]:
+    """The mean of the values at the given indices."""
+    return lambda i: float(values[i].mean())
 
 
 def _figure(

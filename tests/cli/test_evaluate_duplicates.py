@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 
 from .conftest import invoke
@@ -51,3 +53,29 @@ def test_errors_are_messages(files):
         result = invoke("evaluate-duplicates", *args)
         assert result.exit_code == 1, result.output
         assert message in result.output and "Traceback" not in result.output
+
+
+def test_compare_and_bootstrap_rank_the_same_queries(files, search_models, tmp_path):
+    other = tmp_path / "other"
+    search_models["cosine"].to_disk(other)
+    args = ["evaluate-duplicates", files / "model", files / "dev.jsonl", "--fit-texts", files / "dev.jsonl"]
+    result = invoke(*args, "--compare", other, "--bootstrap", 50, "--confidence", 0.9, "--no-progress")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    method = f"compared: {other}"
+    assert list(report["results"]) == [MODEL, method, TFIDF]
+    assert report["compared"][method]["comparison"] == "spacy-siamese.CosineSimilarity.v1"
+    assert report["results"][method]["n_queries"] == report["n_queries"] == 5
+    bootstrap = report["bootstrap"]
+    assert bootstrap["confidence"] == 0.9 and bootstrap["n_resamples"] == 50
+    assert bootstrap["kind"] == "percentile bootstrap over the queries"
+    for name, intervals in bootstrap["intervals"].items():
+        low, high = intervals["recall@10"]
+        assert low <= report["results"][name]["recall@10"] <= high
+    assert set(bootstrap["differences"]) == {method, TFIDF}
+    lead = bootstrap["differences"][TFIDF]
+    assert lead["metric"] == "mrr@10" and lead["of"] == MODEL
+    assert lead["value"] == pytest.approx(report["results"][MODEL]["mrr@10"] - report["results"][TFIDF]["mrr@10"])
+    for compare, message in [([files / "model"], "the evaluated one"), ([other, other], "twice")]:
+        failed = invoke(*args, *[x for path in compare for x in ("--compare", path)])
+        assert failed.exit_code == 1 and message in failed.output and "Traceback" not in failed.output

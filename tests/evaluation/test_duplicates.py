@@ -12,6 +12,7 @@ from spacy_siamese.evaluation.duplicates import (
     rank_metrics,
     tfidf_score_rows,
 )
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 
 from ..conftest import PAIRS, train
 
@@ -82,6 +83,23 @@ def test_evaluate_duplicates_reports_model_and_tfidf(trained):
     assert set(report["results"]) == {"siamese_similarity (trained)", "TF-IDF cosine"}
     baseline = evaluate_duplicates(None, RECORDS, fit_texts=[r.text1 for r in RECORDS])
     assert set(baseline["results"]) == {"TF-IDF cosine"}
+
+
+def test_compared_pipelines_rank_the_same_queries_with_intervals(trained):
+    nlp = trained[0]
+    texts = [t for r in RECORDS for t in (r.text1, r.text2)]
+    with pytest.raises(ValueError, match="bootstrap"):
+        evaluate_duplicates(nlp, RECORDS, bootstrap=-1)
+    report = evaluate_duplicates(nlp, RECORDS, fit_texts=texts, compare={"again": nlp}, bootstrap=100)
+    method = "compared: again"
+    assert report["results"][method] == report["results"][MODEL]  # the same pipeline: the same ranks
+    assert report["compared"][method] == report["model"]
+    lead = report["bootstrap"]["differences"]
+    assert lead[method]["value"] == 0 and lead[method]["interval"] == [0.0, 0.0]
+    assert set(report["bootstrap"]["intervals"]) == {MODEL, method, TFIDF}
+    baseline = evaluate_duplicates(None, RECORDS, fit_texts=texts, bootstrap=100)
+    assert baseline["bootstrap"]["differences"] == {} and list(baseline["bootstrap"]["intervals"]) == [TFIDF]
+    assert "bootstrap" not in evaluate_duplicates(nlp, RECORDS)
 
 
 def test_hybrid_rows_are_the_pipe_scores_and_the_index_agrees():

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
-from spacy_siamese.evaluation.uncertainty import NO_GROUP, group_results, interval, pair_intervals
+from spacy_siamese.evaluation.uncertainty import NO_GROUP, group_results, interval, pair_intervals, rank_intervals
 from spacy_siamese.metrics import main_metric, metric_value
 
 
@@ -49,6 +49,7 @@ def test_the_interval_is_seeded_and_undefined_resamples_give_none():
     gold = numpy.array([1.0] + [0.0] * 9)  # one positive: many resamples have none
     auc = interval(lambda i: metric_value("auc", s[:10][i], gold[i]), 10, n_resamples=200, confidence=0.95, seed=0)
     assert auc is None
+    assert interval(spearman_of(s, y), 1, n_resamples=10, confidence=0.95, seed=0) is None  # nothing to resample
 
 
 def test_pair_intervals_of_each_method_and_of_the_lead_over_the_others():
@@ -70,6 +71,28 @@ def test_the_lead_over_itself_is_exactly_zero_on_every_resample():
     s, y = graded(100, 0.3)
     out = pair_intervals({"a": s, "b": s.copy()}, y, {"a": 0.5, "b": 0.5}, reference="a", n_resamples=100)
     assert out["differences"]["b"]["value"] == 0 and out["differences"]["b"]["interval"] == [0.0, 0.0]
+
+
+def test_rank_intervals_resample_the_queries_of_every_method_together():
+    rng = numpy.random.default_rng(0)
+    good = rng.integers(1, 4, 300)  # partners in the top 3
+    bad = good + rng.integers(0, 20, 300)  # the same queries, ranked lower
+    out = rank_intervals({"model": good, "other": bad}, ks=(1, 10), reference="model", n_resamples=300, seed=0)
+    assert out["kind"] == "percentile bootstrap over the queries"
+    assert set(out["intervals"]["other"]) == {"mrr@1", "recall@1", "mrr@10", "recall@10"}
+    for method, ranks in (("model", good), ("other", bad)):
+        low, high = out["intervals"][method]["mrr@10"]
+        assert low < numpy.where(ranks <= 10, 1 / ranks, 0).mean() < high
+    assert out["intervals"]["model"]["recall@10"] == [1.0, 1.0]  # every partner in the top 10
+    lead = out["differences"]["other"]
+    assert lead["metric"] == "mrr@10" and lead["of"] == "model" and lead["interval"][0] > 0
+    same = rank_intervals({"a": good, "b": good.copy()}, reference="a", n_resamples=50)
+    assert same["differences"]["b"]["value"] == 0 and same["differences"]["b"]["interval"] == [0.0, 0.0]
+    assert rank_intervals({"a": good}, reference="missing", n_resamples=50)["differences"] == {}
+    with pytest.raises(ValueError, match="same queries"):
+        rank_intervals({"a": good, "b": bad[:10]})
+    with pytest.raises(ValueError, match="1-based"):
+        rank_intervals({"a": good - 1})
 
 
 def test_groups_are_scored_on_their_own_largest_first():
