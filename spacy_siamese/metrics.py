@@ -77,7 +77,7 @@ def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -
     """acc, p, r, f of `score >= threshold` against labels >= 0.5, ROC AUC and average
     precision (binary labels with both classes, else None), and for graded labels the
     `regression_metrics` (Pearson, Spearman, MSE, MAE)."""
-    s, y = _check(scores, labels)
+    s, y = scores_and_labels(scores, labels)
     gold, pred = y >= 0.5, s >= threshold
     p, r, _, _ = precision_recall_fscore_support(gold, pred, average="binary", pos_label=True, zero_division=0.0)
     f = 2 * p * r / (p + r) if p + r else 0.0  # the harmonic mean of p and r, as stored scores have it
@@ -100,7 +100,7 @@ def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -
 
 def correlation(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[float]]:
     """Pearson and Spearman correlation (None where a side is constant)."""
-    s, y = _check(scores, labels)
+    s, y = scores_and_labels(scores, labels)
     if s.std() == 0 or y.std() == 0:
         return {"pearson": None, "spearman": None}
     return {"pearson": float(pearsonr(s, y)[0]), "spearman": float(spearmanr(s, y)[0])}
@@ -108,7 +108,7 @@ def correlation(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[floa
 
 def regression_metrics(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[float]]:
     """Pearson, Spearman, mean squared and mean absolute error of scores against graded labels."""
-    s, y = _check(scores, labels)
+    s, y = scores_and_labels(scores, labels)
     return {
         **correlation(s, y),
         "mse": float(mean_squared_error(y, s)),
@@ -124,7 +124,7 @@ def main_metric(labels: ArrayLike) -> str:
 def metric_value(name: str, scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> float:
     """One figure of `pair_metrics` ("acc" at `threshold`, "auc", "pearson" or "spearman"),
     NaN where it is undefined (one class for AUC, a constant side for a correlation)."""
-    s, y = _check(scores, labels)
+    s, y = scores_and_labels(scores, labels)
     if name == "acc":
         return float(numpy.mean((s >= threshold) == (y >= 0.5)))
     if name == "auc":
@@ -136,7 +136,8 @@ def metric_value(name: str, scores: ArrayLike, labels: ArrayLike, threshold: flo
     raise ValueError(f"Unknown metric {name!r}: choose acc, auc, pearson or spearman.")
 
 
-def _check(scores: ArrayLike, labels: ArrayLike) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def scores_and_labels(scores: ArrayLike, labels: ArrayLike) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Scores and labels as flat float arrays of the same, non-zero length, or a ValueError."""
     s = numpy.asarray(scores, dtype="f8").ravel()
     y = numpy.asarray(labels, dtype="f8").ravel()
     if s.shape != y.shape:

@@ -6,13 +6,13 @@ from typing import Dict, Hashable, Optional, Sequence
 import numpy
 from sklearn.metrics import roc_curve
 
-from ..metrics import ArrayLike, _check, pair_metrics
+from ..metrics import ArrayLike, pair_metrics, scores_and_labels
 
 
 def tpr_at_fpr(scores: ArrayLike, labels: ArrayLike, fpr: float) -> Optional[float]:
     """The highest true positive rate of a threshold on the scores whose false positive rate is
     at most `fpr` (labels >= 0.5 are positive); None without both classes."""
-    s, y = _check(scores, labels)
+    s, y = scores_and_labels(scores, labels)
     gold = y >= 0.5
     if gold.all() or not gold.any():
         return None
@@ -25,7 +25,7 @@ def query_ranking(
 ) -> Dict[str, Optional[float]]:
     """MAP and P@k of the candidates of each query ranked by score (ties in input order), over
     the queries with at least two candidates and one positive; `n_queries` says how many."""
-    s, y = _check(scores, labels)
+    s, y = scores_and_labels(scores, labels)
     if len(queries) != len(s):
         raise ValueError(f"Got {len(queries)} queries for {len(s)} scores.")
     groups: Dict[Hashable, list] = {}
