@@ -4,9 +4,11 @@ import math
 import uuid
 import weakref
 from itertools import islice
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
+import spacy
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, Token
@@ -410,12 +412,24 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         d_scores, loss = self._pair_loss(examples)(scores, labels)
         return loss, d_scores
 
-    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None) -> None:
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        init_weights: Optional[Union[str, Path]] = None,
+    ) -> None:
         """Initialize the weights from a sample of pairs. Without pairs (a bare
         `nlp.initialize()`), the model is initialized from the sample docs alone.
         An encoder with `attrs["fit_on_corpus"] = True` (e.g. a TF-IDF featuriser that
         fits document frequencies) is initialized on every training pair instead. Per-dataset
-        losses (`DatasetLosses.v1`) are checked against the datasets of every training pair."""
+        losses (`DatasetLosses.v1`) are checked against the datasets of every training pair.
+
+        `init_weights` (`[initialize.components.siamese_similarity]`) names a trained pipeline
+        whose pipe of this name has the same architecture: its weights (with a fitted TF-IDF's
+        vocabulary) and threshold replace the initial ones, and training goes on from them with
+        this config's loss, data and scorer. Sourcing the component instead keeps the source's
+        whole component config, loss and scorer included."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if any(node.name == "static_vectors" for node in self.model.walk()) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -434,8 +448,32 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         if hasattr(self.loss, "check_datasets"):
             every = sample if sample_size is None else get_examples()
             self.loss.check_datasets({get_dataset(eg) for eg in every if is_pair_example(eg)})
+        if init_weights is not None:
+            self._load_weights(Path(init_weights))
         self._set_model_id(uuid.uuid4().hex)
         self._trained = False
+
+    def _load_weights(self, path: Path) -> None:
+        """The weights and threshold of the same-named pipe of the trained pipeline at `path`."""
+        where = f"init_weights = {str(path)!r}"
+        if not (path / "config.cfg").is_file():
+            raise ValueError(f"{where}: no trained pipeline there (no config.cfg).")
+        source = get_similarity_pipe(spacy.load(path), self.name)
+        if any(node.name == "static_vectors" for node in self.model.walk()):
+            mine, theirs = self.vocab.vectors.shape, source.vocab.vectors.shape
+            if mine != theirs:
+                raise ValueError(
+                    f"{where}: its word vectors have shape {theirs}, this pipeline's {mine}: "
+                    "initialize with the same vectors (e.g. --paths.vectors)."
+                )
+        try:
+            self.model.from_bytes(source.model.to_bytes())
+        except (ValueError, KeyError) as err:
+            raise ValueError(
+                f"{where}: its '{self.name}' pipe has another architecture than this one ({err})."
+            ) from None
+        self.cfg["threshold"] = source.threshold
+        self.cfg["dedupe_threshold"] = source.dedupe_threshold
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Pair metrics at the stored threshold. The threshold is retuned on these examples first

@@ -255,3 +255,34 @@ def test_teacher_scores_get_the_batchs_texts_and_train_the_in_batch_scores(tmp_p
     again = spacy.load(tmp_path / "model")
     a, b = GRADED[0][:2]
     assert again(a).similarity(again(b)) == nlp(a).similarity(nlp(b))
+
+
+def test_init_weights_trains_on_from_a_pipeline_with_this_configs_loss(tmp_path):
+    source = make_nlp(IN_BATCH_COSINE, loss={"@losses": "spacy-siamese.InBatchNegatives.v1", "scale": 10.0})
+    optimizer = source.initialize(lambda: pair_examples(source))
+    for _ in range(20):
+        source.update(pair_examples(source), sgd=optimizer)
+    source.get_pipe("siamese_similarity").cfg["threshold"] = 0.625
+    source.to_disk(tmp_path / "source")
+    nlp = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES, scorer={"@scorers": "spacy-siamese.dataset_scorer.v1"})
+    nlp.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(tmp_path / "source")}
+    examples = two_datasets(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    pipe, before = nlp.get_pipe("siamese_similarity"), source.get_pipe("siamese_similarity")
+    numpy.testing.assert_allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0], atol=1e-6)
+    assert pipe.threshold == 0.625 and pipe.model_id != before.model_id
+    sts = Spy(pipe.loss.losses["sts"])  # this config's per-dataset loss, not the source's
+    pipe.loss.losses["sts"] = sts
+    nlp.update(examples[10:18], sgd=optimizer)
+    assert sts.shapes == [(8, 1)]
+    assert not numpy.allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0])
+
+
+def test_init_weights_from_another_architecture_or_no_pipeline_is_a_clear_error(tmp_path, nlp):
+    nlp.to_disk(tmp_path / "cauchy")  # the Cauchy test model: another comparison
+    other = make_nlp(IN_BATCH_COSINE)
+    examples = pair_examples(other)
+    for path, message in ((tmp_path / "cauchy", "has another architecture"), (tmp_path, "no trained pipeline")):
+        other.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(path)}
+        with pytest.raises(ValueError, match=message):
+            other.initialize(lambda: examples)

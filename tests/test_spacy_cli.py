@@ -84,12 +84,13 @@ def test_spacy_train_general_config_on_six_tiny_datasets(tmp_path):
         rows = "".join(json.dumps({"text1": a, "text2": b, "label": y}) + "\n" for a, b, y in pairs)
         for part in ("train", "dev"):
             (corpus / name / f"{part}.jsonl").write_text(rows, encoding="utf8")
-    result = run(
-        "-m", "spacy", "train", str(GENERAL), "--output", str(tmp_path / "out"), "--paths.corpus", str(corpus),
+    settings = (
+        "--paths.corpus", str(corpus),
         "--components.siamese_similarity.model.encoder.encoder.include_static_vectors=false",
         "--components.siamese_similarity.model.encoder.encoder.proj_width=32", "--vars.lexical_width=64",
         "--training.max_steps=12", "--training.eval_frequency=6", "--vars.train_limit=5",
     )  # fmt: skip
+    result = run("-m", "spacy", "train", str(GENERAL), "--output", str(tmp_path / "out"), *settings)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "SIM_AVG" in result.stdout
     meta = json.loads((tmp_path / "out/model-best/meta.json").read_text(encoding="utf8"))
@@ -104,3 +105,10 @@ def test_spacy_train_general_config_on_six_tiny_datasets(tmp_path):
     nlp = spacy.load(tmp_path / "out/model-best")
     a, b = nlp("How do I learn Python fast?"), nlp("What is the quickest way to learn Python?")
     assert 0.0 <= a.similarity(b) <= 1.0 and a.similarity(b) == b.similarity(a)
+    # --paths.init_weights: the next training starts from the trained weights (its step-0 evaluation, after
+    # one update at learning rate 0, is theirs)
+    start = ("--paths.init_weights", str(tmp_path / "out/model-best"), "--training.optimizer.learn_rate=0.0")
+    again = run("-m", "spacy", "train", str(GENERAL), "--output", str(tmp_path / "again"), *settings, *start)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    first_row = next(line.split() for line in again.stdout.splitlines() if line.split()[:2] == ["0", "0"])
+    assert float(first_row[3]) == pytest.approx(100 * scores["sim_avg"], abs=0.01)
