@@ -7,12 +7,14 @@ from typing import List, Optional
 import typer
 
 from ..evaluation.duplicates import evaluate_duplicates, pair_texts
-from ..evaluation.report import write_json
+from ..evaluation.report import duplicates_markdown, write_json, write_text
 from ..util import given_path
 from .app import (
     COMPARE,
     CONFIDENCE,
+    NAME,
     OUTPUT_JSON,
+    OUTPUT_MD,
     PROGRESS,
     app,
     compared_pipelines,
@@ -42,10 +44,13 @@ def evaluate_duplicates_command(
         0, "--bootstrap", min=0, help="Resample the queries N times for confidence intervals (0 = none)"
     ),
     confidence: float = CONFIDENCE,
+    name: str = NAME,
     output_json: Optional[Path] = OUTPUT_JSON,
+    output_md: Optional[Path] = OUTPUT_MD,
     progress: bool = PROGRESS,
 ) -> None:
-    """Rank each sampled duplicate's partner among all texts of a pair file, printed as JSON.
+    """Rank each sampled duplicate's partner among all texts of a pair file, printed as JSON
+    (--output-md: as a table, which `report` also makes of the JSON).
 
     One text of each sampled duplicate pair queries every other distinct text of the file:
     MRR, MRR@k and recall@k of its partner's rank. Ranks are pessimistic (ties count against
@@ -72,7 +77,9 @@ def evaluate_duplicates_command(
             confidence=confidence,
             progress=progress,
         )
-        report.update(pairs=given_path(str(pairs)), model_path=given_path(model), versions=versions())
+        report.update(name=name, pairs=given_path(str(pairs)), model_path=given_path(model), versions=versions())
         if output_json:
             write_json(report, output_json)
+        if output_md:
+            write_text(duplicates_markdown(report), output_md)
         typer.echo(json.dumps(report, indent=2))

@@ -5,6 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
+from ..evaluation.duplicates import TASK as DUPLICATES
 from ..evaluation.report import read_json, summary_markdown, write_text
 from .app import OUTPUT_MD, app, errors, expand_paths, fail
 
@@ -12,11 +13,12 @@ from .app import OUTPUT_MD, app, errors, expand_paths, fail
 @app.command("report")
 def report_command(
     paths: List[str] = typer.Argument(
-        ..., help="JSON files of evaluate / evaluate-retrieval --output-json, directories of them or glob patterns"
+        ...,
+        help="--output-json files of evaluate, evaluate-retrieval or evaluate-duplicates, directories or glob patterns",
     ),
     output_md: Optional[Path] = OUTPUT_MD,
 ) -> None:
-    """Summarise saved evaluations (evaluate / evaluate-retrieval --output-json) in one table."""
+    """Summarise saved evaluations (evaluate, evaluate-retrieval, evaluate-duplicates --output-json) in tables."""
     with errors():
         reports: Dict[str, Dict[str, Any]] = {}
         for arg in paths:
@@ -28,10 +30,10 @@ def report_command(
                 fail(f"No evaluation JSON files found at {arg}")
             for path in files:
                 rep = read_json(path)
-                if isinstance(rep, dict) and rep.get("task") in ("pairs", "retrieval") and "results" in rep:
+                if isinstance(rep, dict) and rep.get("task") in ("pairs", "retrieval", DUPLICATES) and "results" in rep:
                     reports[rep.get("name") or path.stem] = rep
                 elif named:
-                    fail(f"{path} is not an evaluation written by `evaluate` or `evaluate-retrieval` --output-json")
+                    fail(f"{path} is not an evaluation written by an evaluate command's --output-json")
         if not reports:
             fail(f"No evaluation results in {', '.join(paths)}")
         text = summary_markdown(reports)

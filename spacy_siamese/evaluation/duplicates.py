@@ -31,6 +31,7 @@ from .uncertainty import rank_intervals
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
 ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
 N_FIT_TEXTS = 100_000
+TASK = "duplicate retrieval"  # the task of the report
 
 
 @dataclass
@@ -171,7 +172,7 @@ def evaluate_duplicates(
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
     report: Dict[str, Any] = {
-        "task": "duplicate retrieval",
+        "task": TASK,
         "n_texts": len(dq.texts),
         "n_queries": len(dq.queries),
         "seed": seed,

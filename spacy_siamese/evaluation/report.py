@@ -3,15 +3,17 @@
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy
 
+from .duplicates import TASK as DUPLICATES
 from .pair_evaluation import MODEL, TEACHER, TFIDF, TUNED, VECTORS
 
 PAIR_COLUMNS = (("acc", "acc"), ("p", "P"), ("r", "R"), ("f", "F1"), ("auc", "AUC"), ("ap", "AP"))
 GRADED_COLUMNS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("mse", "MSE"), ("mae", "MAE"))
 RETRIEVAL_COLUMNS = (("mrr", "MRR"), ("p@1", "P@1"), ("p@10", "P@10"), ("map", "MAP"), ("auc", "pair AUC"))
+DUPLICATE_COLUMNS = (("mrr@1", "MRR@1"), ("mrr@10", "MRR@10"), ("recall@1", "recall@1"), ("recall@10", "recall@10"))
 SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"}
 
 
@@ -35,21 +37,30 @@ def fmt(value: Optional[float], digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> List[str]:
+    """The lines of a Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
 def pairs_markdown(report: Mapping[str, Any]) -> str:
     """The table of every method on one pair file, with how thresholds and baselines were set."""
     name = report.get("name") or Path(report.get("files", {}).get("data") or "pairs").name
     columns = PAIR_COLUMNS + (() if report.get("binary", True) else GRADED_COLUMNS)
+    rows = [
+        [
+            method,
+            *(fmt(m.get(key)) for key, _ in columns),
+            fmt(m["threshold"]) + ("*" if m["threshold_source"] == TUNED else ""),
+        ]
+        for method, m in report["results"].items()
+    ]
     lines = [
         f"### Pair similarity on {name} ({report['n_pairs']:,} pairs, {report['n_positive']:,} positive)",
         "",
-        "| method | " + " | ".join(title for _, title in columns) + " | threshold |",
-        "|---" * (len(columns) + 2) + "|",
+        *markdown_table(["method", *(title for _, title in columns), "threshold"], rows),
+        "",
     ]
-    for method, m in report["results"].items():
-        mark = "*" if m["threshold_source"] == TUNED else ""
-        cells = [fmt(m.get(key)) for key, _ in columns] + [fmt(m["threshold"]) + mark]
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    lines.append("")
     if MODEL in report["results"]:
         lines.append("The trained pipeline uses its stored threshold (`pipe.threshold`, chosen on its dev set).")
     for method, described in (report.get("compared") or {}).items():
@@ -80,7 +91,7 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-FIGURE_TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS)
+FIGURE_TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS + DUPLICATE_COLUMNS)
 
 
 def interval_text(value: Optional[float], bounds: Optional[List[float]]) -> str:
@@ -101,21 +112,20 @@ def intervals_markdown(report: Mapping[str, Any]) -> List[str]:
         first = next(iter(diffs.values()))
         lead_title = [f"trained {FIGURE_TITLES.get(first['metric'], first['metric'])} minus this"]
     titles = [FIGURE_TITLES.get(name, name) for name in names] + lead_title
-    lines = [
-        f"{level} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples"
-        + ("; acc at each method's threshold):" if "acc" in names else "):"),
-        "",
-        "| method | " + " | ".join(titles) + " |",
-        "|---" * (len(titles) + 1) + "|",
-    ]
+    rows = []
     for method, bounds in boot["intervals"].items():
         result = report["results"][method]
         cells = [interval_text(result.get(name), bounds[name]) for name in names]
         if diffs:
             d = diffs.get(method)
             cells.append("-" if d is None else interval_text(d["value"], d["interval"]))
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    return lines
+        rows.append([method, *cells])
+    return [
+        f"{level} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples"
+        + ("; acc at each method's threshold):" if "acc" in names else "):"),
+        "",
+        *markdown_table(["method", *titles], rows),
+    ]
 
 
 def groups_markdown(report: Mapping[str, Any]) -> List[str]:
@@ -123,20 +133,15 @@ def groups_markdown(report: Mapping[str, Any]) -> List[str]:
     groups = report["groups"]
     methods = list(report["results"])
     figure = report["main_metric"]
-    lines = [
-        f"{FIGURE_TITLES[figure]} by group of pairs:",
-        "",
-        "| group | pairs | " + " | ".join(SHORT.get(m, m) for m in methods) + " |",
-        "|---" * (len(methods) + 2) + "|",
-    ]
+    rows = []
     for name, entry in groups.items():
         cells = [
             interval_text(entry["results"][m].get(figure), (entry.get("bootstrap") or {}).get(m, {}).get(figure))
             for m in methods
         ]
-        group = name.replace("|", "\\|")
-        lines.append(f"| {group} | {entry['n_pairs']:,} | " + " | ".join(cells) + " |")
-    return lines
+        rows.append([name.replace("|", "\\|"), f"{entry['n_pairs']:,}", *cells])
+    header = ["group", "pairs", *(SHORT.get(m, m) for m in methods)]
+    return [f"{FIGURE_TITLES[figure]} by group of pairs:", "", *markdown_table(header, rows)]
 
 
 def examples_markdown(report: Mapping[str, Any], width: int = 48) -> str:
@@ -146,34 +151,59 @@ def examples_markdown(report: Mapping[str, Any], width: int = 48) -> str:
         return ""
     methods = list(examples[0]["scores"])
     header = ["text 1", "text 2", "gold"] + [SHORT.get(m, m) for m in methods]
-    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    rows = []
     for ex in examples:
         texts = [
             textwrap.shorten(ex[k], width=width, placeholder="...").replace("|", "\\|") for k in ("text1", "text2")
         ]
-        row = texts + [f"{ex['label']:g}"] + [f"{ex['scores'][m]:.2f}" for m in methods]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(texts + [f"{ex['label']:g}"] + [f"{ex['scores'][m]:.2f}" for m in methods])
+    return "\n".join(markdown_table(header, rows)) + "\n"
 
 
 def retrieval_markdown(report: Mapping[str, Any]) -> str:
     """The table of every method on the held-out documents of one collection."""
     name = report.get("name") or report.get("collection", "documents")
+    rows = [
+        [method, str(m.get("k") or "-"), *(fmt(m.get(key), 4) for key, _ in RETRIEVAL_COLUMNS)]
+        for method, m in report["results"].items()
+    ]
     lines = [
         f"### Retrieval on {name}: {report['n_heldout_docs']:,} held-out query documents "
         f"({report['split']} split), pair AUC on {report['n_eval_pairs']:,} sampled pairs",
         "",
-        "| method | k | " + " | ".join(title for _, title in RETRIEVAL_COLUMNS) + " |",
-        "|---" * (len(RETRIEVAL_COLUMNS) + 2) + "|",
+        *markdown_table(["method", "k", *(title for _, title in RETRIEVAL_COLUMNS)], rows),
     ]
-    for method, m in report["results"].items():
-        cells = " | ".join(fmt(m.get(key), 4) for key, _ in RETRIEVAL_COLUMNS)
-        lines.append(f"| {method} | {m.get('k') or '-'} | {cells} |")
     if "tfidf" in report:
         lines += [
             "",
             f"TF-IDF: {report['tfidf']['source']} ({report['tfidf']['n_terms']:,} terms); LSA: its truncated SVD.",
         ]
+    return "\n".join(lines) + "\n"
+
+
+def duplicates_markdown(report: Mapping[str, Any]) -> str:
+    """The table of every method finding the sampled duplicates' partners among a pair file's texts."""
+    name = report.get("name") or report.get("pairs") or "pairs"
+    columns = DUPLICATE_COLUMNS[1:]  # MRR@1 is recall@1: one relevant text a query
+    rows = [
+        [method, *(fmt(m.get(key)) for key, _ in columns), fmt(m.get("median_rank"), 1)]
+        for method, m in report["results"].items()
+    ]
+    lines = [
+        f"### Duplicate retrieval on {name}: {report['n_queries']:,} duplicate pairs, one text querying "
+        f"{report['n_texts']:,} distinct texts",
+        "",
+        *markdown_table(["method", *(title for _, title in columns), "median rank"], rows),
+        "",
+        f"Ranks are {report['ranks']}, among every other text of the file.",
+    ]
+    for method, described in (report.get("compared") or {}).items():
+        lines.append(f"{method}: {pipe_kind(described)}.")
+    if "tfidf" in report:
+        t = report["tfidf"]
+        lines.append(f"TF-IDF: the package's `tfidf` layer ({t['n_terms']:,} terms), fitted on {t['fitted_on']}.")
+    if "bootstrap" in report:
+        lines += ["", *intervals_markdown(report)]
     return "\n".join(lines) + "\n"
 
 
@@ -201,13 +231,22 @@ SUMMARIES = {
         {TFIDF: "TF-IDF", "LSA": "LSA"},
         4,
     ),
+    DUPLICATES: (
+        "Duplicate retrieval",
+        {"mrr@10": "MRR@10", "recall@1": "recall@1", "recall@10": "recall@10"},
+        "mrr@10",
+        {TFIDF: "TF-IDF"},
+        3,
+    ),
 }
+DETAILS = {"pairs": pairs_markdown, "retrieval": retrieval_markdown, DUPLICATES: duplicates_markdown}
 
 
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """One summary table per kind of report (binary pairs, graded pairs, retrieval), then each
-    report's own table (with its example pairs and their scores). A pair report's AUC or
-    Spearman carries its bootstrap interval where it has one."""
+    """One summary table per kind of report (binary pairs, graded pairs, retrieval, duplicate
+    retrieval), then each report's own table (with its example pairs and their scores). A pair
+    report's AUC or Spearman, and a duplicate retrieval's MRR@10, carries its bootstrap interval
+    where it has one."""
     kinds: Dict[str, Dict[str, Mapping[str, Any]]] = {kind: {} for kind in SUMMARIES}
     for name, rep in reports.items():
         task = rep.get("task", "pairs")
@@ -219,10 +258,9 @@ def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
         if kind == "pairs" and of_kind:
             lines += ["", "acc and F1 of the trained pipelines are at their stored thresholds."]
     for rep in reports.values():
+        detail = DETAILS[rep.get("task", "pairs")](rep)
         if rep.get("task", "pairs") == "pairs":
-            detail = pairs_markdown(rep).rstrip() + "\n\n" + examples_markdown(rep)
-        else:
-            detail = retrieval_markdown(rep)
+            detail = detail.rstrip() + "\n\n" + examples_markdown(rep)
         lines += ["", detail.rstrip()]
     return "\n".join(lines).lstrip("\n") + "\n"
 
@@ -232,21 +270,22 @@ def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[
     title, metrics, baseline_metric, baselines, digits = SUMMARIES[kind]
     if not any(TEACHER in rep["results"] for rep in reports.values()):  # a column only where scored
         baselines = {method: prefix for method, prefix in baselines.items() if method != TEACHER}
-    lead = ("k", "query docs") if kind == "retrieval" else ("pairs",)
+    lead = {"retrieval": ("k", "query docs"), DUPLICATES: ("queries",)}.get(kind, ("pairs",))
     columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
-    lines = ["", f"## {title}", "", "| evaluation | model | " + " | ".join(columns) + " |"]
-    lines.append("|---" * (len(columns) + 2) + "|")
+    rows = []
     for name, rep in reports.items():
         res = rep["results"]
         ours = res.get(MODEL, {})
         if kind == "retrieval":
             cells = [str(ours.get("k", "-")), f"{rep['n_heldout_docs']:,}"]
+        elif kind == DUPLICATES:
+            cells = [f"{rep['n_queries']:,}"]
         else:
             cells = [f"{rep['n_pairs']:,}"]
         cells += [summary_cell(rep, MODEL, key, key == baseline_metric, digits) for key in metrics]
         cells += [summary_cell(rep, method, baseline_metric, True, digits) for method in baselines]
-        lines.append(f"| {name} | {model_kind(rep)} | " + " | ".join(cells) + " |")
-    return lines
+        rows.append([name, model_kind(rep), *cells])
+    return ["", f"## {title}", "", *markdown_table(["evaluation", "model", *columns], rows)]
 
 
 def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval: bool, digits: int) -> str:

@@ -24,6 +24,14 @@ def test_model_and_baseline(files, tmp_path):
     assert set(report["versions"]) == {"python", "spacy", "spacy_siamese"}
 
 
+def test_markdown_table(files, tmp_path):
+    out = tmp_path / "out.md"
+    result = invoke("evaluate-duplicates", files / "model", files / "dev.jsonl", "--name", "tiny", "--output-md", out)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["name"] == "tiny"
+    assert out.read_text(encoding="utf8").startswith("### Duplicate retrieval on tiny: 5 duplicate pairs")
+
+
 def test_baseline_only_and_options(files, tmp_path):
     result = invoke(
         "evaluate-duplicates", "-", files / "dev.jsonl", "--fit-texts", files / "train.tsv", "--n-pairs", 3,

@@ -5,6 +5,7 @@ import pytest
 
 from spacy_siamese.corpora import PairRecord
 from spacy_siamese.evaluation import (
+    evaluate_duplicates,
     evaluate_pairs,
     examples_markdown,
     pairs_markdown,
@@ -14,6 +15,7 @@ from spacy_siamese.evaluation import (
     write_json,
 )
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TEACHER, TFIDF
+from spacy_siamese.evaluation.report import duplicates_markdown
 
 from ..conftest import PAIRS
 
@@ -83,6 +85,26 @@ def test_summary_has_one_table_per_task(result):
     assert "| tiny | MWEEncoder.v" in md and " + CauchySimilarity.v1 | 11 |" in md
     assert "| docs | S2NetEncoder.v1 + CosineSimilarity.v1 | 4 | 12 | 0.9000 |" in md
     assert md.count("### ") == 2  # then each evaluation's own table
+
+
+def test_duplicate_retrieval_has_its_table_and_summary_row_with_intervals(nlp):
+    records = [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(PAIRS)]
+    texts = [t for r in records for t in (r.text1, r.text2)]
+    report = evaluate_duplicates(nlp, records, fit_texts=texts, compare={"again": nlp}, bootstrap=50)
+    report["name"] = "dups"
+    md = duplicates_markdown(report)
+    ours, tfidf = report["results"][MODEL], report["results"][TFIDF]
+    assert "### Duplicate retrieval on dups: 5 duplicate pairs, one text querying 15 distinct texts" in md
+    assert "| method | MRR@10 | recall@1 | recall@10 | median rank |" in md
+    assert f"| {TFIDF} | {tfidf['mrr@10']:.3f} | {tfidf['recall@1']:.3f} |" in md
+    assert "compared: again: MWEEncoder.v2 + CauchySimilarity.v1." in md
+    assert "| method | MRR@1 | recall@1 | MRR@10 | recall@10 | trained MRR@10 minus this |" in md  # intervals
+    summary = summary_markdown({"tiny": {**report, "name": "tiny"}, "docs": RETRIEVAL})
+    assert "## Duplicate retrieval" in summary and "## Document retrieval" in summary
+    row = summary.split("| tiny |")[1].split("\n")[0]
+    low, high = report["bootstrap"]["intervals"][MODEL]["mrr@10"]
+    assert f"| 5 | {ours['mrr@10']:.3f} [{low:.3f}, {high:.3f}] | {ours['recall@1']:.3f} |" in row
+    assert summary.count("### ") == 2
 
 
 def test_plot_curves(result, tmp_path):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import spacy
 
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
+
 from .conftest import TINY, run_workflow
 
 pytestmark = pytest.mark.slow
@@ -92,10 +94,20 @@ def test_evaluate_writes_json_markdown_and_plot(run, name):
     assert (project.dir / f"metrics/{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_evaluate_quora_finds_each_duplicates_partner_among_the_dev_questions(run):
+    project, _ = run
+    report = json.loads((project.dir / "metrics/quora_duplicates.json").read_text())
+    assert report["task"] == "duplicate retrieval" and report["name"] == "quora_duplicates"
+    assert list(report["results"]) == [MODEL, TFIDF] and report["bootstrap"]["n_resamples"] == 1000
+    dev = [json.loads(line) for line in (project.dir / "corpus/quora/dev.jsonl").read_text().splitlines()]
+    assert report["n_queries"] == len({(r["text1"], r["text2"]) for r in dev if r["label"] == 1})
+    assert "### Duplicate retrieval on quora_duplicates" in (project.dir / "metrics/quora_duplicates.md").read_text()
+
+
 def test_report_prints_and_writes_one_table(run):
     project, result = run
     summary = (project.dir / "metrics/README.md").read_text()
-    for name in PIPELINES:
+    for name in (*PIPELINES, "quora_duplicates"):
         assert f"| {name} |" in summary
     assert summary.strip().splitlines()[0] in result.output
 
