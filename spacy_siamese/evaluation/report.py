@@ -13,7 +13,7 @@ from .pair_evaluation import MODEL, TEACHER, TFIDF, TUNED, VECTORS
 PAIR_COLUMNS = (("acc", "acc"), ("p", "P"), ("r", "R"), ("f", "F1"), ("auc", "AUC"), ("ap", "AP"))
 GRADED_COLUMNS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("mse", "MSE"), ("mae", "MAE"))
 RETRIEVAL_COLUMNS = (("mrr", "MRR"), ("p@1", "P@1"), ("p@10", "P@10"), ("map", "MAP"), ("auc", "pair AUC"))
-DUPLICATE_COLUMNS = (("mrr@1", "MRR@1"), ("mrr@10", "MRR@10"), ("recall@1", "recall@1"), ("recall@10", "recall@10"))
+DUPLICATE_COLUMNS = (("mrr@10", "MRR@10"), ("recall@1", "recall@1"), ("recall@10", "recall@10"))
 SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"}
 
 
@@ -184,16 +184,15 @@ def retrieval_markdown(report: Mapping[str, Any]) -> str:
 def duplicates_markdown(report: Mapping[str, Any]) -> str:
     """The table of every method finding the sampled duplicates' partners among a pair file's texts."""
     name = report.get("name") or report.get("pairs") or "pairs"
-    columns = DUPLICATE_COLUMNS[1:]  # MRR@1 is recall@1: one relevant text a query
     rows = [
-        [method, *(fmt(m.get(key)) for key, _ in columns), fmt(m.get("median_rank"), 1)]
+        [method, *(fmt(m.get(key)) for key, _ in DUPLICATE_COLUMNS), fmt(m.get("median_rank"), 1)]
         for method, m in report["results"].items()
     ]
     lines = [
         f"### Duplicate retrieval on {name}: {report['n_queries']:,} duplicate pairs, one text querying "
         f"{report['n_texts']:,} distinct texts",
         "",
-        *markdown_table(["method", *(title for _, title in columns), "median rank"], rows),
+        *markdown_table(["method", *(title for _, title in DUPLICATE_COLUMNS), "median rank"], rows),
         "",
         f"Ranks are {report['ranks']}, among every other text of the file.",
     ]

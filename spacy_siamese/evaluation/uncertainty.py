@@ -100,9 +100,9 @@ def rank_intervals(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Dict[str, Any]:
-    """Intervals of every method's mrr@k and recall@k from its partners' 1-based `ranks` (one per
-    query, the same queries for every method), and of `reference`'s lead over each other method
-    on mrr@k of the largest k, both methods ranked on the same resampled queries (a paired bootstrap)."""
+    """Intervals of every method's mrr@k (k > 1) and recall@k from its partners' 1-based `ranks`
+    (one per query, the same queries for every method), and of `reference`'s lead over each other
+    method on mrr@k of the largest k, both ranked on the same resampled queries (a paired bootstrap)."""
     settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     out = _skeleton("queries", **settings)
     sizes = {len(r) for r in ranks.values()}
@@ -112,7 +112,11 @@ def rank_intervals(
     # Each figure is a mean over the queries of a per-query value: the interval resamples those values.
     values = {method: partner_rank_values(r, ks) for method, r in ranks.items()}
     for method, per_query in values.items():
-        out["intervals"][method] = {name: interval(_mean(v), n, **settings) for name, v in per_query.items()}
+        out["intervals"][method] = {
+            name: interval(_mean(v), n, **settings)
+            for name, v in per_query.items()
+            if name != "mrr@1"  # recall@1: one relevant text a query
+        }
     if reference is not None and reference in values:
         main = f"mrr@{max(ks)}"
         ref = values[reference][main]

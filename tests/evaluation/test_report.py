@@ -98,7 +98,7 @@ def test_duplicate_retrieval_has_its_table_and_summary_row_with_intervals(nlp):
     assert "| method | MRR@10 | recall@1 | recall@10 | median rank |" in md
     assert f"| {TFIDF} | {tfidf['mrr@10']:.3f} | {tfidf['recall@1']:.3f} |" in md
     assert "compared: again: MWEEncoder.v2 + CauchySimilarity.v1." in md
-    assert "| method | MRR@1 | recall@1 | MRR@10 | recall@10 | trained MRR@10 minus this |" in md  # intervals
+    assert "| method | recall@1 | MRR@10 | recall@10 | trained MRR@10 minus this |" in md  # intervals
     summary = summary_markdown({"tiny": {**report, "name": "tiny"}, "docs": RETRIEVAL})
     assert "## Duplicate retrieval" in summary and "## Document retrieval" in summary
     row = summary.split("| tiny |")[1].split("\n")[0]
