@@ -5,8 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ..evaluation.duplicates import TASK as DUPLICATES
-from ..evaluation.report import read_json, summary_markdown, write_text
+from ..evaluation.report import DETAILS, read_json, summary_markdown, write_text
 from .app import OUTPUT_MD, app, errors, expand_paths, fail
 
 
@@ -30,7 +29,7 @@ def report_command(
                 fail(f"No evaluation JSON files found at {arg}")
             for path in files:
                 rep = read_json(path)
-                if isinstance(rep, dict) and rep.get("task") in ("pairs", "retrieval", DUPLICATES) and "results" in rep:
+                if isinstance(rep, dict) and rep.get("task") in DETAILS and "results" in rep:
                     reports[rep.get("name") or path.stem] = rep
                 elif named:
                     fail(f"{path} is not an evaluation written by an evaluate command's --output-json")

@@ -26,7 +26,7 @@ from ..search import SimilarityIndex, vector_space
 from ..util import show_progress
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
 from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe
-from .uncertainty import rank_intervals
+from .uncertainty import check_bootstrap, rank_intervals
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
 ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
@@ -167,8 +167,7 @@ def evaluate_duplicates(
     report with mrr, mrr@k, recall@k per method; `bootstrap` > 0 resamples the queries that many
     times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over each other
     method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
-    if bootstrap < 0 or not 0 < confidence < 1:
-        raise ValueError(f"bootstrap must be >= 0 and confidence in (0, 1), got {bootstrap} and {confidence}.")
+    check_bootstrap(bootstrap, confidence)
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
     report: Dict[str, Any] = {

@@ -15,7 +15,7 @@ from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
 from .baselines import averaged_vectors, distinct_pair_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
-from .uncertainty import group_results, pair_intervals
+from .uncertainty import check_bootstrap, group_results, pair_intervals
 
 MODEL = "siamese_similarity (trained)"
 TFIDF = "TF-IDF cosine"
@@ -84,8 +84,7 @@ def evaluate_pairs(
     `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
     if not len(records):
         raise ValueError("Cannot evaluate an empty set of pairs.")
-    if bootstrap < 0 or not 0 < confidence < 1:
-        raise ValueError(f"bootstrap must be >= 0 and confidence in (0, 1), got {bootstrap} and {confidence}.")
+    check_bootstrap(bootstrap, confidence)
     pipe = get_similarity_pipe(nlp, pipe_name)
     labels = numpy.asarray([r.label for r in records], dtype="f8")
     timing: Dict[str, float] = {}

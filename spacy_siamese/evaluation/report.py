@@ -238,7 +238,15 @@ SUMMARIES = {
         3,
     ),
 }
-DETAILS = {"pairs": pairs_markdown, "retrieval": retrieval_markdown, DUPLICATES: duplicates_markdown}
+
+
+def pair_detail_markdown(report: Mapping[str, Any]) -> str:
+    """A pair report's table, then its example pairs."""
+    return pairs_markdown(report).rstrip() + "\n\n" + examples_markdown(report)
+
+
+# Each report's own table in a summary, by its task (the tasks `report` reads).
+DETAILS = {"pairs": pair_detail_markdown, "retrieval": retrieval_markdown, DUPLICATES: duplicates_markdown}
 
 
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
@@ -257,10 +265,7 @@ def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
         if kind == "pairs" and of_kind:
             lines += ["", "acc and F1 of the trained pipelines are at their stored thresholds."]
     for rep in reports.values():
-        detail = DETAILS[rep.get("task", "pairs")](rep)
-        if rep.get("task", "pairs") == "pairs":
-            detail = detail.rstrip() + "\n\n" + examples_markdown(rep)
-        lines += ["", detail.rstrip()]
+        lines += ["", DETAILS[rep.get("task", "pairs")](rep).rstrip()]
     return "\n".join(lines).lstrip("\n") + "\n"
 
 

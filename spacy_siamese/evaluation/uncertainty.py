@@ -26,6 +26,12 @@ def figures(labels: numpy.ndarray) -> Sequence[str]:
     return ("acc", "auc") if is_binary(labels) else ("spearman", "pearson")
 
 
+def check_bootstrap(n_resamples: int, confidence: float) -> None:
+    """A ValueError unless n_resamples >= 0 (0: no intervals) and 0 < confidence < 1."""
+    if n_resamples < 0 or not 0 < confidence < 1:
+        raise ValueError(f"bootstrap must be >= 0 and confidence in (0, 1), got {n_resamples} and {confidence}.")
+
+
 def interval(
     statistic: Callable[[numpy.ndarray], float], n: int, *, n_resamples: int, confidence: float, seed: int
 ) -> Optional[List[float]]:
