@@ -427,7 +427,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
 
         `init_weights` (`[initialize.components.siamese_similarity]`) names a trained pipeline
         whose pipe of this name has the same architecture: its weights (with a fitted TF-IDF's
-        vocabulary) and threshold replace the initial ones, and training goes on from them with
+        vocabulary, not refitted on this config's texts) and threshold are the initial ones, and training goes on from them with
         this config's loss, data and scorer. Sourcing the component instead keeps the source's
         whole component config, loss and scorer included."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
@@ -437,9 +437,13 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 "but the pipeline has no word vectors. Set [initialize] vectors in the config "
                 "(e.g. --paths.vectors /path/to/en_core_web_md) or turn static vectors off."
             )
-        sample_size = None if self.encoder.attrs.get("fit_on_corpus", False) else 10
+        fit = init_weights is None and self.encoder.attrs.get("fit_on_corpus", False)
+        sample_size = None if fit else 10
         sample = list(islice(get_examples(), sample_size))
-        if sample and all(is_pair_example(eg) for eg in sample):
+        if init_weights is not None:
+            # The source's dimensions, weights and fitted TF-IDF vocabulary, as spacy.load sets them.
+            self._load_weights(Path(init_weights))
+        elif sample and all(is_pair_example(eg) for eg in sample):
             docs_a, docs_b, labels = split_pairs(sample, self.vocab)
             self.model.initialize(X=(docs_a, docs_b), Y=self.model.ops.asarray1f(labels))
         else:
@@ -448,8 +452,6 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         if hasattr(self.loss, "check_datasets"):
             every = sample if sample_size is None else get_examples()
             self.loss.check_datasets({get_dataset(eg) for eg in every if is_pair_example(eg)})
-        if init_weights is not None:
-            self._load_weights(Path(init_weights))
         self._set_model_id(uuid.uuid4().hex)
         self._trained = False
 

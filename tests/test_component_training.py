@@ -14,7 +14,7 @@ from spacy_siamese.losses.teacher_scores import save_teacher_table
 from spacy_siamese.metrics import best_threshold
 
 from .architectures.test_lstm import SMALL
-from .conftest import GRADED, PAIRS, exp_l1_reference, make_nlp, pair_examples
+from .conftest import GRADED, PAIRS, SMALL_MODEL, exp_l1_reference, make_nlp, pair_examples
 
 
 @pytest.mark.parametrize(
@@ -276,6 +276,42 @@ def test_init_weights_trains_on_from_a_pipeline_with_this_configs_loss(tmp_path)
     nlp.update(examples[10:18], sgd=optimizer)
     assert sts.shapes == [(8, 1)]
     assert not numpy.allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0])
+
+
+def test_init_weights_keeps_the_sources_fitted_tfidf_vocabulary(tmp_path):
+    """A hybrid pipe's TF-IDF is fitted on the source's texts; this config's other texts (another
+    vocabulary size) neither refit it nor fail to load it."""
+    lexical = 32
+    model = {
+        "encoder": {
+            "@architectures": "spacy-siamese.HybridEncoder.v1",
+            "encoder": {"@architectures": "spacy-siamese.MWEEncoder.v2", **SMALL_MODEL["model"]["encoder"]},
+            "lexical_width": lexical,
+            "min_df": 1,
+        },
+        "comparison": {
+            "@architectures": "spacy-siamese.HybridSimilarity.v1",
+            "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True},
+            "lexical_width": lexical,
+            "weight": 0.3,
+        },
+    }
+    source = make_nlp(model=model)
+    source.initialize(lambda: pair_examples(source))
+    source.to_disk(tmp_path / "source")
+    nlp = make_nlp(model=model)
+    nlp.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(tmp_path / "source")}
+    graded = [make_pair_example(nlp, a, b, float(y > 0.5)) for a, b, y in GRADED]  # other words than PAIRS
+    nlp.initialize(lambda: graded)
+    own = make_nlp(model=model)
+    own.initialize(lambda: graded)  # fitted on these texts instead
+
+    def n_terms(nlp):
+        return next(n for n in nlp.get_pipe("siamese_similarity").model.walk() if n.name == "tfidf").get_dim("nO")
+
+    assert n_terms(nlp) == n_terms(source) != n_terms(own)
+    pipe, before = nlp.get_pipe("siamese_similarity"), source.get_pipe("siamese_similarity")
+    numpy.testing.assert_allclose(pipe.pair_scores(graded)[0], before.pair_scores(graded)[0], atol=1e-6)
 
 
 def test_init_weights_from_another_architecture_or_no_pipeline_is_a_clear_error(tmp_path, nlp):

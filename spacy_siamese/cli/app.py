@@ -13,9 +13,11 @@ from spacy.language import Language
 
 from ..component import get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
+from ..evaluation.baselines import distinct_pair_texts
 from ..search import SimilarityIndex
 from ..search.index import BACKENDS
 from ..search.texts import Collection, scan_collection
+from ..util import given_path
 
 app = typer.Typer(
     name="spacy_siamese",
@@ -54,6 +56,9 @@ COMPARE = typer.Option(
 CONFIDENCE = typer.Option(
     0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the --bootstrap intervals"
 )
+FIT_LIMIT = typer.Option(
+    50000, "--fit-limit", min=0, help="Fit the TF-IDF on the texts of the first N pairs of --fit-texts (0 = all)"
+)
 
 
 def load_pipeline(model: str) -> Language:
@@ -89,6 +94,14 @@ def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenie
     if not records:
         fail(f"No pairs read from {path}")
     return records
+
+
+def read_fit_texts(path: Path, limit: int) -> Tuple[List[str], str]:
+    """The distinct texts of the first `limit` pairs (0 = all) of the pair file that a TF-IDF
+    baseline is fitted on, and a note saying so: `evaluate` and `evaluate-duplicates` fit it alike."""
+    records = read_pair_records(path, limit=limit)
+    texts = distinct_pair_texts((r.text1, r.text2) for r in records)
+    return texts, f"the {len(texts):,} distinct texts of the first {len(records):,} pairs of {given_path(path)}"
 
 
 def read_collection(path: Path, format: str, field: str) -> Collection:

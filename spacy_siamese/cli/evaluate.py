@@ -8,12 +8,13 @@ import typer
 
 from ..corpora import PairRecord
 from ..distill import teacher_label, teacher_vectors
-from ..evaluation.baselines import distinct_pair_texts, load_vectors
+from ..evaluation.baselines import load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
 from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
 from .app import (
     COMPARE,
     CONFIDENCE,
+    FIT_LIMIT,
     MODEL,
     NAME,
     OUTPUT_JSON,
@@ -26,6 +27,7 @@ from .app import (
     fail,
     load_pipeline,
     path_str,
+    read_fit_texts,
     read_pair_records,
     require_file,
     versions,
@@ -48,9 +50,7 @@ def evaluate_command(
     fit_texts: Optional[Path] = typer.Option(
         None, "--fit-texts", help="Pair file whose texts fit the TF-IDF (default: the evaluated texts)"
     ),
-    fit_limit: int = typer.Option(
-        50000, "--fit-limit", help="Fit the TF-IDF on at most N pairs of --fit-texts (0 = all)"
-    ),
+    fit_limit: int = FIT_LIMIT,
     vectors: Optional[str] = typer.Option(
         None, "--vectors", help="Pipeline whose static vectors the vectors baseline uses (default: the model's own)"
     ),
@@ -90,9 +90,7 @@ def evaluate_command(
         fit: Optional[List[str]] = None
         fit_note = None
         if baselines and fit_texts is not None:
-            fit_records = read_pair_records(fit_texts, limit=fit_limit)
-            fit = distinct_pair_texts((r.text1, r.text2) for r in fit_records)
-            fit_note = f"the {len(fit):,} distinct texts of the first {len(fit_records):,} pairs of {fit_texts}"
+            fit, fit_note = read_fit_texts(fit_texts, fit_limit)
         vectors_nlp = load_vectors(vectors) if baselines and vectors else None
         encode_teacher = None
         if teacher:

@@ -6,12 +6,13 @@ from typing import List, Optional
 
 import typer
 
-from ..evaluation.duplicates import evaluate_duplicates, pair_texts
+from ..evaluation.duplicates import evaluate_duplicates
 from ..evaluation.report import duplicates_markdown, write_json, write_text
 from ..util import given_path
 from .app import (
     COMPARE,
     CONFIDENCE,
+    FIT_LIMIT,
     NAME,
     OUTPUT_JSON,
     OUTPUT_MD,
@@ -20,6 +21,7 @@ from .app import (
     compared_pipelines,
     errors,
     load_pipeline,
+    read_fit_texts,
     read_pair_records,
     require_file,
     versions,
@@ -37,6 +39,7 @@ def evaluate_duplicates_command(
     fit_texts: Optional[Path] = typer.Option(
         None, "--fit-texts", help="Pair file whose texts fit the TF-IDF cosine baseline (default: no baseline)"
     ),
+    fit_limit: int = FIT_LIMIT,
     compare: Optional[List[str]] = COMPARE,
     n_pairs: int = typer.Option(1000, "--n-pairs", help="Duplicate pairs sampled as queries"),
     seed: int = typer.Option(0, "--seed", help="Seed of the query sample (and of the --bootstrap resamples)"),
@@ -54,7 +57,8 @@ def evaluate_duplicates_command(
 
     One text of each sampled duplicate pair queries every other distinct text of the file:
     MRR, MRR@k and recall@k of its partner's rank. Ranks are pessimistic (ties count against
-    the partner); the TF-IDF cosine baseline is fitted on the distinct texts of --fit-texts.
+    the partner); the TF-IDF cosine baseline is fitted on the distinct texts of the first
+    --fit-limit pairs of --fit-texts, as `evaluate --baselines` fits it.
     --compare ranks with other trained pipelines on the same queries; --bootstrap N adds
     intervals of every figure and of the pipeline's MRR@10 lead over each other method (the
     same resampled queries for both).
@@ -65,7 +69,7 @@ def evaluate_duplicates_command(
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = read_pair_records(pairs)
-        fit = pair_texts(fit_texts) if fit_texts is not None else None
+        fit, fit_note = read_fit_texts(fit_texts, fit_limit) if fit_texts is not None else (None, None)
         report = evaluate_duplicates(
             nlp,
             records,
@@ -77,7 +81,15 @@ def evaluate_duplicates_command(
             confidence=confidence,
             progress=progress,
         )
-        report.update(name=name, pairs=given_path(str(pairs)), model_path=given_path(model), versions=versions())
+        if fit_note is not None:
+            report["tfidf"]["fitted_on"] = fit_note
+        report.update(
+            name=name,
+            pairs=given_path(str(pairs)),
+            model_path=given_path(model),
+            fit_limit=fit_limit,
+            versions=versions(),
+        )
         if output_json:
             write_json(report, output_json)
         if output_md:

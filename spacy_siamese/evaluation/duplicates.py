@@ -10,7 +10,6 @@ counts as ranked above it. From the command line: `python -m spacy_siamese evalu
 import random
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
@@ -19,7 +18,6 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..corpora import read_pairs
 from ..metrics import partner_rank_values
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
@@ -30,7 +28,6 @@ from .uncertainty import check_bootstrap, rank_intervals
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
 ScoreRows = Callable[[numpy.ndarray], numpy.ndarray]
-N_FIT_TEXTS = 100_000
 TASK = "duplicate retrieval"  # the task of the report
 
 
@@ -163,7 +160,7 @@ def evaluate_duplicates(
 ) -> Dict[str, Any]:
     """Duplicate retrieval of the pipe in `nlp` (None: baseline only), of the pipes of the other
     trained pipelines in `compare` (by label) and, given `fit_texts`, of TF-IDF cosine fitted on
-    them (the first `N_FIT_TEXTS` distinct ones), all on the same queries. Returns a JSON-ready
+    them, all on the same queries. Returns a JSON-ready
     report with mrr, mrr@k, recall@k per method; `bootstrap` > 0 resamples the queries that many
     times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over each other
     method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
@@ -195,7 +192,7 @@ def evaluate_duplicates(
         report["timing"]["compared_s"] = round(time.perf_counter() - start, 3)
     if fit_texts is not None:
         start = time.perf_counter()
-        fit = list(dict.fromkeys(fit_texts))[:N_FIT_TEXTS]
+        fit = list(dict.fromkeys(fit_texts))
         rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
         ranks[TFIDF] = partner_ranks(rows, dq, block=256)
         report["results"][TFIDF] = rank_metrics(ranks[TFIDF], ks)
@@ -217,12 +214,3 @@ def _pipe_results(
     results: Dict[str, Any] = rank_metrics(ranks, ks)
     results["index"] = index_metrics(nlp, dq, V, pipe_name=pipe_name)
     return ranks, results
-
-
-def pair_texts(path: Path) -> List[str]:
-    """Both sides of every pair in a pair file, distinct, in first-seen order."""
-    seen: Dict[str, None] = {}
-    for r in read_pairs(path):
-        seen.setdefault(r.text1)
-        seen.setdefault(r.text2)
-    return list(seen)

@@ -117,12 +117,10 @@ def rank_intervals(
     n = sizes.pop() if sizes else 0
     # Each figure is a mean over the queries of a per-query value: the interval resamples those values.
     values = {method: partner_rank_values(r, ks) for method, r in ranks.items()}
+    # mrr@1 is recall@1 when a query has one relevant text: no interval of its own.
+    names = [name for k in ks for name in ([f"mrr@{k}"] if k > 1 else []) + [f"recall@{k}"]]
     for method, per_query in values.items():
-        out["intervals"][method] = {
-            name: interval(_mean(v), n, **settings)
-            for name, v in per_query.items()
-            if name != "mrr@1"  # recall@1: one relevant text a query
-        }
+        out["intervals"][method] = {name: interval(_mean(per_query[name]), n, **settings) for name in names}
     if reference is not None and reference in values:
         main = f"mrr@{max(ks)}"
         ref = values[reference][main]

@@ -43,6 +43,25 @@ def test_baseline_only_and_options(files, tmp_path):
     assert report["model_path"] == "-" and "model" not in report
 
 
+def test_tfidf_is_fitted_as_evaluate_fits_it(files, tmp_path):
+    """The first --fit-limit pairs' distinct texts, the rule and note of `evaluate --baselines`."""
+    fitted_on = {}
+    for limit in (2, 0):
+        fit = ["--fit-texts", files / "train.tsv", "--fit-limit", limit]
+        out = tmp_path / f"pairs{limit}.json"
+        result = invoke("evaluate", files / "model", files / "dev.jsonl", "--baselines", *fit, "--output-json", out)
+        assert result.exit_code == 0, result.output
+        pairs = json.loads(out.read_text(encoding="utf8"))["tfidf"]
+        result = invoke("evaluate-duplicates", files / "model", files / "dev.jsonl", *fit)
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["fit_limit"] == limit
+        assert report["tfidf"]["fitted_on"] == pairs["fitted_on"]
+        assert report["tfidf"]["n_terms"] == pairs["n_terms"]
+        fitted_on[limit] = pairs["fitted_on"]
+    assert fitted_on[2].endswith("of the first 2 pairs of train.tsv") and fitted_on[0] != fitted_on[2]
+
+
 def test_relative_paths_are_kept_as_given(files, monkeypatch):
     monkeypatch.chdir(files)
     result = invoke("evaluate-duplicates", "model", "dev.jsonl")
