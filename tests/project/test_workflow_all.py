@@ -102,6 +102,8 @@ def test_evaluate_quora_finds_each_duplicates_partner_among_the_dev_questions(ru
     dev = [json.loads(line) for line in (project.dir / "corpus/quora/dev.jsonl").read_text().splitlines()]
     assert report["n_queries"] == len({(r["text1"], r["text2"]) for r in dev if r["label"] == 1})
     assert "### Duplicate retrieval on quora_duplicates" in (project.dir / "metrics/quora_duplicates.md").read_text()
+    pairs = json.loads((project.dir / "metrics/quora.json").read_text())
+    assert report["tfidf"]["fitted_on"] == pairs["tfidf"]["fitted_on"]  # the same TF-IDF baseline in both
 
 
 def test_report_prints_and_writes_one_table(run):
