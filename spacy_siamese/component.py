@@ -427,9 +427,9 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
 
         `init_weights` (`[initialize.components.siamese_similarity]`) names a trained pipeline
         whose pipe of this name has the same architecture: its weights (with a fitted TF-IDF's
-        vocabulary, not refitted on this config's texts) and threshold are the initial ones, and training goes on from them with
-        this config's loss, data and scorer. Sourcing the component instead keeps the source's
-        whole component config, loss and scorer included."""
+        vocabulary, not refitted on this config's texts) and threshold are the initial ones, and
+        training goes on from them with this config's loss, data and scorer. Sourcing the
+        component instead keeps the source's whole component config, loss and scorer included."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if any(node.name == "static_vectors" for node in self.model.walk()) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -437,8 +437,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 "but the pipeline has no word vectors. Set [initialize] vectors in the config "
                 "(e.g. --paths.vectors /path/to/en_core_web_md) or turn static vectors off."
             )
-        fit = init_weights is None and self.encoder.attrs.get("fit_on_corpus", False)
-        sample_size = None if fit else 10
+        fit_on_corpus = init_weights is None and self.encoder.attrs.get("fit_on_corpus", False)
+        sample_size = None if fit_on_corpus else 10
         sample = list(islice(get_examples(), sample_size))
         if init_weights is not None:
             # The source's dimensions, weights and fitted TF-IDF vocabulary, as spacy.load sets them.

@@ -160,10 +160,10 @@ def evaluate_duplicates(
 ) -> Dict[str, Any]:
     """Duplicate retrieval of the pipe in `nlp` (None: baseline only), of the pipes of the other
     trained pipelines in `compare` (by label) and, given `fit_texts`, of TF-IDF cosine fitted on
-    them, all on the same queries. Returns a JSON-ready
-    report with mrr, mrr@k, recall@k per method; `bootstrap` > 0 resamples the queries that many
-    times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over each other
-    method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
+    them, all on the same queries. Returns a JSON-ready report with mrr, mrr@k, recall@k per
+    method; `bootstrap` > 0 resamples the queries that many times for `confidence` intervals of
+    mrr@k and recall@k and of the pipe's lead over each other method in mrr@k of the largest k
+    (`.uncertainty.rank_intervals`)."""
     check_bootstrap(bootstrap, confidence)
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
