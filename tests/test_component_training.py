@@ -278,6 +278,18 @@ def test_init_weights_trains_on_from_a_pipeline_with_this_configs_loss(tmp_path)
     assert not numpy.allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0])
 
 
+def test_init_weights_still_checks_this_configs_datasets(tmp_path):
+    source = make_nlp(IN_BATCH_COSINE)
+    source.initialize(lambda: pair_examples(source))
+    source.to_disk(tmp_path / "source")
+    loss = {**DATASET_LOSSES, "losses": {"stsb": {"@losses": "spacy-siamese.CoSENTLoss.v1"}}}
+    nlp = make_nlp(IN_BATCH_COSINE, loss=loss)
+    nlp.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(tmp_path / "source")}
+    examples = two_datasets(nlp)
+    with pytest.raises(ValueError, match="names dataset\\(s\\) 'stsb' that the training corpus does not have"):
+        nlp.initialize(lambda: examples)
+
+
 def test_init_weights_keeps_the_sources_fitted_tfidf_vocabulary(tmp_path):
     """A hybrid pipe's TF-IDF is fitted on the source's texts; this config's other texts (another
     vocabulary size) neither refit it nor fail to load it."""

@@ -147,10 +147,6 @@ def require_file(path: Optional[Path]) -> None:
         fail(f"File not found: {path}")
 
 
-def path_str(path: Optional[Path]) -> Optional[str]:
-    return None if path is None else str(path)
-
-
 class _Failure(Exception):
     """An error to report as a message (exit code 1), not a traceback."""
 

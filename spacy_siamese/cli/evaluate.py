@@ -11,6 +11,7 @@ from ..distill import teacher_label, teacher_vectors
 from ..evaluation.baselines import load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
 from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
+from ..util import given_path
 from .app import (
     COMPARE,
     CONFIDENCE,
@@ -26,7 +27,6 @@ from .app import (
     errors,
     fail,
     load_pipeline,
-    path_str,
     read_fit_texts,
     read_pair_records,
     require_file,
@@ -103,6 +103,7 @@ def evaluate_command(
             records,
             baselines=baselines,
             fit_texts=fit,
+            fit_note=fit_note,
             vectors=vectors_nlp,
             teacher=encode_teacher,
             compare=others,
@@ -112,18 +113,16 @@ def evaluate_command(
             progress=progress,
         )
         report = result.report
-        if fit_note is not None:
-            report["tfidf"]["fitted_on"] = fit_note
         if teacher:
             report["teacher"] = {"name": teacher_label(teacher)}
         report.update(
             name=name,
-            files={
-                "data": str(data),
-                "model": model,
-                "compared": compare or None,
-                "fit_texts": path_str(fit_texts),
-                "vectors": vectors,
+            files={  # as given if relative, else the last part: a results file names no machine path
+                "data": given_path(data),
+                "model": given_path(model),
+                "compared": [given_path(path) for path in compare] if compare else None,
+                "fit_texts": None if fit_texts is None else given_path(fit_texts),
+                "vectors": None if vectors is None else given_path(vectors),
             },
             format=format,
             limit=limit,

@@ -74,6 +74,7 @@ def evaluate_duplicates_command(
             nlp,
             records,
             fit_texts=fit,
+            fit_note=fit_note,
             compare=others,
             n_pairs=n_pairs,
             seed=seed,
@@ -81,8 +82,6 @@ def evaluate_duplicates_command(
             confidence=confidence,
             progress=progress,
         )
-        if fit_note is not None:
-            report["tfidf"]["fitted_on"] = fit_note
         report.update(
             name=name,
             pairs=given_path(str(pairs)),

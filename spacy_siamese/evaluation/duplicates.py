@@ -149,6 +149,7 @@ def evaluate_duplicates(
     records: Iterable[PairLike],
     *,
     fit_texts: Optional[Sequence[str]] = None,
+    fit_note: Optional[str] = None,
     compare: Optional[Mapping[str, Language]] = None,
     n_pairs: int = 1000,
     seed: int = 0,
@@ -160,10 +161,10 @@ def evaluate_duplicates(
 ) -> Dict[str, Any]:
     """Duplicate retrieval of the pipe in `nlp` (None: baseline only), of the pipes of the other
     trained pipelines in `compare` (by label) and, given `fit_texts`, of TF-IDF cosine fitted on
-    them, all on the same queries. Returns a JSON-ready report with mrr, mrr@k, recall@k per
-    method; `bootstrap` > 0 resamples the queries that many times for `confidence` intervals of
-    mrr@k and recall@k and of the pipe's lead over each other method in mrr@k of the largest k
-    (`.uncertainty.rank_intervals`)."""
+    them (`fit_note` says in the report how they were chosen), all on the same queries. Returns a
+    JSON-ready report with mrr, mrr@k, recall@k per method; `bootstrap` > 0 resamples the queries
+    that many times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over
+    each other method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
     check_bootstrap(bootstrap, confidence)
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
@@ -196,7 +197,8 @@ def evaluate_duplicates(
         rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
         ranks[TFIDF] = partner_ranks(rows, dq, block=256)
         report["results"][TFIDF] = rank_metrics(ranks[TFIDF], ks)
-        report["tfidf"] = {"fitted_on": f"{len(fit):,} distinct texts", **rows.settings}  # type: ignore[attr-defined]
+        fitted_on = fit_note or f"{len(fit):,} distinct texts"
+        report["tfidf"] = {"fitted_on": fitted_on, **rows.settings}  # type: ignore[attr-defined]
         report["timing"]["tfidf_s"] = round(time.perf_counter() - start, 3)
     if bootstrap > 0 and ranks:
         report["bootstrap"] = rank_intervals(

@@ -58,6 +58,7 @@ def evaluate_pairs(
     *,
     baselines: bool = False,
     fit_texts: Optional[Sequence[str]] = None,
+    fit_note: Optional[str] = None,
     vectors: Optional[Language] = None,
     teacher: Optional[Callable[[Sequence[str]], numpy.ndarray]] = None,
     compare: Optional[Mapping[str, Language]] = None,
@@ -70,11 +71,12 @@ def evaluate_pairs(
     progress: bool = False,
 ) -> PairEvaluation:
     """Score `records` with the trained pipe at its stored threshold and, with `baselines`,
-    with TF-IDF cosine (fitted on `fit_texts`, default the evaluated texts) and averaged
-    static word vectors (from `vectors`, default the pipeline's own; skipped with a note
-    when there are none). `teacher` maps texts to unit-length vectors (e.g. a sentence-transformers
-    model through `spacy_siamese.distill.teacher_vectors`): its cosine is scored beside them, so
-    that a distilled student can be read against its teacher. Baselines and the teacher get the
+    with TF-IDF cosine (fitted on `fit_texts`, default the evaluated texts; `fit_note` says in
+    the report how they were chosen) and averaged static word vectors (from `vectors`, default
+    the pipeline's own; skipped with a note when there are none). `teacher` maps texts to
+    unit-length vectors (e.g. a sentence-transformers model through
+    `spacy_siamese.distill.teacher_vectors`): its cosine is scored beside them, so that a
+    distilled student can be read against its teacher. Baselines and the teacher get the
     accuracy-optimal threshold on these pairs. `compare` maps labels to other trained pipelines
     (e.g. an earlier version of the model), scored at their own stored thresholds.
     Where the records name more than one group (`PairRecord.group`), every group is also scored
@@ -121,7 +123,7 @@ def evaluate_pairs(
         notes.append("doc.similarity differs from the pipe's batch scores: " + str(report["similarity_check"]))
     if baselines:
         start = time.perf_counter()
-        scores[TFIDF], report["tfidf"] = _tfidf_baseline(nlp, records, fit_texts, progress)
+        scores[TFIDF], report["tfidf"] = _tfidf_baseline(nlp, records, fit_texts, fit_note, progress)
         timing["tfidf_s"] = time.perf_counter() - start
         vectors_nlp = vectors if vectors is not None else nlp
         if has_vectors(vectors_nlp):
@@ -235,7 +237,11 @@ def pick_examples(labels: numpy.ndarray, n: int, seed: int = 0) -> List[int]:
 
 
 def _tfidf_baseline(
-    nlp: Language, records: Sequence[PairLike], fit_texts: Optional[Sequence[str]], progress: bool
+    nlp: Language,
+    records: Sequence[PairLike],
+    fit_texts: Optional[Sequence[str]],
+    fit_note: Optional[str],
+    progress: bool,
 ) -> Any:
     own = fit_texts is None
     texts = distinct_pair_texts((r.text1, r.text2) for r in records)
@@ -246,7 +252,8 @@ def _tfidf_baseline(
     model = fit_tfidf(docs[t] for t in fit)
     scores = tfidf_cosine(model, [docs[r.text1] for r in records], [docs[r.text2] for r in records])
     source = "the evaluated texts" if own else "the given fit texts"
-    return scores, {"fitted_on": f"{len(fit):,} distinct texts ({source})", **tfidf_settings(model)}
+    fitted_on = fit_note or f"{len(fit):,} distinct texts ({source})"
+    return scores, {"fitted_on": fitted_on, **tfidf_settings(model)}
 
 
 def _tokenize(nlp: Language, texts: Sequence[str], progress: bool) -> Dict[str, Doc]:

@@ -83,6 +83,9 @@ def test_evaluate_duplicates_reports_model_and_tfidf(trained):
     assert set(report["results"]) == {"siamese_similarity (trained)", "TF-IDF cosine"}
     baseline = evaluate_duplicates(None, RECORDS, fit_texts=[r.text1 for r in RECORDS])
     assert set(baseline["results"]) == {"TF-IDF cosine"}
+    assert baseline["tfidf"]["fitted_on"] == f"{len({r.text1 for r in RECORDS})} distinct texts"
+    noted = evaluate_duplicates(None, RECORDS, fit_texts=[r.text1 for r in RECORDS], fit_note="the questions")
+    assert noted["tfidf"]["fitted_on"] == "the questions" and noted["results"] == baseline["results"]
 
 
 def test_compared_pipelines_rank_the_same_queries_with_intervals(trained):

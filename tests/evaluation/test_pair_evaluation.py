@@ -82,6 +82,9 @@ def test_vectors_baseline_with_given_vectors(nlp):
     assert list(result.scores) == [MODEL, TFIDF, VECTORS]
     assert result.report["vectors"]["source"] == "the --vectors pipeline"
     assert result.report["tfidf"]["fitted_on"].startswith("3 distinct texts")
+    fit = ["learn python", "learn python fast"]
+    noted = evaluate_pairs(nlp, records(), baselines=True, fit_texts=fit, fit_note="two texts")
+    assert noted.report["tfidf"]["fitted_on"] == "two texts"
 
 
 def test_graded_labels_get_correlation_and_errors(nlp):
