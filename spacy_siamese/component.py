@@ -437,14 +437,14 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 "but the pipeline has no word vectors. Set [initialize] vectors in the config "
                 "(e.g. --paths.vectors /path/to/en_core_web_md) or turn static vectors off."
             )
-        every: Optional[List[Example]] = None
+        all_examples: Optional[List[Example]] = None  # the training examples, once read in full
         if init_weights is not None:
             # The source's dimensions, weights and fitted TF-IDF vocabulary, as spacy.load sets them.
             self._load_weights(Path(init_weights))
         else:
             fit_on_corpus = self.encoder.attrs.get("fit_on_corpus", False)
-            sample = list(get_examples()) if fit_on_corpus else list(islice(get_examples(), 10))
-            every = sample if fit_on_corpus else None
+            sample = list(islice(get_examples(), None if fit_on_corpus else 10))
+            all_examples = sample if fit_on_corpus else None
             if sample and all(is_pair_example(eg) for eg in sample):
                 docs_a, docs_b, labels = split_pairs(sample, self.vocab)
                 self.model.initialize(X=(docs_a, docs_b), Y=self.model.ops.asarray1f(labels))
@@ -452,7 +452,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 docs = [eg.predicted for eg in sample] or [Doc(self.vocab, words=["x", "y"])]
                 self.model.initialize(X=(docs, docs))
         if hasattr(self.loss, "check_datasets"):
-            examples = every if every is not None else get_examples()
+            examples = all_examples if all_examples is not None else get_examples()
             self.loss.check_datasets({get_dataset(eg) for eg in examples if is_pair_example(eg)})
         self._set_model_id(uuid.uuid4().hex)
         self._trained = False
