@@ -120,7 +120,7 @@ def evaluate_command(
             files={  # as given if relative, else the last part: a results file names no machine path
                 "data": given_path(data),
                 "model": given_path(model),
-                "compared": [given_path(path) for path in compare] if compare else None,
+                "compared": compare or None,  # as given: the labels of their results, which must stay distinct
                 "fit_texts": None if fit_texts is None else given_path(fit_texts),
                 "vectors": None if vectors is None else given_path(vectors),
             },

@@ -143,7 +143,7 @@ def test_evaluate_compares_another_pipeline_with_the_lead_over_it(files, search_
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
     method = f"compared: {other}"
-    assert list(report["results"]) == [MODEL, method] and report["files"]["compared"] == [other.name]
+    assert list(report["results"]) == [MODEL, method] and report["files"]["compared"] == [str(other)]
     assert report["results"][method]["threshold"] == search_models["cosine"].get_pipe("siamese_similarity").threshold
     assert set(report["bootstrap"]["differences"]) == {method}
     assert f"{method}: MWEEncoder.v2 + CosineSimilarity.v1, at its own stored threshold." in result.output
