@@ -84,7 +84,7 @@ def evaluate_duplicates_command(
         )
         report.update(
             name=name,
-            pairs=given_path(str(pairs)),
+            pairs=given_path(pairs),
             model_path=given_path(model),
             fit_limit=fit_limit,
             versions=versions(),

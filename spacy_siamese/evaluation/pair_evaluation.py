@@ -251,9 +251,9 @@ def _tfidf_baseline(
     docs = _tokenize(nlp, list(dict.fromkeys([*fit, *texts])), progress)
     model = fit_tfidf(docs[t] for t in fit)
     scores = tfidf_cosine(model, [docs[r.text1] for r in records], [docs[r.text2] for r in records])
-    source = "the evaluated texts" if own else "the given fit texts"
-    fitted_on = fit_note or f"{len(fit):,} distinct texts ({source})"
-    return scores, {"fitted_on": fitted_on, **tfidf_settings(model)}
+    if fit_note is None:
+        fit_note = f"{len(fit):,} distinct texts ({'the evaluated texts' if own else 'the given fit texts'})"
+    return scores, {"fitted_on": fit_note, **tfidf_settings(model)}
 
 
 def _tokenize(nlp: Language, texts: Sequence[str], progress: bool) -> Dict[str, Doc]:
