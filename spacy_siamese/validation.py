@@ -67,8 +67,11 @@ def check_settings(cfg: Dict[str, Any], *, where: str, scores: Tuple[float, floa
     if not isinstance(cfg.get("tune_threshold"), bool):
         _fail(where, "tune_threshold", "true or false", cfg.get("tune_threshold"))
     model_id = cfg.get("model_id")
-    if saved and "model_id" not in cfg:
-        raise ValueError(f"{where}: no field 'model_id': the pipe was saved before it was initialized.")
+    if saved and model_id is None:  # no field, or null: what an untrained pipe writes
+        raise ValueError(
+            f"{where}: no 'model_id': the pipe was saved before it was initialized. Train it (spacy train) "
+            "or call nlp.initialize(get_examples) before saving it."
+        )
     if (saved or model_id is not None) and not (isinstance(model_id, str) and model_id):
         _fail(where, "model_id", "a non-empty string", model_id)
 

@@ -156,6 +156,12 @@ def test_load_rejects_bad_saved_settings(nlp, tmp_path, field, value):
     assert str(cfg_path) in str(error.value) and f"'{field}'" in str(error.value)
 
 
+def test_a_pipe_saved_untrained_is_reported_as_such_on_loading(tmp_path):
+    make_nlp().to_disk(tmp_path / "model")  # saving works; the pipe has no weights worth loading
+    with pytest.raises(ValueError, match="saved before it was initialized. Train it"):
+        spacy.load(tmp_path / "model")
+
+
 def test_missing_cfg_is_reported_as_missing(nlp, tmp_path):
     path = tmp_path / "model"
     nlp.to_disk(path)

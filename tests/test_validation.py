@@ -55,7 +55,7 @@ def test_check_settings_accepts_valid_settings():
         ("on_unknown", "ignore", False),
         ("tune_threshold", 1, False),
         ("model_id", "", False),
-        ("model_id", None, True),
+        ("model_id", "", True),
     ],
 )
 def test_check_settings_names_where_and_the_field(field, value, saved):
@@ -63,10 +63,13 @@ def test_check_settings_names_where_and_the_field(field, value, saved):
         check_settings({**SETTINGS, field: value}, where=WHERE, scores=(0.0, 1.0), saved=saved)
 
 
-def test_check_settings_wants_a_model_id_when_saved():
+@pytest.mark.parametrize("model_id", ["absent", None])
+def test_check_settings_wants_a_model_id_when_saved(model_id):
     settings = {key: value for key, value in SETTINGS.items() if key != "model_id"}
+    if model_id is None:
+        settings["model_id"] = None  # what an untrained pipe saves
     check_settings(settings, where=WHERE, scores=(0.0, 1.0), saved=False)
-    with pytest.raises(ValueError, match=f"{WHERE}: no field 'model_id'"):
+    with pytest.raises(ValueError, match=f"{WHERE}: no 'model_id': the pipe was saved before it was initialized"):
         check_settings(settings, where=WHERE, scores=(0.0, 1.0), saved=True)
 
 

@@ -7,12 +7,14 @@ import srsly
 import typer
 
 from ..component import get_similarity_pipe
+from ..search import encode_with_texts
 from .app import (
     BATCH_SIZE,
     COLLECTION,
     FIELD,
     MODEL,
     N_PROCESS,
+    PROGRESS,
     TEXTS_FORMAT,
     app,
     errors,
@@ -30,14 +32,17 @@ def encode_command(
     field: str = FIELD,
     batch_size: int = BATCH_SIZE,
     n_process: int = N_PROCESS,
+    progress: bool = PROGRESS,
 ) -> None:
     """Write the pipe's learned vector of every text of a collection (`pipe.encode`), row i for
     the text with position i; the ids go beside it as OUTPUT.ids.json."""
     with errors():
         collection = read_collection(input, format, field)
-        nlp = load_pipeline(model)  # held: the pipe encodes texts through it
-        pipe = get_similarity_pipe(nlp, initialized=True)
-        vectors = pipe.encode(collection.texts(), batch_size=batch_size, n_process=n_process)
+        nlp = load_pipeline(model)
+        get_similarity_pipe(nlp, initialized=True)  # an untrained pipe: an error, not vectors
+        vectors, _ = encode_with_texts(
+            nlp, collection.texts(), batch_size=batch_size, n_process=n_process, progress=progress
+        )
         output.parent.mkdir(parents=True, exist_ok=True)
         numpy.save(output, vectors, allow_pickle=False)
         srsly.write_json(output.with_name(output.name + ".ids.json"), collection.ids)
