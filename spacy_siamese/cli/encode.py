@@ -6,7 +6,6 @@ import numpy
 import srsly
 import typer
 
-from ..component import get_similarity_pipe
 from ..search import encode_with_texts
 from .app import (
     BATCH_SIZE,
@@ -39,7 +38,6 @@ def encode_command(
     with errors():
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
-        get_similarity_pipe(nlp, initialized=True)  # an untrained pipe: an error, not vectors
         vectors, _ = encode_with_texts(
             nlp, collection.texts(), batch_size=batch_size, n_process=n_process, progress=progress
         )
