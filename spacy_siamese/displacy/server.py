@@ -18,6 +18,7 @@ import srsly
 from spacy.language import Language
 from spacy.util import find_available_port
 
+from ..corpora.base import numbered_lines
 from ..explain import explain_pair
 from ..search import SimilarityIndex
 from .render import json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
@@ -287,17 +288,19 @@ def read_groups(path: Union[str, Path]) -> List[Dict[str, Any]]:
     if not path.is_file():
         raise ValueError(f"Groups file not found: {path}")
     rows = []
-    with path.open(encoding="utf8") as file:
-        for number, line in enumerate(file, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise ValueError(f"{path}:{number}: not a JSON object") from None
-            if not isinstance(row, dict) or not isinstance(row.get("members"), list):
-                raise ValueError(f"{path}:{number}: not a group of `dedupe --groups` (no 'members' list)")
-            rows.append(row)
+    for line in numbered_lines(path):
+        number = line.number
+        if line.error:
+            raise ValueError(f"{path}:{number}: {line.error}")
+        if not line.text.strip():
+            continue
+        try:
+            row = json.loads(line.text)
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}:{number}: not a JSON object") from None
+        if not isinstance(row, dict) or not isinstance(row.get("members"), list):
+            raise ValueError(f"{path}:{number}: not a group of `dedupe --groups` (no 'members' list)")
+        rows.append(row)
     return rows
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from ..corpora.base import numbered_lines
+
 FORMATS = ("auto", "text", "jsonl")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -104,24 +106,27 @@ def read_texts(
 def _records(
     path: Path, format: str, field: str, id_field: str, *, blanks: bool = False
 ) -> Iterator[Tuple[int, bool, str, Any]]:
-    """(line number, is blank, text, id or None) for each line; blank lines only with `blanks`."""
-    with Path(path).open(encoding="utf8") as file:
-        for number, line in enumerate(file, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                if blanks:
-                    yield number, True, "", None
-                continue
-            if format == "text":
-                yield number, False, line, None
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: not a JSON object ({err.msg})") from err
-            if not isinstance(record, dict) or not isinstance(record.get(field), str):
-                raise ValueError(f"{path}:{number}: no '{field}' field with a string (keys: {_keys(record)})")
-            yield number, False, record[field], record.get(id_field)
+    """(line number, is blank, text, id or None) for each line; blank lines only with `blanks`.
+    Lines are read as pair files are: LF, CRLF or CR line ends, a BOM at the start dropped, and a
+    line that is not UTF-8 raises a ValueError naming it."""
+    for line in numbered_lines(Path(path)):
+        number = line.number
+        if line.error:
+            raise ValueError(f"{path}:{number}: {line.error}")
+        if not line.text.strip():
+            if blanks:
+                yield number, True, "", None
+            continue
+        if format == "text":
+            yield number, False, line.text, None
+            continue
+        try:
+            record = json.loads(line.text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{number}: not a JSON object ({err.msg})") from err
+        if not isinstance(record, dict) or not isinstance(record.get(field), str):
+            raise ValueError(f"{path}:{number}: no '{field}' field with a string (keys: {_keys(record)})")
+        yield number, False, record[field], record.get(id_field)
 
 
 def _keys(record: Any) -> str:

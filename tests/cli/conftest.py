@@ -20,6 +20,7 @@ TEXTS = [t for t in CORPUS if t]
 INPUT_ERRORS = [
     ("bad.jsonl", "bad.jsonl:2: no 'text' field"),
     ("broken.jsonl", "broken.jsonl:2: not a JSON object"),
+    ("latin1.txt", "latin1.txt:2: invalid UTF-8 (byte 0xe9 at column 4)"),
     ("empty.txt", "No texts in"),
     ("missing.txt", "File not found"),
 ]
@@ -68,4 +69,5 @@ def collection(tmp_path_factory, search_models):
     (root / "empty.txt").write_text("\n\n", encoding="utf8")
     (root / "bad.jsonl").write_text('{"text": "a"}\n{"body": "b"}\n', encoding="utf8")
     (root / "broken.jsonl").write_text('{"text": "a"}\n{"text": \n', encoding="utf8")
+    (root / "latin1.txt").write_text("first\ncaf\u00e9 au lait\n", encoding="latin-1")
     return root

@@ -2,6 +2,8 @@
 (`spacy_siamese/cli/`) print or parse arguments."""
 
 import ast
+import inspect
+import os
 import re
 import subprocess
 import sys
@@ -52,6 +54,17 @@ def test_module_help_lists_the_commands():
     result = subprocess.run([sys.executable, "-m", "spacy_siamese", "--help"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert listed_commands(result.stdout) == COMMANDS
+
+
+def test_help_lists_each_command_with_its_summary_on_one_line():
+    """The first paragraph of each command's docstring, wrapped in the source, shows whole on its row."""
+    env = {**os.environ, "COLUMNS": "400"}
+    result = subprocess.run([sys.executable, "-m", "spacy_siamese", "--help"], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split()[1]: line for line in result.stdout.splitlines() if line.startswith("│ ")}
+    for command in app.registered_commands:
+        summary = " ".join(inspect.cleandoc(command.callback.__doc__).split("\n\n")[0].split())
+        assert summary.replace("\\[", "[") in rows[command.name], command.name
 
 
 def library_modules():

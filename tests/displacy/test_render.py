@@ -159,8 +159,17 @@ def test_groups_file_errors(tmp_path):
     bad.write_text("{not json\n", encoding="utf8")
     with pytest.raises(ValueError, match=r"bad.jsonl:1: not a JSON object"):
         displacy.read_groups(bad)
+    bad.write_bytes(b'{"group": 0, "members": []}\n{"group": 1, "members": [{"id": 0, "text": "caf\xe9"}]}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2: invalid UTF-8"):
+        displacy.read_groups(bad)
     with pytest.raises(ValueError, match="Groups file not found"):
         displacy.read_groups(tmp_path / "missing.jsonl")
+
+
+def test_groups_file_with_a_bom_and_crlf_line_ends(tmp_path):
+    edited = tmp_path / "groups.jsonl"
+    edited.write_bytes(b'\xef\xbb\xbf{"group": 0, "members": []}\r\n{"group": 1, "members": []}\r\n')
+    assert [row["group"] for row in displacy.read_groups(edited)] == [0, 1]
 
 
 def test_jupyter_displays_the_html(pair, monkeypatch):

@@ -53,6 +53,25 @@ def test_bad_lines_name_file_and_line(tmp_path, line, message):
         scan_collection(path)
 
 
+def test_lines_are_read_as_pair_files_are(tmp_path):
+    """A BOM at the start is dropped and LF, CRLF and CR all end a line, in both formats."""
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_bytes(b'\xef\xbb\xbf{"id": 1, "text": "a"}\r\n{"id": 2, "text": "b"}\r{"id": 3, "text": "c"}\n')
+    assert read_texts(jsonl) == (["a", "b", "c"], [1, 2, 3])
+    text = tmp_path / "a.txt"
+    text.write_bytes(b"\xef\xbb\xbffirst\r\n\r\nsecond\rthird")
+    collection = scan_collection(text)
+    assert list(collection.texts()) == ["first", "second", "third"] and collection.blank_lines == [2]
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a.jsonl"])
+def test_a_line_that_is_not_utf8_is_an_error_naming_it(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(b'{"text": "fine"}\n{"text": "caf\xe9"}\n')
+    with pytest.raises(ValueError, match=rf"{name}:2: invalid UTF-8 \(byte 0xe9 at column 14\)"):
+        scan_collection(path)
+
+
 def test_an_empty_collection_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="the file is empty"):
         scan_collection(write(tmp_path / "a.txt", ["", " "]))
