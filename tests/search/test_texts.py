@@ -72,6 +72,26 @@ def test_a_line_that_is_not_utf8_is_an_error_naming_it(tmp_path, name):
         scan_collection(path)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200), st.sampled_from(["c.txt", "c.jsonl"]))
+def test_any_bytes_read_or_raise_a_value_error_naming_the_file(data, name):
+    """Whatever a file holds, reading it gives texts or a ValueError that names the file, never
+    a bare decoding error."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        try:
+            collection = scan_collection(path)
+        except ValueError as err:
+            assert not isinstance(err, UnicodeError) and str(err).startswith(("No texts in", str(path)))
+            return
+        texts = list(collection.texts())
+        assert len(texts) == collection.n == len(collection.ids) and all(t.strip() for t in texts)
+
+
 def test_an_empty_collection_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="the file is empty"):
         scan_collection(write(tmp_path / "a.txt", ["", " "]))
