@@ -31,6 +31,7 @@ from .search.corpus import CANDIDATES, CorpusIndex, sort_pairs
 from .search.dedupe import dedupe_threshold
 from .search.space import vector_space
 from .search.store import MemoryStore
+from .search.texts import scan_collection
 from .util import import_extra, one_thread, show_progress
 
 IdPair = Tuple[Any, Any, float]
@@ -49,8 +50,10 @@ BLOCK_SIZE = 2048
 
 class EncodeBatch:
     """A Ray Data actor: loads the pipeline once, then encodes blocks of texts. With `output`,
-    it writes each block's encoded rows as one Parquet file there and returns the file's name;
-    without, it returns the encoded rows."""
+    it writes each block's encoded rows as one Parquet file there and returns the file's name,
+    or for a block with a bad row no file and the error (`write_encoded` raises it: an exception
+    raised in an actor reaches the driver only as text in Ray's traceback); without, it returns
+    the encoded rows and raises on a bad row."""
 
     def __init__(
         self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int, output: Optional[str]
@@ -65,12 +68,63 @@ class EncodeBatch:
 
     def __call__(self, batch: Dict[str, numpy.ndarray]) -> Any:
         text_column, id_column = self.columns
+        problem = batch_problem(batch, text_column, id_column)
+        if problem is not None:
+            if self.output is None:
+                raise ValueError(problem)
+            return {"file": numpy.asarray([""]), "error": numpy.asarray([problem])}
         texts = [str(text) for text in batch[text_column]]
         vectors = self.pipe.encode(texts, batch_size=self.batch_size)
         table = encoded_table(numpy.asarray(batch[id_column]), vectors, self.lexical_width, str(self.pipe.model_id))
         if self.output is None:
             return table
-        return {"file": numpy.asarray([write_part(table, self.output)])}
+        return {"file": numpy.asarray([write_part(table, self.output)]), "error": numpy.asarray([""])}
+
+
+def batch_problem(batch: Dict[str, numpy.ndarray], text_column: str, id_column: str) -> Optional[str]:
+    """What is wrong with a block's rows, or None: a row without a string text or without an id
+    (Ray Data reads a missing field as null, which would otherwise be encoded as the text "None")."""
+    for column in (text_column, id_column):
+        if column not in batch:
+            return f"The records have no '{column}' field (fields: {', '.join(map(repr, batch))})"
+    ids = numpy.asarray(batch[id_column]).tolist()
+    no_id = sum(key is None for key in ids)
+    if no_id:
+        return f"{no_id:,} record(s) without an '{id_column}' in a block of {len(ids):,}"
+    bad = [key for key, text in zip(ids, batch[text_column]) if not isinstance(text, str)]
+    if bad:
+        shown = ", ".join(map(repr, bad[:5])) + (", ..." if len(bad) > 5 else "")
+        return f"{len(bad):,} record(s) without a string '{text_column}' field (ids {shown})"
+    return None
+
+
+def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
+    """Check a local JSONL collection as `dedupe` reads it (UTF-8, every line an object with a string
+    text field, ids unique) and that its records have ids; a directory's .jsonl, .ndjson and .json
+    files each. Returns the number of records; raises ValueError naming the file and line."""
+    files = (
+        sorted(p for p in path.iterdir() if p.suffix.lower() in (".jsonl", ".ndjson", ".json"))
+        if path.is_dir()
+        else [path]
+    )
+    n = 0
+    for file in files:
+        collection = scan_collection(file, format="jsonl", field=text_column, id_field=id_column)
+        if not collection.keyed:
+            raise ValueError(f"{file}: no '{id_column}' field: dedupe-ray keys the pairs by the records' ids")
+        n += collection.n
+    return n
+
+
+def ray_error_cause(err: BaseException) -> BaseException:
+    """The exception a Ray task raised, out of Ray's wrappers (RayTaskError, UserCodeException)."""
+    seen = {id(err)}
+    while True:
+        cause = getattr(err, "cause", None) or err.__cause__
+        if cause is None or id(cause) in seen:
+            return err
+        seen.add(id(cause))
+        err = cause
 
 
 def write_part(table: Any, directory: str) -> str:
@@ -152,7 +206,13 @@ def write_encoded(dataset: Any, model: str, path: str, **settings: Any) -> List[
     the names of the Parquet files this run wrote in `path`. The vectors never pass through
     the driver or the object store."""
     written = encode_dataset(dataset, model, output=str(path), **settings)
-    return sorted(str(name) for batch in written.iter_batches(batch_format="numpy") for name in batch["file"])
+    names: List[str] = []
+    for batch in written.iter_batches(batch_format="numpy"):
+        problem = next((str(error) for error in batch["error"] if error), None)
+        if problem is not None:
+            raise ValueError(problem)
+        names.extend(str(name) for name in batch["file"])
+    return sorted(names)
 
 
 def read_vectors(path: str) -> Any:
@@ -317,8 +377,11 @@ def dedupe_jsonl(
     `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one.
     `progress` shows Ray Data's progress bars (on a terminal); `nlp` is the pipeline at `model`
     if the caller has loaded it already; `stages`, if given, gets the seconds of each stage
-    (start, encode, collect, index, search)."""
+    (start, encode, collect, index, search). A local input is checked first (`check_jsonl`); a
+    remote one is checked block by block in the actors, and their errors are raised as ValueError."""
     ray = _ray()
+    if "://" not in input:
+        check_jsonl(Path(input))  # before Ray starts, with file and line, not in a task's traceback
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     if not ray.is_initialized():
@@ -328,7 +391,16 @@ def dedupe_jsonl(
     mark = time.perf_counter()
     # The read tasks reserve no CPU, so they run while the actors start instead of waiting for them.
     texts = ray.data.read_json(input, num_cpus=0)
-    files = write_encoded(texts, model, vectors, workers=workers)
+    try:
+        files = write_encoded(texts, model, vectors, workers=workers)
+    except ray.exceptions.RayError as err:
+        cause = ray_error_cause(err)
+        first = (str(cause).strip().splitlines() or [""])[0]
+        raise ValueError(
+            f"Reading or encoding {input} on Ray failed ({type(cause).__name__}: {first}); Ray's log has the traceback"
+        ) from err
+    except ValueError as err:  # a bad row, reported by an actor
+        raise ValueError(f"{input}: {err}") from err
     stages["encode"] = time.perf_counter() - mark
     return find_duplicates_dataset(
         vectors,

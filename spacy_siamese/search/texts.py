@@ -27,6 +27,7 @@ class Collection:
     text_field: str
     n: int = 0
     ids: List[Any] = field(default_factory=list)
+    keyed: bool = False  # the records carry their own ids (else ids are positions)
     blank_lines: List[int] = field(default_factory=list)
 
     def texts(self) -> Iterator[str]:
@@ -92,6 +93,7 @@ def scan_collection(path: Path, *, format: str = "auto", field: str = "text", id
         collection.n += 1
     if not collection.n:
         raise ValueError(f"No texts in {path}: the file is empty")
+    collection.keyed = bool(with_ids)
     return collection
 
 

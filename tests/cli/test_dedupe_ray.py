@@ -8,7 +8,7 @@ import srsly
 from spacy_siamese import find_duplicates
 
 from ..search.conftest import CORPUS
-from .conftest import invoke, read_jsonl
+from .conftest import INPUT_ERRORS, invoke, read_jsonl
 
 
 def test_without_ray_names_the_extra(collection, tmp_path, monkeypatch):
@@ -34,6 +34,26 @@ def test_missing_input_is_a_message(collection, tmp_path):
         tmp_path / "o",
     )
     assert result.exit_code == 1 and "File not found" in result.output
+
+
+@pytest.mark.parametrize(
+    "input,message",
+    [
+        *[case for case in INPUT_ERRORS if case[0].endswith(".jsonl")],
+        ("{tmp}/noids.jsonl", "noids.jsonl: no 'id' field: dedupe-ray keys the pairs by the records' ids"),
+        ("{tmp}/latin1.jsonl", "latin1.jsonl:2: invalid UTF-8"),
+    ],
+)
+def test_input_errors_are_reported_before_ray_starts(collection, tmp_path, monkeypatch, input, message):
+    pytest.importorskip("ray.data")
+    import ray
+
+    srsly.write_jsonl(tmp_path / "noids.jsonl", [{"text": t} for t in ["a", "b"]])
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"id": 1, "text": "a"}\n{"id": 2, "text": "caf\xe9"}\n')
+    monkeypatch.setattr(ray, "init", lambda *a, **kw: pytest.fail("Ray started"))
+    path = input.format(tmp=tmp_path) if input.startswith("{tmp}") else collection / input
+    result = invoke("dedupe-ray", collection / "model", path, "--vectors", tmp_path / "v", "-o", tmp_path / "o")
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.slow

@@ -87,3 +87,73 @@ def test_vectors_of_another_model_are_refused(local_ray, models, tmp_path):
     files = distributed.write_encoded(ray.data.from_items(rows), str(tmp_path / "cauchy"), str(tmp_path / "v"))
     with pytest.raises(ValueError, match="encoded by model"):
         distributed.find_duplicates_dataset(str(tmp_path / "v"), str(tmp_path / "cosine"), files=files)
+
+
+def test_rows_without_a_text_or_an_id_are_refused_in_the_actors(local_ray, models, tmp_path):
+    """A remote input is not read on the driver: the actors refuse a null text (Ray Data's reading
+    of a missing field) instead of encoding the text "None", and the driver raises their error."""
+    models["cauchy"].to_disk(tmp_path / "model")
+    dataset = ray.data.from_items([{"id": 1, "text": "a"}, {"id": 2, "text": None}, {"id": 3, "text": "c"}])
+    with pytest.raises(ValueError) as info:
+        distributed.write_encoded(dataset, str(tmp_path / "model"), str(tmp_path / "vectors"))
+    assert str(info.value) == "1 record(s) without a string 'text' field (ids 2)"
+
+
+@pytest.mark.parametrize(
+    "batch,message",
+    [
+        (
+            {"id": numpy.array([1]), "body": numpy.array(["a"])},
+            "The records have no 'text' field (fields: 'id', 'body')",
+        ),
+        ({"text": numpy.array(["a"])}, "The records have no 'id' field (fields: 'text')"),
+        (
+            {"id": numpy.array([1, None]), "text": numpy.array(["a", "b"])},
+            "1 record(s) without an 'id' in a block of 2",
+        ),
+        (
+            {"id": numpy.arange(7), "text": numpy.array([None] * 7)},
+            "7 record(s) without a string 'text' field (ids 0, 1, 2, 3, 4, ...)",
+        ),
+    ],
+)
+def test_batch_problem(batch, message):
+    assert distributed.batch_problem(batch, "text", "id") == message
+    assert (
+        distributed.batch_problem({"id": numpy.array([1]), "text": numpy.array(["a"], dtype=object)}, "text", "id")
+        is None
+    )
+
+
+def test_check_jsonl_reads_a_file_or_a_directory(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"id": 1, "text": "a"}\n\n{"id": 2, "text": "b"}\n', encoding="utf8")
+    (tmp_path / "b.json").write_text('{"id": 3, "text": "c"}\n', encoding="utf8")
+    (tmp_path / "notes.txt").write_text("not read\n", encoding="utf8")
+    assert distributed.check_jsonl(tmp_path / "a.jsonl") == 2
+    assert distributed.check_jsonl(tmp_path) == 3
+    (tmp_path / "c.jsonl").write_text('{"id": 4, "text": "d"}\n{"id": 5}\n', encoding="utf8")
+    with pytest.raises(ValueError, match=r"c.jsonl:2: no 'text' field"):
+        distributed.check_jsonl(tmp_path)
+
+
+def test_ray_error_cause_unwraps_chains_and_stops_on_a_cycle():
+    inner = ValueError("bad")
+    outer = RuntimeError("wrapped")
+    outer.__cause__ = inner
+    assert distributed.ray_error_cause(outer) is inner
+    loop = RuntimeError("loop")
+    loop.__cause__ = loop
+    assert distributed.ray_error_cause(loop) is loop
+
+
+def test_dedupe_jsonl_reports_a_bad_row_of_an_unchecked_input_with_the_input(local_ray, models, tmp_path):
+    """A compressed file is not read on the driver: the actors' error comes back naming the input."""
+    import gzip
+
+    models["cauchy"].to_disk(tmp_path / "model")
+    (tmp_path / "input").mkdir()
+    with gzip.open(tmp_path / "input" / "part.jsonl.gz", "wt", encoding="utf8") as file:
+        file.write('{"id": 1, "text": "a"}\n{"id": 2, "body": "x"}\n')
+    with pytest.raises(ValueError) as info:
+        distributed.dedupe_jsonl(str(tmp_path / "model"), str(tmp_path / "input"), str(tmp_path / "v"), progress=False)
+    assert str(info.value) == f"{tmp_path / 'input'}: 1 record(s) without a string 'text' field (ids 2)"
