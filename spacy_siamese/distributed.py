@@ -100,8 +100,9 @@ def batch_problem(batch: Dict[str, numpy.ndarray], text_column: str, id_column: 
 
 def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
     """Check a local JSONL collection as `dedupe` reads it (UTF-8, every line an object with a string
-    text field, ids unique) and that its records have ids; a directory's .jsonl, .ndjson and .json
-    files each. Returns the number of records; raises ValueError naming the file and line."""
+    text field, ids unique within a file) and that its records have ids; a directory's .jsonl,
+    .ndjson and .json files each (an id repeated across files is refused after encoding, by
+    `collect_vectors`). Returns the number of records; raises ValueError naming the file and line."""
     files = (
         sorted(p for p in path.iterdir() if p.suffix.lower() in (".jsonl", ".ndjson", ".json"))
         if path.is_dir()
