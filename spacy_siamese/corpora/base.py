@@ -203,14 +203,19 @@ def check_label(value: float, raw: Any) -> float:
     return value
 
 
-def json_object(line: str) -> Dict[str, Any]:
-    """One JSONL line as a dict; Malformed says what is wrong with it."""
+def json_value(line: str) -> Any:
+    """One JSONL line parsed; Malformed says what is wrong with it."""
     try:
-        obj = json.loads(line)
+        return json.loads(line)
     except json.JSONDecodeError as err:
         raise Malformed(f"invalid JSON: {err.msg} (column {err.colno})") from None
     except (ValueError, RecursionError) as err:  # e.g. an integer too long, nesting too deep
         raise Malformed(f"invalid JSON: {err}") from None
+
+
+def json_object(line: str) -> Dict[str, Any]:
+    """One JSONL line as a dict; Malformed says what is wrong with it."""
+    obj = json_value(line)
     if not isinstance(obj, dict):
         raise Malformed(f"expected a JSON object, found {json_type(obj)}")
     return obj

@@ -18,7 +18,7 @@ import srsly
 from spacy.language import Language
 from spacy.util import find_available_port
 
-from ..corpora.base import numbered_lines
+from ..corpora.base import Malformed, json_value, numbered_lines
 from ..explain import explain_pair
 from ..search import SimilarityIndex
 from .render import json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
@@ -295,9 +295,9 @@ def read_groups(path: Union[str, Path]) -> List[Dict[str, Any]]:
         if not line.text.strip():
             continue
         try:
-            row = json.loads(line.text)
-        except json.JSONDecodeError:
-            raise ValueError(f"{path}:{number}: not a JSON object") from None
+            row = json_value(line.text)
+        except Malformed as err:
+            raise ValueError(f"{path}:{number}: not a JSON object ({err})") from None
         if not isinstance(row, dict) or not isinstance(row.get("members"), list):
             raise ValueError(f"{path}:{number}: not a group of `dedupe --groups` (no 'members' list)")
         rows.append(row)

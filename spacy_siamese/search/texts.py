@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..corpora.base import numbered_lines
+from ..corpora.base import Malformed, json_value, numbered_lines
 
 FORMATS = ("auto", "text", "jsonl")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -123,9 +123,9 @@ def _records(
             yield number, False, line.text, None
             continue
         try:
-            record = json.loads(line.text)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}:{number}: not a JSON object ({err.msg})") from err
+            record = json_value(line.text)
+        except Malformed as err:
+            raise ValueError(f"{path}:{number}: not a JSON object ({err})") from None
         if not isinstance(record, dict) or not isinstance(record.get(field), str):
             raise ValueError(f"{path}:{number}: no '{field}' field with a string (keys: {_keys(record)})")
         yield number, False, record[field], record.get(id_field)

@@ -45,7 +45,12 @@ def test_ids_on_some_records_only_are_an_error(tmp_path):
 
 @pytest.mark.parametrize(
     "line,message",
-    [("{not json", "not a JSON object"), ('{"body": "x"}', "no 'text' field"), ("[1, 2]", "no 'text' field")],
+    [
+        ("{not json", "not a JSON object"),
+        ('{"body": "x"}', "no 'text' field"),
+        ("[1, 2]", "no 'text' field"),
+        ("[" * 100_000 + "]" * 100_000, "not a JSON object"),  # nesting too deep for json.loads
+    ],
 )
 def test_bad_lines_name_file_and_line(tmp_path, line, message):
     path = write(tmp_path / "a.jsonl", [json.dumps({"text": "fine"}), line])
