@@ -237,7 +237,15 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         Cauchy model's by `1 / (1 + sum_i w_i (a_i - b_i)^2)`, i.e. L2 after scaling column i by
         `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`); a hybrid's
         last `lexical_width` columns are its TF-IDF part (see `HybridSimilarity.v1`)."""
-        return self.vectors(list(self.processed(texts_or_docs, batch_size=batch_size, n_process=n_process)))
+        items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
+        docs = self.processed(items, batch_size=batch_size, n_process=n_process)
+        self._require_initialized()
+        out = numpy.zeros((len(items), self.encoder.get_dim("nO")), dtype="float32")
+        start = 0  # docs are made and encoded a batch at a time, never all held at once
+        for batch in minibatch(docs, batch_size):
+            out[start : start + len(batch)] = self.vectors(batch)
+            start += len(batch)
+        return out
 
     def processed(
         self, texts_or_docs: Union[str, Doc, Iterable[Union[str, Doc]]], *, batch_size: int = 256, n_process: int = 1

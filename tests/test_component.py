@@ -433,6 +433,18 @@ def test_encode_texts_and_docs_in_input_order(nlp):
         pipe.encode([3])
 
 
+def test_encode_streams_docs_a_batch_at_a_time(nlp, monkeypatch):
+    """A corpus is encoded without holding all its docs: each call encodes at most one batch."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    texts = [f"question number {i}" for i in range(7)]
+    expected = numpy.vstack([nlp(t).vector for t in texts])
+    seen = []
+    vectors = pipe.vectors
+    monkeypatch.setattr(pipe, "vectors", lambda docs: seen.append(len(docs)) or vectors(docs))
+    numpy.testing.assert_array_equal(pipe.encode(texts, batch_size=3), expected)
+    assert seen == [3, 3, 1]
+
+
 def test_encode_texts_needs_the_pipeline_and_pickles_without_it(nlp):
     import pickle
 

@@ -39,7 +39,12 @@ def encode_command(
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
         vectors, _ = encode_with_texts(
-            nlp, collection.texts(), batch_size=batch_size, n_process=n_process, progress=progress
+            nlp,
+            collection.texts(),
+            batch_size=batch_size,
+            n_process=n_process,
+            progress=progress,
+            keep_texts=False,
         )
         output.parent.mkdir(parents=True, exist_ok=True)
         numpy.save(output, vectors, allow_pickle=False)

@@ -23,22 +23,26 @@ def encode_with_texts(
     n_process: int = 1,
     progress: bool = True,
     desc: str = "encoding",
-) -> Tuple[numpy.ndarray, List[str]]:
-    """(vectors, texts) of texts or docs, as `pipe.encode` gives the vectors, with a progress bar."""
+    keep_texts: bool = True,
+) -> Tuple[numpy.ndarray, Optional[List[str]]]:
+    """(vectors, texts) of texts or docs, as `pipe.encode` gives the vectors, with a progress bar.
+    With `keep_texts=False` the texts are not collected and None is returned for them."""
     items = list(items)
     pipe = get_similarity_pipe(nlp, pipe_name)
-    chunks: List[numpy.ndarray] = []
-    texts: List[str] = []
+    width = pipe.encode([]).shape[1]  # refuses an uninitialized pipe
+    vectors = numpy.zeros((len(items), width), dtype="float32")
+    texts: Optional[List[str]] = [] if keep_texts else None
+    start = 0
     bar = tqdm(total=len(items), desc=desc, unit="doc", disable=not show_progress(progress))
     with bar:
         docs = pipe.processed(items, batch_size=batch_size, n_process=n_process)
         for batch in minibatch(docs, batch_size):
-            chunks.append(pipe.vectors(batch))
-            texts.extend(doc.text for doc in batch)
+            vectors[start : start + len(batch)] = pipe.vectors(batch)
+            start += len(batch)
+            if texts is not None:
+                texts.extend(doc.text for doc in batch)
             bar.update(len(batch))
-    width = pipe.encoder.get_dim("nO")
-    vectors = numpy.vstack(chunks) if chunks else numpy.zeros((0, width), dtype="float32")
-    return numpy.ascontiguousarray(vectors, dtype="float32"), texts
+    return vectors, texts
 
 
 def as_list(items: Optional[Iterable[TextOrDoc]]) -> List[TextOrDoc]:

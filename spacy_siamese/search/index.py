@@ -127,6 +127,7 @@ class SimilarityIndex:
             batch_size=batch_size,
             n_process=n_process,
             progress=progress,
+            keep_texts=self.texts is not None,
         )
         return self.add_vectors(vectors, texts)
 
@@ -153,7 +154,12 @@ class SimilarityIndex:
         id), each score exactly the pipe's similarity of the query and the item."""
         self._check_model()
         vectors, _ = encode_with_texts(
-            self.nlp, as_list(queries), pipe_name=self.pipe_name, batch_size=batch_size, progress=progress
+            self.nlp,
+            as_list(queries),
+            pipe_name=self.pipe_name,
+            batch_size=batch_size,
+            progress=progress,
+            keep_texts=False,
         )
         ids, scores = self.search_vectors(vectors, k)
         return to_hits(ids, scores)

@@ -3,6 +3,7 @@ import pytest
 
 from spacy_siamese import SimilarityIndex
 from spacy_siamese.layers.heads import predicting_head
+from spacy_siamese.search import encode_with_texts
 from spacy_siamese.search.space import COSINE, OTHER, vector_space
 
 from ..conftest import make_nlp, train
@@ -51,6 +52,22 @@ def test_add_extends_ids(models):
     whole = SimilarityIndex.build(nlp, CORPUS, progress=False)
     assert index.search(QUERIES, k=6) == whole.search(QUERIES, k=6)
     assert index.texts == CORPUS
+
+
+def test_texts_are_collected_only_when_kept(models):
+    nlp = models["cosine"]
+    pipe = nlp.get_pipe("siamese_similarity")
+    vectors, texts = encode_with_texts(nlp, CORPUS[:5], batch_size=2, progress=False)
+    assert texts == CORPUS[:5]
+    numpy.testing.assert_array_equal(vectors, pipe.encode(CORPUS[:5]))
+    same, none = encode_with_texts(nlp, CORPUS[:5], batch_size=2, progress=False, keep_texts=False)
+    assert none is None
+    numpy.testing.assert_array_equal(same, vectors)
+    empty, no_texts = encode_with_texts(nlp, [], progress=False)
+    assert empty.shape == (0, vectors.shape[1]) and no_texts == []
+    index = SimilarityIndex.build(nlp, CORPUS[:5], store_texts=False, progress=False)
+    assert index.texts is None
+    numpy.testing.assert_array_equal(index.vectors, vectors)
 
 
 def test_spaces(models):
