@@ -23,10 +23,13 @@ from . import (  # noqa: F401  (each module registers its command)
 )
 from .app import app
 
-# Typer's rich help lists each command with the first paragraph of its docstring and keeps that
-# paragraph's line breaks: give the list the paragraph on one line.
+# Typer's rich help keeps the line breaks of a docstring, which then break its lines at random
+# places on a terminal of another width: give each command its docstring's paragraphs on one
+# line each, and the command list its first paragraph.
 for _command in app.registered_commands:
-    if _command.short_help is None and _command.callback is not None and _command.callback.__doc__:
-        _command.short_help = " ".join(inspect.cleandoc(_command.callback.__doc__).split("\n\n")[0].split())
+    if _command.callback is not None and _command.callback.__doc__:
+        _paragraphs = [" ".join(p.split()) for p in inspect.cleandoc(_command.callback.__doc__).split("\n\n")]
+        _command.help = _command.help or "\n\n".join(_paragraphs)
+        _command.short_help = _command.short_help or _paragraphs[0]
 
 __all__ = ["app"]

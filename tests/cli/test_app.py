@@ -67,6 +67,17 @@ def test_help_lists_each_command_with_its_summary_on_one_line():
         assert summary.replace("\\[", "[") in rows[command.name], command.name
 
 
+def test_each_command_help_shows_its_paragraphs_unbroken(monkeypatch):
+    """A docstring's line breaks, wrapped in the source, do not break the help page's lines."""
+    monkeypatch.setenv("COLUMNS", "1000")
+    for command in app.registered_commands:
+        result = invoke(command.name, "--help")
+        assert result.exit_code == 0, result.output
+        lines = [" ".join(line.split()) for line in result.output.splitlines()]
+        for paragraph in inspect.cleandoc(command.callback.__doc__).split("\n\n"):
+            assert " ".join(paragraph.split()).replace("\\[", "[") in lines, (command.name, paragraph)
+
+
 def library_modules():
     return sorted(p for p in PACKAGE.rglob("*.py") if "cli" not in p.relative_to(PACKAGE).parts)
 
