@@ -71,7 +71,8 @@ class SimilarityIndex:
         self.candidates = candidates
         self.settings = {"hnsw_m": hnsw_m, "ef_construction": ef_construction, "ef_search": ef_search}
         width = self.pipe.encoder.get_dim("nO")
-        self.vectors = numpy.zeros((0, width), dtype="float32")
+        self._rows = numpy.zeros((0, width), dtype="float32")  # capacity; the first len(self) rows are in use
+        self._size = 0
         self.texts: Optional[List[str]] = [] if texts is not None or vectors is None else None
         self._faiss: Any = None
         if backend != "exact":
@@ -113,7 +114,17 @@ class SimilarityIndex:
         return index
 
     def __len__(self) -> int:
-        return len(self.vectors)
+        return self._size
+
+    @property
+    def vectors(self) -> numpy.ndarray:
+        """The items' vectors, float32 (len(self), width): row i is item i."""
+        return self._rows[: self._size]
+
+    @vectors.setter
+    def vectors(self, vectors: numpy.ndarray) -> None:
+        self._rows = vectors
+        self._size = len(vectors)
 
     def add(
         self, texts_or_docs: Sequence[TextOrDoc], *, batch_size: int = 256, n_process: int = 1, progress: bool = True
@@ -136,8 +147,16 @@ class SimilarityIndex:
         vectors = numpy.ascontiguousarray(vectors, dtype="float32")
         if vectors.ndim != 2 or vectors.shape[1] != self.vectors.shape[1]:
             raise ValueError(f"Expected vectors of shape (n, {self.vectors.shape[1]}), got {vectors.shape}")
-        start = len(self.vectors)
-        self.vectors = numpy.vstack([self.vectors, vectors]) if start else vectors
+        start = len(self)
+        if not start:
+            self.vectors = vectors
+        else:  # grow the capacity geometrically, so that adding in small batches is not quadratic
+            if start + len(vectors) > len(self._rows):
+                grown = numpy.empty((max(start + len(vectors), 2 * len(self._rows)), vectors.shape[1]), dtype="float32")
+                grown[:start] = self.vectors
+                self._rows = grown
+            self._rows[start : start + len(vectors)] = vectors
+            self._size = start + len(vectors)
         if self.texts is not None:
             if texts is None or len(texts) != len(vectors):
                 self.texts = None  # texts are kept only when every item has one

@@ -70,6 +70,27 @@ def test_texts_are_collected_only_when_kept(models):
     numpy.testing.assert_array_equal(index.vectors, vectors)
 
 
+def test_adding_one_at_a_time_gives_the_same_index_without_copying_it_each_time(models, tmp_path):
+    nlp = models["cauchy"]
+    whole = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    index = SimilarityIndex(nlp)
+    views = []
+    for i, vector in enumerate(whole.vectors):
+        assert index.add_vectors(vector[None, :], [CORPUS[i]]) == [i]
+        views.append(index.vectors)
+    numpy.testing.assert_array_equal(index.vectors, whole.vectors)
+    assert index.texts == CORPUS and len(index) == len(CORPUS)
+    assert index.search(QUERIES, k=5) == whole.search(QUERIES, k=5)
+    # the rows grow geometrically: most adds write into the rows already there
+    reused = sum(numpy.shares_memory(a, b) for a, b in zip(views, views[1:]))
+    assert reused >= len(views) - 1 - numpy.ceil(numpy.log2(len(views)))
+    index.save(tmp_path / "index")
+    loaded = SimilarityIndex.load(tmp_path / "index", nlp)
+    numpy.testing.assert_array_equal(loaded.vectors, whole.vectors)
+    assert loaded.add_vectors(whole.vectors[:2]) == [len(CORPUS), len(CORPUS) + 1]
+    numpy.testing.assert_array_equal(loaded.vectors[-2:], whole.vectors[:2])
+
+
 def test_spaces(models):
     assert vector_space(models["cosine"].get_pipe("siamese_similarity").comparison).kind == COSINE
     assert vector_space(models["feature"].get_pipe("siamese_similarity").comparison).kind == OTHER
