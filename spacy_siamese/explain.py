@@ -19,10 +19,10 @@ import numpy
 from scipy.sparse import csr_matrix
 from spacy.language import Language
 from spacy.tokens import Doc
-from spacy.util import minibatch
+from spacy.training.batchers import minibatch_by_words
 from thinc.api import Model
 
-from .component import BATCH_SIZE, get_similarity_pipe
+from .component import get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
 from .layers.tfidf import TERM_ATTRS
@@ -34,6 +34,7 @@ METHODS = ("auto", "exact", "shapley", "occlusion")
 # above it, from `samples` random permutations (n docs each).
 EXACT_SHAPLEY_TOKENS = 8
 SAMPLES = 32
+BATCH_WORDS = 4096  # tokens per batch of subsets encoded at once
 
 
 @dataclass
@@ -233,8 +234,10 @@ def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> nump
     full = masks.all(axis=1) & (len(doc) > 0)
     if full.any():
         out[full] = pipe.compare(pipe.vector_of(doc)[None, :], other_vector[None, :])[0]
-    for rows in minibatch(numpy.flatnonzero(~full), BATCH_SIZE):
-        rows = numpy.asarray(rows)
+    sizes = masks.sum(axis=1)
+    # batches of about BATCH_WORDS tokens: the subsets of a long text are long docs
+    for batch in minibatch_by_words(numpy.flatnonzero(~full), BATCH_WORDS, get_length=lambda r: int(sizes[r])):
+        rows = numpy.asarray(batch)
         docs = [pipe._words_doc([t for t, keep in zip(doc, masks[r]) if keep]) for r in rows]
         vectors = pipe.model.ops.to_numpy(pipe.predict(docs))
         out[rows] = pipe.compare(vectors, numpy.repeat(other_vector[None, :], len(rows), axis=0))

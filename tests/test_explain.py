@@ -8,7 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
-from spacy_siamese.explain import EXACT_SHAPLEY_TOKENS, explain_pair, shapley_values, subset_scores, tweak_weights
+from spacy_siamese.explain import (
+    BATCH_WORDS,
+    EXACT_SHAPLEY_TOKENS,
+    explain_pair,
+    shapley_values,
+    subset_scores,
+    tweak_weights,
+)
 
 from .cli.conftest import invoke
 from .conftest import CONFIGS, PAIRS, make_nlp, pair_examples, set_random_vectors, train
@@ -158,6 +165,20 @@ def test_subset_scores_full_mask_is_the_similarity(nlp):
     scores = subset_scores(nlp.get_pipe("siamese_similarity"), a, b, masks)
     assert scores[0] == pytest.approx(a.similarity(b), abs=0)
     assert scores[1] == pytest.approx(a[1:].similarity(b), abs=1e-6)  # a shorter text is scored as a span
+
+
+def test_subsets_of_a_long_text_are_encoded_in_batches_of_bounded_tokens(nlp, monkeypatch):
+    pipe = nlp.get_pipe("siamese_similarity")
+    a, b = nlp(" ".join(["learn python quickly"] * 400)), nlp(PAIRS[0][1])
+    masks = numpy.random.default_rng(0).random((300, len(a))) < 0.9
+    tokens = []
+    predict = pipe.predict
+    monkeypatch.setattr(pipe, "predict", lambda docs: tokens.append(sum(map(len, docs))) or predict(docs))
+    scores = subset_scores(pipe, a, b, masks)
+    assert len(tokens) > 1 and max(tokens) <= 1.2 * BATCH_WORDS + len(a)
+    monkeypatch.setattr(pipe, "predict", predict)
+    for row in (0, 150, 299):  # each subset scores as it does alone
+        assert scores[row] == pytest.approx(subset_scores(pipe, a, b, masks[row : row + 1])[0], abs=1e-6)
 
 
 def brute_force_shapley(table, n):
