@@ -27,6 +27,7 @@ from .metrics import best_threshold, is_binary, precision_threshold
 from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, partner_text, split_pairs
 from .pairwise import vector_similarity_matrix
 from .scoring import binary_pairs, score_pairs
+from .util import token_batches
 from .validation import DEDUPE_PRECISION, check_scores, check_settings, check_sizes
 from .vectors import store_vector, stored_vector
 
@@ -55,6 +56,7 @@ PIPE_NAME = "siamese_similarity"
 # The pipeline each pipe made by the factory belongs to (not an attribute: pipes are pickled).
 _PIPELINES: "weakref.WeakKeyDictionary[Any, weakref.ReferenceType[Language]]" = weakref.WeakKeyDictionary()
 BATCH_SIZE = 256
+PREDICT_TOKENS = 8192  # tokens per batch the encoder runs on at once (a longer doc runs alone)
 PAD_ROWS = 32
 
 
@@ -178,18 +180,22 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         docs = list(docs)
         if not docs:
             return self.model.ops.alloc2f(0, self.encoder.get_dim("nO"))
-        if all(len(doc) == 0 for doc in docs):
-            # Some encoders (static vectors) cannot run a batch without a single token; an empty
-            # doc pools to zeros, whatever else is in its batch.
-            vectors = self.encoder.predict([*docs, Doc(self.vocab, words=["-"])])[:-1]
-        else:
-            vectors = self.encoder.predict(docs)
+        # long docs are encoded a few at a time: the activations grow with a batch's tokens
+        parts = [self._encode(batch) for batch in token_batches(docs, PREDICT_TOKENS)]
+        vectors = parts[0] if len(parts) == 1 else self.model.ops.xp.vstack(parts)
         if not self.model.ops.xp.isfinite(vectors).all():
             raise ValueError(
                 f"The '{self.name}' model produced vectors that are not finite: its weights are not "
                 "finite (a diverged training run or a damaged model file)."
             )
         return vectors
+
+    def _encode(self, docs: List[Doc]) -> Floats2d:
+        if all(len(doc) == 0 for doc in docs):
+            # Some encoders (static vectors) cannot run a batch without a single token; an empty
+            # doc pools to zeros, whatever else is in its batch.
+            return self.encoder.predict([*docs, Doc(self.vocab, words=["-"])])[:-1]
+        return self.encoder.predict(docs)
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Floats2d) -> None:
         model_id = self._require_initialized()

@@ -19,14 +19,14 @@ import numpy
 from scipy.sparse import csr_matrix
 from spacy.language import Language
 from spacy.tokens import Doc
-from spacy.training.batchers import minibatch_by_words
 from thinc.api import Model
 
-from .component import get_similarity_pipe
+from .component import PREDICT_TOKENS, get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
 from .layers.tfidf import TERM_ATTRS
 from .layers.tweak import feature_weights, term_features, term_weights
+from .util import token_batches
 
 KINDS = ("tweak", "s2net", "hybrid", "encoder")
 METHODS = ("auto", "exact", "shapley", "occlusion")
@@ -34,7 +34,6 @@ METHODS = ("auto", "exact", "shapley", "occlusion")
 # above it, from `samples` random permutations (n docs each).
 EXACT_SHAPLEY_TOKENS = 8
 SAMPLES = 32
-BATCH_WORDS = 4096  # tokens per batch of subsets encoded at once
 
 
 @dataclass
@@ -235,8 +234,8 @@ def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> nump
     if full.any():
         out[full] = pipe.compare(pipe.vector_of(doc)[None, :], other_vector[None, :])[0]
     sizes = masks.sum(axis=1)
-    # batches of about BATCH_WORDS tokens: the subsets of a long text are long docs
-    for batch in minibatch_by_words(numpy.flatnonzero(~full), BATCH_WORDS, get_length=lambda r: int(sizes[r])):
+    # the subsets of a long text are long docs: encode a bounded number of tokens at once
+    for batch in token_batches(numpy.flatnonzero(~full), PREDICT_TOKENS, length=lambda r: int(sizes[r])):
         rows = numpy.asarray(batch)
         docs = [pipe._words_doc([t for t, keep in zip(doc, masks[r]) if keep]) for r in rows]
         vectors = pipe.model.ops.to_numpy(pipe.predict(docs))

@@ -1,13 +1,33 @@
-"""Small helpers shared across layers: progress bars, optional extras, graph components."""
+"""Small helpers shared across layers: progress bars, optional extras, batches by tokens, graph components."""
 
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
 
 import numpy
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+T = TypeVar("T")
+
+
+def token_batches(
+    items: Iterable[T], max_tokens: int, *, length: Optional[Callable[[T], int]] = None
+) -> Iterator[List[T]]:
+    """Consecutive batches of items (in order) of at most `max_tokens` tokens by `length` (default
+    `len`, e.g. of a doc); an item longer than that is a batch alone."""
+    batch: List[T] = []
+    size = 0
+    for item in items:
+        n = length(item) if length is not None else len(item)  # type: ignore[arg-type]
+        if batch and size + n > max_tokens:
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += n
+    if batch:
+        yield batch
 
 
 def show_progress(progress: bool) -> bool:

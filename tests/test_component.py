@@ -114,6 +114,25 @@ def test_unknown_words(nlp):
     assert not numpy.array_equal(doc.vector, nlp("Qwzzy blorptang snerfle wobbleton?").vector)
 
 
+def test_a_batch_of_long_docs_is_encoded_a_few_tokens_at_a_time(nlp, monkeypatch):
+    """The encoder runs on at most PREDICT_TOKENS tokens at once (a longer doc alone), in order,
+    and the vectors are those of each doc alone, empty docs included."""
+    from spacy_siamese import component
+
+    pipe = nlp.get_pipe("siamese_similarity")
+    texts = ["", "What is love?", "word " * 30, " ", "Why is the sky blue? " * 2, "", "a b c d e f g h i j k l"]
+    docs = list(nlp.pipe(texts))
+    single = numpy.vstack([pipe.predict([doc]) for doc in docs])
+    monkeypatch.setattr(component, "PREDICT_TOKENS", 12)
+    sizes = []
+    encode = pipe._encode
+    monkeypatch.setattr(pipe, "_encode", lambda batch: sizes.append([len(d) for d in batch]) or encode(batch))
+    numpy.testing.assert_allclose(pipe.predict(docs), single, atol=1e-5)
+    assert [n for batch in sizes for n in batch][: len(docs)] == [len(d) for d in docs]
+    assert all(sum(batch) <= 12 or len(batch) == 1 for batch in sizes)
+    assert len(sizes) > 3
+
+
 def test_batched_equals_unbatched(nlp):
     batched = numpy.array([d.vector for d in nlp.pipe(TEXTS, batch_size=7)])
     single = numpy.array([nlp(t).vector for t in TEXTS])

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
+from spacy_siamese.component import PREDICT_TOKENS
 from spacy_siamese.explain import (
-    BATCH_WORDS,
     EXACT_SHAPLEY_TOKENS,
     explain_pair,
     shapley_values,
@@ -175,7 +175,7 @@ def test_subsets_of_a_long_text_are_encoded_in_batches_of_bounded_tokens(nlp, mo
     predict = pipe.predict
     monkeypatch.setattr(pipe, "predict", lambda docs: tokens.append(sum(map(len, docs))) or predict(docs))
     scores = subset_scores(pipe, a, b, masks)
-    assert len(tokens) > 1 and max(tokens) <= 1.2 * BATCH_WORDS + len(a)
+    assert len(tokens) > 1 and max(tokens) <= PREDICT_TOKENS
     monkeypatch.setattr(pipe, "predict", predict)
     for row in (0, 150, 299):  # each subset scores as it does alone
         assert scores[row] == pytest.approx(subset_scores(pipe, a, b, masks[row : row + 1])[0], abs=1e-6)

@@ -1,4 +1,4 @@
-"""Small helpers: graph components, progress bars, optional extras."""
+"""Small helpers: graph components, progress bars, optional extras, batches by tokens."""
 
 import io
 import json
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spacy_siamese.util import component_labels, import_extra, show_progress
+from spacy_siamese.util import component_labels, import_extra, show_progress, token_batches
 
 
 def reference_components(n, edges):
@@ -76,3 +76,17 @@ def test_import_extra():
     assert import_extra("json", "extra", "Reading JSON") is json
     with pytest.raises(ImportError, match=r"The frobnicator needs no_such_module_xyz: .*spacy-siamese\[extra\]"):
         import_extra("no_such_module_xyz.sub", "extra", "The frobnicator")
+
+
+@given(st.lists(st.integers(0, 30)), st.integers(1, 40))
+def test_token_batches_keep_order_and_bound_each_batch(lengths, max_tokens):
+    items = [[0] * n for n in lengths]
+    batches = list(token_batches(items, max_tokens))
+    assert [item for batch in batches for item in batch] == items
+    assert all(batch for batch in batches)
+    for batch, following in zip(batches, batches[1:] + [None]):
+        assert sum(map(len, batch)) <= max_tokens or len(batch) == 1
+        if following is not None:  # a batch ends only when the next item would not fit
+            assert sum(map(len, batch)) + len(following[0]) > max_tokens
+    by_value = list(token_batches(range(len(lengths)), max_tokens, length=lambda i: lengths[i]))
+    assert [[len(items[i]) for i in b] for b in by_value] == [[len(x) for x in b] for b in batches]
