@@ -19,14 +19,14 @@ import numpy
 from scipy.sparse import csr_matrix
 from spacy.language import Language
 from spacy.tokens import Doc
+from spacy.util import minibatch
 from thinc.api import Model
 
-from .component import PREDICT_TOKENS, get_similarity_pipe
+from .component import BATCH_SIZE, get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
 from .layers.tfidf import TERM_ATTRS
 from .layers.tweak import feature_weights, term_features, term_weights
-from .util import token_batches
 
 KINDS = ("tweak", "s2net", "hybrid", "encoder")
 METHODS = ("auto", "exact", "shapley", "occlusion")
@@ -233,10 +233,8 @@ def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> nump
     full = masks.all(axis=1) & (len(doc) > 0)
     if full.any():
         out[full] = pipe.compare(pipe.vector_of(doc)[None, :], other_vector[None, :])[0]
-    sizes = masks.sum(axis=1)
-    # the subsets of a long text are long docs: encode a bounded number of tokens at once
-    for batch in token_batches(numpy.flatnonzero(~full), PREDICT_TOKENS, length=lambda r: int(sizes[r])):
-        rows = numpy.asarray(batch)
+    for rows in minibatch(numpy.flatnonzero(~full), BATCH_SIZE):
+        rows = numpy.asarray(rows)
         docs = [pipe._words_doc([t for t, keep in zip(doc, masks[r]) if keep]) for r in rows]
         vectors = pipe.model.ops.to_numpy(pipe.predict(docs))
         out[rows] = pipe.compare(vectors, numpy.repeat(other_vector[None, :], len(rows), axis=0))
