@@ -9,13 +9,7 @@ from hypothesis import strategies as st
 from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
 from spacy_siamese.component import PREDICT_TOKENS
-from spacy_siamese.explain import (
-    EXACT_SHAPLEY_TOKENS,
-    explain_pair,
-    shapley_values,
-    subset_scores,
-    tweak_weights,
-)
+from spacy_siamese.explain import EXACT_SHAPLEY_TOKENS, explain_pair, shapley_values, subset_scores, tweak_weights
 
 from .cli.conftest import invoke
 from .conftest import CONFIGS, PAIRS, make_nlp, pair_examples, set_random_vectors, train
