@@ -31,7 +31,7 @@ TOLERANCE = 2e-4
 # rounding only: candidates within this of the k-th best are re-scored.
 SCORE_TOLERANCE = 1e-4
 BLOCK_BYTES = 64 * 2**20  # bound on one block of query x item keys
-ITEM_CHUNK = 32768
+ITEM_BLOCK_BYTES = 64 * 2**20  # bound on one block of items converted for scoring (float64)
 Hits = List[List[Tuple[int, float]]]
 
 
@@ -228,8 +228,9 @@ class SimilarityIndex:
         with `matrix_scores`, the space's own scores (`VectorSpace.scores`)."""
         if matrix_scores:
             keys = numpy.empty((len(queries), len(self)), dtype="float32")
-            for s in range(0, len(self), ITEM_CHUNK):
-                keys[:, s : s + ITEM_CHUNK] = self.space.scores(queries, self.vectors[s : s + ITEM_CHUNK])
+            step = self._item_step()
+            for s in range(0, len(self), step):
+                keys[:, s : s + step] = self.space.scores(queries, self.vectors[s : s + step])
             return keys, numpy.full(len(queries), SCORE_TOLERANCE, dtype="float32")
         q = self.space.transform(queries)
         if self.space.metric == "l1":  # only with `candidates`: L1 keys of the nearest candidates
@@ -237,17 +238,22 @@ class SimilarityIndex:
             return keys, numpy.zeros(len(q), dtype="float32")
         keys = numpy.empty((len(q), len(self)), dtype="float32")
         max_sq = 0.0
-        for s in range(0, len(self), ITEM_CHUNK):
-            x = self.space.transform(self.vectors[s : s + ITEM_CHUNK])
+        step = self._item_step()
+        for s in range(0, len(self), step):
+            x = self.space.transform(self.vectors[s : s + step])
             block = q @ x.T
             if self.space.metric == "l2":
                 sq = numpy.einsum("ij,ij->i", x, x)
                 max_sq = max(max_sq, float(sq.max()))
                 block = 2.0 * block - sq[None, :]  # -|q - x|^2 + |q|^2
-            keys[:, s : s + ITEM_CHUNK] = block
+            keys[:, s : s + step] = block
         q_sq = numpy.einsum("ij,ij->i", q, q) if self.space.metric == "l2" else numpy.ones(len(q), dtype="f")
         max_sq = max_sq if self.space.metric == "l2" else 1.0
         return keys, (TOLERANCE * (q_sq + max_sq)).astype("float32")
+
+    def _item_step(self) -> int:
+        """Items per block when computing keys: the block's float64 copy stays within ITEM_BLOCK_BYTES."""
+        return max(1, ITEM_BLOCK_BYTES // (8 * self.vectors.shape[1]))
 
     def _faiss_candidates(
         self, queries: numpy.ndarray, k: int, exclude: Optional[numpy.ndarray]

@@ -36,6 +36,18 @@ def test_exact_backend_is_brute_force(model, k):
             assert score == query.similarity(docs[j])
 
 
+def test_items_scored_in_blocks_give_the_same_hits(model, monkeypatch):
+    """Keys computed a few items at a time (a large index in bounded memory) rank as in one block."""
+    from spacy_siamese.search import index as index_module
+
+    _, nlp = model
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    whole = index.search(QUERIES, k=7)
+    monkeypatch.setattr(index_module, "ITEM_BLOCK_BYTES", 8 * index.vectors.shape[1] * 3)
+    assert index._item_step() == 3
+    assert index.search(QUERIES, k=7) == whole
+
+
 def test_texts_and_docs_give_one_index(models):
     nlp = models["cauchy"]
     by_text = SimilarityIndex.build(nlp, CORPUS, progress=False, batch_size=7)
