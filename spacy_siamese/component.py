@@ -17,6 +17,7 @@ from spacy.util import minibatch
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
+from tqdm import tqdm
 
 from . import hooks
 from .identity import ModelIdentity, in_training_evaluation
@@ -27,7 +28,7 @@ from .metrics import best_threshold, is_binary, precision_threshold
 from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, partner_text, split_pairs
 from .pairwise import vector_similarity_matrix
 from .scoring import binary_pairs, score_pairs
-from .util import token_batches
+from .util import show_progress, token_batches
 from .validation import DEDUPE_PRECISION, check_scores, check_settings, check_sizes
 from .vectors import store_vector, stored_vector
 
@@ -233,11 +234,17 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return vector_similarity_matrix(self.compare, vectors_a, vectors_b, block_size=block_size)
 
     def encode(
-        self, texts_or_docs: Union[str, Doc, Iterable[Union[str, Doc]]], *, batch_size: int = 256, n_process: int = 1
+        self,
+        texts_or_docs: Union[str, Doc, Iterable[Union[str, Doc]]],
+        *,
+        batch_size: int = 256,
+        n_process: int = 1,
+        progress: bool = False,
     ) -> numpy.ndarray:
         """The learned vectors of texts or docs, float32 (N, width), in input order: texts go
         through the pipeline this pipe belongs to (`nlp.pipe`, `n_process` processes), docs give
-        the vector this model stored on them (else encoded now).
+        the vector this model stored on them (else encoded now). `progress` shows a progress bar
+        (on a terminal).
 
         The vectors are what `compare` scores: a cosine model's vectors compare by cosine; a
         Cauchy model's by `1 / (1 + sum_i w_i (a_i - b_i)^2)`, i.e. L2 after scaling column i by
@@ -248,9 +255,11 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         self._require_initialized()
         out = numpy.zeros((len(items), self.encoder.get_dim("nO")), dtype="float32")
         start = 0  # docs are made and encoded a batch at a time, never all held at once
-        for batch in minibatch(docs, batch_size):
-            out[start : start + len(batch)] = self.vectors(batch)
-            start += len(batch)
+        with tqdm(total=len(items), desc="encoding", unit="doc", disable=not show_progress(progress)) as bar:
+            for batch in minibatch(docs, batch_size):
+                out[start : start + len(batch)] = self.vectors(batch)
+                start += len(batch)
+                bar.update(len(batch))
         return out
 
     def processed(

@@ -6,7 +6,7 @@ import numpy
 import srsly
 import typer
 
-from ..search import encode_with_texts
+from ..component import get_similarity_pipe
 from .app import (
     BATCH_SIZE,
     COLLECTION,
@@ -38,14 +38,8 @@ def encode_command(
     with errors():
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
-        vectors, _ = encode_with_texts(
-            nlp,
-            collection.texts(),
-            batch_size=batch_size,
-            n_process=n_process,
-            progress=progress,
-            keep_texts=False,
-        )
+        pipe = get_similarity_pipe(nlp)
+        vectors = pipe.encode(list(collection.texts()), batch_size=batch_size, n_process=n_process, progress=progress)
         output.parent.mkdir(parents=True, exist_ok=True)
         numpy.save(output, vectors, allow_pickle=False)
         srsly.write_json(output.with_name(output.name + ".ids.json"), collection.ids)

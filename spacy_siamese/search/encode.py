@@ -5,11 +5,8 @@ from typing import Iterable, List, Optional, Tuple, Union
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc
-from spacy.util import minibatch
-from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..util import show_progress
 
 TextOrDoc = Union[str, Doc]
 
@@ -22,26 +19,14 @@ def encode_with_texts(
     batch_size: int = 256,
     n_process: int = 1,
     progress: bool = True,
-    desc: str = "encoding",
     keep_texts: bool = True,
 ) -> Tuple[numpy.ndarray, Optional[List[str]]]:
-    """(vectors, texts) of texts or docs, as `pipe.encode` gives the vectors, with a progress bar.
-    With `keep_texts=False` the texts are not collected and None is returned for them."""
+    """(vectors, texts) of texts or docs: the vectors of `pipe.encode`, with a progress bar, and
+    each item's text (a doc's `.text`). With `keep_texts=False` the texts are None."""
     items = list(items)
     pipe = get_similarity_pipe(nlp, pipe_name)
-    width = pipe.encode([]).shape[1]  # refuses an uninitialized pipe
-    vectors = numpy.zeros((len(items), width), dtype="float32")
-    texts: Optional[List[str]] = [] if keep_texts else None
-    start = 0
-    bar = tqdm(total=len(items), desc=desc, unit="doc", disable=not show_progress(progress))
-    with bar:
-        docs = pipe.processed(items, batch_size=batch_size, n_process=n_process)
-        for batch in minibatch(docs, batch_size):
-            vectors[start : start + len(batch)] = pipe.vectors(batch)
-            start += len(batch)
-            if texts is not None:
-                texts.extend(doc.text for doc in batch)
-            bar.update(len(batch))
+    vectors = pipe.encode(items, batch_size=batch_size, n_process=n_process, progress=progress)
+    texts = [item if isinstance(item, str) else item.text for item in items] if keep_texts else None
     return vectors, texts
 
 

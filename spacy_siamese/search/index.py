@@ -172,14 +172,7 @@ class SimilarityIndex:
         """The k best items for each query text or doc: [(id, score), ...], best first (ties by
         id), each score exactly the pipe's similarity of the query and the item."""
         self._check_model()
-        vectors, _ = encode_with_texts(
-            self.nlp,
-            as_list(queries),
-            pipe_name=self.pipe_name,
-            batch_size=batch_size,
-            progress=progress,
-            keep_texts=False,
-        )
+        vectors = self.pipe.encode(as_list(queries), batch_size=batch_size, progress=progress)
         ids, scores = self.search_vectors(vectors, k)
         return to_hits(ids, scores)
 
