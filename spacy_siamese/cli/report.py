@@ -20,6 +20,7 @@ def report_command(
     """Summarise saved evaluations (evaluate, evaluate-retrieval, evaluate-duplicates --output-json) in tables."""
     with errors():
         reports: Dict[str, Dict[str, Any]] = {}
+        sources: Dict[str, Path] = {}
         for arg in paths:
             named = Path(arg).is_file()
             files = (
@@ -30,7 +31,13 @@ def report_command(
             for path in files:
                 rep = read_json(path)
                 if isinstance(rep, dict) and rep.get("task") in DETAILS and "results" in rep:
-                    reports[rep.get("name") or path.stem] = rep
+                    name = rep.get("name") or path.stem
+                    if name in sources and sources[name].resolve() != path.resolve():
+                        fail(
+                            f"{sources[name]} and {path} are both named {name!r}: one would hide the other in "
+                            "the summary. Give the evaluations distinct --name values."
+                        )
+                    reports[name], sources[name] = rep, path
                 elif named:
                     fail(f"{path} is not an evaluation written by an evaluate command's --output-json")
         if not reports:

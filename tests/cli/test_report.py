@@ -20,6 +20,7 @@ def test_report_summarises_saved_evaluations(files, tmp_path, monkeypatch):
     relative = f"{tmp_path.name}/*.json"  # as a project command passes it: unexpanded
     named = [tmp_path / "tiny.json", tmp_path / "docs.json", tmp_path / "d.json"]
     for args in (named, [tmp_path], [f"{tmp_path}/*.json"], [relative]):
+        (tmp_path / "README.md").unlink(missing_ok=True)  # each run writes its own summary
         result = invoke("report", *args, "--output-md", tmp_path / "README.md")
         assert result.exit_code == 0, result.output
         summary = (tmp_path / "README.md").read_text(encoding="utf8")
@@ -29,3 +30,14 @@ def test_report_summarises_saved_evaluations(files, tmp_path, monkeypatch):
     assert result.exit_code == 1 and "is not an evaluation" in result.output
     result = invoke("report", tmp_path / "nothing")
     assert result.exit_code == 1 and "No evaluation JSON files" in result.output
+
+
+def test_report_refuses_two_evaluations_of_one_name(files, tmp_path):
+    for out in ("a.json", "b.json"):
+        args = ("evaluate", files / "model", files / "dev.jsonl", "--name", "tiny", "--output-json", tmp_path / out)
+        assert invoke(*args).exit_code == 0
+    result = invoke("report", tmp_path)
+    assert result.exit_code == 1
+    assert "a.json and " in result.output and "b.json are both named 'tiny'" in result.output
+    result = invoke("report", tmp_path / "a.json", tmp_path / "a.json")  # one file named twice: one row
+    assert result.exit_code == 0 and result.output.count("| tiny |") == 1
