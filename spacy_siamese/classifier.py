@@ -75,7 +75,7 @@ class SimilarityClassifier(Pipe):
         self.scorer = scorer
         self.cfg: Dict[str, Any] = {"similarity_pipe": similarity_pipe, "rule": rule, "normalize": bool(normalize)}
         self.exemplars: Dict[str, List[str]] = {}
-        self._cache: Optional[Tuple[str, Dict[str, numpy.ndarray]]] = None
+        self._cache: Optional[Tuple[Tuple[str, bool], Dict[str, numpy.ndarray]]] = None
         for label, texts in (exemplars or {}).items():
             self.add_exemplars(label, texts)
 
@@ -167,7 +167,8 @@ class SimilarityClassifier(Pipe):
         return pipe
 
     def _label_vectors(self, similarity: SiameseSimilarity) -> Dict[str, numpy.ndarray]:
-        """Each label's exemplar vectors (one row for the centroid rule), cached per model id."""
+        """Each label's exemplar vectors (one row for the centroid rule), cached per model id and
+        per whether the rule is the centroid (`cfg["rule"]` may change between calls)."""
         if not self.exemplars:
             raise ValueError(
                 f"The '{self.name}' pipe has no exemplars: give them in its config (exemplars = "
@@ -176,14 +177,15 @@ class SimilarityClassifier(Pipe):
         model_id = similarity.model_id
         if model_id is None:
             similarity.predict([])  # raises the similarity pipe's own 'not initialized' error
-        if self._cache is None or self._cache[0] != model_id:
+        key = (str(model_id), self.cfg["rule"] == "centroid")
+        if self._cache is None or self._cache[0] != key:
             vectors = {}
             for label, texts in self.exemplars.items():
                 docs = [similarity._words_doc(self.nlp.make_doc(text)) for text in texts]
                 vectors[label] = numpy.asarray(similarity.model.ops.to_numpy(similarity.predict(docs)), dtype="f")
-                if self.cfg["rule"] == "centroid":
+                if key[1]:
                     vectors[label] = vectors[label].mean(axis=0, keepdims=True)
-            self._cache = (str(model_id), vectors)
+            self._cache = (key, vectors)
         return self._cache[1]
 
     # -- serialization --------------------------------------------------------
