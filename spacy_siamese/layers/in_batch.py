@@ -63,7 +63,7 @@ def cross_scores(scorer: Model[InT, Floats2d], A: Floats2d, B: Floats2d, is_trai
     n_cols = S.shape[1]
 
     def backprop(dM: Floats2d) -> InT:
-        dS = scorer.ops.alloc2f(n * m, n_cols)
+        dS = scorer.ops.alloc2f(n * m, n_cols, dtype=S.dtype)
         dS[:, 0] = dM.reshape((-1,))  # type: ignore[call-overload]
         dA_rep, dB_rep = backprop_scores(dS)
         return dA_rep.reshape((n, m, width)).sum(axis=1), dB_rep.reshape((n, m, width)).sum(axis=0)

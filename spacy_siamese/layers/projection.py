@@ -71,7 +71,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         X_used = csr_matrix((X_csr.data, cols.ravel(), X_csr.indptr), shape=(X_csr.shape[0], len(rows)))
         dW_used = numpy.asarray(X_used.T @ dY, dtype=W.dtype)
         if not model.has_grad("W"):
-            model.inc_grad("W", model.ops.alloc2f(*W.shape))
+            model.inc_grad("W", model.ops.alloc2f(*W.shape, dtype=W.dtype))
         dW = cast(numpy.ndarray, model.get_grad("W"))
         dW[rows] += dW_used
         return None  # the featuriser upstream has no parameters

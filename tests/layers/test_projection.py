@@ -44,6 +44,7 @@ def test_projection_sparse_path():
     _, backprop = model(X, is_train=True)
     backprop(R)  # accumulates
     numeric = numeric_grad(lambda: (model.set_param("W", W), loss())[1], W, 1e-6)
+    assert model.get_grad("W").dtype == W.dtype == numpy.float64
     assert_grad_close(model.get_grad("W"), 2 * numeric)
     assert not model.get_grad("W")[[2, 3, 5]].any()  # terms absent from the batch
     assert model.get_grad("W")[[0, 1, 4]].all()
