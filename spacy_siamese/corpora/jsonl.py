@@ -57,7 +57,10 @@ def read_jsonl_documents(path: Path) -> Iterator[DocItem]:
         elif not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
             yield DocumentFormatError(path, number, 'field "labels" must be a non-empty list of strings')
         else:
-            yield DocRecord(text, tuple(labels), str(obj.get("group", "")), str(obj.get("id", number)))
+            try:
+                yield DocRecord(text, tuple(labels), _group(obj), _doc_id(obj, number))
+            except Malformed as err:
+                yield DocumentFormatError(path, number, str(err))
 
 
 def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:
@@ -82,6 +85,14 @@ def _group(obj: Dict[str, Any]) -> str:
     if not isinstance(group, str):
         raise Malformed(f"'group' must be a string, found {json_type(group)}")
     return group
+
+
+def _doc_id(obj: Dict[str, Any], number: int) -> str:
+    """A document's "id" (a string or an integer, as a string), or its line number."""
+    doc_id = obj.get("id", number)
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise Malformed(f"'id' must be a string or an integer, found {json_type(doc_id)}")
+    return str(doc_id)
 
 
 def _pair(obj: Dict[str, Any]) -> Tuple[str, str, float]:

@@ -61,6 +61,11 @@ def test_jsonl_documents_round_trip_and_errors(tmp_path):
         ('{"labels": ["x"]}', 'field "text"'),
         ('{"text": "t"}', 'field "labels"'),
         ('{"text": "t", "labels": []}', 'field "labels"'),
+        ('{"text": "t", "labels": ["x"], "group": null}', "'group' must be a string, found null"),
+        ('{"text": "t", "labels": ["x"], "group": 3}', "'group' must be a string"),
+        ('{"text": "t", "labels": ["x"], "id": null}', "'id' must be a string or an integer, found null"),
+        ('{"text": "t", "labels": ["x"], "id": 1.5}', "'id' must be a string or an integer"),
+        ('{"text": "t", "labels": ["x"], "id": true}', "'id' must be a string or an integer"),
     ]:
         path.write_text('{"text": "ok", "labels": ["x"]}\n' + line + "\n", encoding="utf8")
         with pytest.raises(DocumentFormatError, match=f"docs.jsonl:2: {message}"):
