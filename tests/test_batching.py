@@ -60,10 +60,18 @@ def test_no_batch_holds_two_pairs_of_one_cluster(seed):
 
 def test_graded_pairs_chain_no_clusters_and_keep_batches_full():
     nlp = make_nlp()
-    # a chain of texts whose every link scores >= 0.5: as duplicates they would be one cluster
-    chain = [(f"t{i}", f"t{i + 1}", 0.6 + 0.01 * (i % 10)) for i in range(0, 40, 2)]
-    batches = list(cluster_batches(pair_examples(nlp, chain), 5, seed=0))
+    disjoint = [(f"t{i}", f"t{i + 1}", 0.6 + 0.01 * (i % 10)) for i in range(0, 40, 2)]
+    batches = list(cluster_batches(pair_examples(nlp, disjoint), 5, seed=0))
     assert [len(batch) for batch in batches] == [5, 5, 5, 5]
+    # a chain of texts whose every link scores >= 0.5: as duplicates they would be one cluster (a batch per
+    # pair); graded, only the pairs that share a text are kept apart
+    chain = [(f"c{i}", f"c{i + 1}", 0.6 + 0.01 * (i % 10)) for i in range(20)]
+    batches = list(cluster_batches(pair_examples(nlp, chain), 5, seed=0))
+    assert sorted(pair_texts(eg) for batch in batches for eg in batch) == sorted((a, b) for a, b, _ in chain)
+    assert len(batches) <= 5, [len(batch) for batch in batches]
+    for batch in batches:
+        texts = [t for eg in batch for t in pair_texts(eg)]
+        assert len(texts) == len(set(texts))
     shared = [("s", f"u{i}", 0.7) for i in range(4)] + [(f"v{i}", f"w{i}", 0.2) for i in range(4)]
     for batch in cluster_batches(pair_examples(nlp, shared), 4, seed=0):  # a shared text still parts them
         assert sum(eg.predicted.text == "s" for eg in batch) <= 1

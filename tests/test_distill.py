@@ -31,8 +31,13 @@ def test_teacher_pairs_are_labelled_with_the_teachers_cosine():
         a, b = index[row["text1"]], index[row["text2"]]
         assert a != b and 0.0 <= row["label"] <= 1.0
         assert row["label"] == pytest.approx(max(0.0, float(vectors[a] @ vectors[b])), abs=1e-6)
-    nearest = rows[0::3]  # each anchor's first pair is its nearest neighbour: the highest label of the three
-    assert all(n["label"] >= r["label"] for n, r in zip(nearest, rows[2::3]))
+    for nearest, ranked, random in zip(rows[0::3], rows[1::3], rows[2::3]):  # 10 anchors, three pairs each
+        # each anchor's first pair is its nearest neighbour: the highest label of the three, and of all its pairs
+        anchor = index[nearest["text1"]]
+        assert ranked["text1"] == random["text1"] == nearest["text1"]
+        best = max(max(0.0, float(vectors[anchor] @ vectors[j])) for j in range(len(texts)) if j != anchor)
+        assert nearest["label"] == pytest.approx(best, abs=1e-6)
+        assert nearest["label"] >= ranked["label"] and nearest["label"] >= random["label"]
     assert rows == teacher_pairs(texts, vectors, n_pairs=30, neighbours=5, seed=1)  # seeded
     with pytest.raises(ValueError, match="texts but"):
         teacher_pairs(texts, vectors[:3], n_pairs=3)

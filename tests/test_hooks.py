@@ -1,5 +1,6 @@
 """Doc, Span and Token hooks: symmetry, docs the pipe never saw, and persistence round trips."""
 
+import gc
 import pickle
 import warnings
 
@@ -10,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, DocBin
 
-from spacy_siamese.hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
+from spacy_siamese.hooks import LostHooksWarning, docs_from_docbin, hooked_docs, pipe_for, restore_hooks
 from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
 from .conftest import PAIRS, cauchy_reference, make_nlp, train
@@ -167,12 +168,23 @@ def test_pickled_doc_keeps_its_hooks_and_is_light(nlp):
     assert doc2[0].similarity(doc) == doc[0].similarity(doc)
 
 
-def test_vector_of_a_model_not_loaded_still_reads(nlp):
-    doc = nlp(TEXTS[0])
-    data = _serialized([doc])
+def _doc_of_a_model_then_unloaded():
+    """(model id, vector, DocBin bytes) of a doc of a model that is gone when this returns."""
+    model = train(make_nlp(), n_iter=2)[0]
+    doc = model(TEXTS[0])
+    return model.get_pipe("siamese_similarity").model_id, doc.vector.copy(), _serialized([doc])
+
+
+def test_vector_of_a_model_not_loaded_still_reads():
+    model_id, vector, data = _doc_of_a_model_then_unloaded()
+    gc.collect()
+    with pytest.raises(RuntimeError, match="not loaded in this process"):
+        pipe_for(model_id)  # the premise: no pipe of this model is left to encode the doc again
     restored = next(docs_from_docbin(DocBin().from_bytes(data), spacy.blank("en").vocab))
-    numpy.testing.assert_array_equal(restored.vector, doc.vector)
     assert VECTOR_KEY in restored.user_data
+    numpy.testing.assert_array_equal(restored.vector, vector)
+    with pytest.raises(RuntimeError, match="not loaded in this process"):
+        restored.similarity(restored)
 
 
 # -- property: round trips keep the similarity --------------------------------------

@@ -129,6 +129,7 @@ def test_config_resolves(path, data_files):
 
 
 def test_configs_use_the_current_versions():
+    assert len(CONFIGS) >= 10, "project/configs/*.cfg not found"
     for path in CONFIGS:
         text = path.read_text(encoding="utf8")
         assert "MWEEncoder.v1" not in text and "LogLoss.v1" not in text, path.name

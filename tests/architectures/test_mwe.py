@@ -10,6 +10,7 @@ import spacy
 from spacy.util import registry
 
 from spacy_siamese.architectures import build_mwe_encoder, build_mwe_encoder_v1, build_pooled_tok2vec
+from spacy_siamese.architectures.mwe import DEFAULT_ATTRS
 
 from ..conftest import PAIRS
 
@@ -76,9 +77,21 @@ def test_mwe_encoder_is_pooled_tok2vec_over_its_hash_embeddings():
     nlp = spacy.blank("en")
     docs = [nlp(a) for a, _, _ in PAIRS]
     mwe = _mwe_encoder(docs)
-    pooled = build_pooled_tok2vec(tok2vec=mwe.layers[0], post_depth=1)
+    # PooledTok2Vec over spaCy's Tok2Vec with the encoder's hash embeddings, built on its own
+    embed = {
+        "@architectures": "spacy.MultiHashEmbed.v2",
+        "width": 8,
+        "attrs": list(DEFAULT_ATTRS),
+        "rows": [50] * len(DEFAULT_ATTRS),
+        "include_static_vectors": False,
+    }
+    encode = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 8, "window_size": 1, "maxout_pieces": 3}
+    tok2vec = {"@architectures": "spacy.Tok2Vec.v2", "embed": embed, "encode": {**encode, "depth": 1}}
+    config = {"encoder": {"@architectures": "spacy-siamese.PooledTok2Vec.v1", "post_depth": 1, "tok2vec": tok2vec}}
+    pooled = registry.resolve(config)["encoder"]
     assert [layer.name for layer in pooled.layers] == [layer.name for layer in mwe.layers]
-    numpy.testing.assert_array_equal(pooled.layers[0].predict(docs)[0], mwe.layers[0].predict(docs)[0])
+    pooled.from_bytes(mwe.to_bytes())
+    numpy.testing.assert_array_equal(pooled.predict(docs), mwe.predict(docs))
 
 
 def test_pooled_tok2vec_needs_the_width_of_its_tok2vec():

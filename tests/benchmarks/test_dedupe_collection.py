@@ -161,6 +161,31 @@ def test_sentences_split_and_filter():
 def test_perturb_changes_the_text_and_names_what_it_did():
     rng = random.Random(0)
     text = "How do I learn Python fast and well?"
+    words = text.split(" ")
+    names = {"word_drop", "word_swap", "case:lower", "case:toggle"} | {
+        f"typo:{k}" for k in ("insert", "delete", "substitute", "transpose")
+    }
+    seen = set()
     for _ in range(200):
         copy, ops = dc.perturb(text, rng)
-        assert 1 <= len(ops) <= 3 and copy
+        assert 1 <= len(ops) <= 3 and copy and set(ops) <= names
+        if len(ops) > 1:
+            continue  # several may cancel out (the caller checks)
+        (op,) = ops
+        seen.add(op)
+        got = copy.split(" ")
+        changed = [i for i, (a, b) in enumerate(zip(words, got)) if a != b]
+        assert copy != text, op  # one perturbation always changes the text, in the way it names
+        if op == "word_drop":
+            assert len(got) == len(words) - 1 and all(w in words for w in got)
+        elif op == "word_swap":
+            assert sorted(got) == sorted(words) and len(changed) == 2 and changed[1] == changed[0] + 1
+        elif op == "case:lower":
+            assert copy == text.lower()
+        elif op == "case:toggle":
+            assert copy.lower() == text.lower() and len(changed) == 1
+        else:  # a typo: one word, one letter
+            assert len(got) == len(words) and len(changed) == 1
+            growth = {"typo:insert": 1, "typo:delete": -1}.get(op, 0)
+            assert len(got[changed[0]]) - len(words[changed[0]]) == growth
+    assert seen == names  # each perturbation was checked on its own

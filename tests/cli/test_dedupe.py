@@ -8,6 +8,7 @@ import pytest
 import spacy
 
 from spacy_siamese import cluster_duplicates, find_duplicates
+from spacy_siamese.search import store
 
 from .conftest import INPUT_ERRORS, TEXTS, invoke, read_jsonl
 
@@ -55,14 +56,27 @@ def test_duplicate_ids_are_an_error(collection, tmp_path):
     assert result.exit_code == 1 and "dup.jsonl:2: id 1 was already used on line 1" in result.output
 
 
-def test_a_rerun_resumes_the_work_dir(collection, tmp_path):
+def test_a_rerun_resumes_the_work_dir(collection, tmp_path, monkeypatch):
     out = tmp_path / "pairs.jsonl"
     args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--chunk-size", 8]
     assert invoke(*args).exit_code == 0
-    manifest = json.loads((tmp_path / "pairs.jsonl.work" / "manifest.json").read_text())
-    assert manifest["done"] == list(range(len(manifest["done"]))) and len(manifest["done"]) > 1
+    path = tmp_path / "pairs.jsonl.work" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    n_chunks = len(manifest["done"])
+    assert manifest["done"] == list(range(n_chunks)) and n_chunks > 1
     first = read_jsonl(out)
-    assert invoke(*args).exit_code == 0 and read_jsonl(out) == first
+    assert first
+    encoded = []
+    encode_chunk = store._encode_chunk
+    monkeypatch.setattr(store, "_encode_chunk", lambda task: encoded.append(task[0]) or encode_chunk(task))
+    rerun = [*args, "--n-process", 1]  # in this process: the chunks it encodes are seen
+    assert invoke(*rerun).exit_code == 0 and read_jsonl(out) == first
+    assert encoded == []  # a finished store: nothing encoded again
+    manifest["done"] = manifest["done"][:-1]  # as if stopped before the last chunk
+    path.write_text(json.dumps(manifest))
+    result = invoke(*rerun)
+    assert result.exit_code == 0, result.output
+    assert encoded == [n_chunks - 1] and read_jsonl(out) == first  # only the chunk not listed as done
 
 
 def test_dedupe_ivf_candidates(collection, tmp_path):

@@ -96,6 +96,7 @@ def test_compare_and_bootstrap_rank_the_same_queries(files, search_models, tmp_p
     bootstrap = report["bootstrap"]
     assert bootstrap["confidence"] == 0.9 and bootstrap["n_resamples"] == 50
     assert bootstrap["kind"] == "percentile bootstrap over the queries"
+    assert set(bootstrap["intervals"]) == set(report["results"])  # every method's figures
     for name, intervals in bootstrap["intervals"].items():
         low, high = intervals["recall@10"]
         assert low <= report["results"][name]["recall@10"] <= high

@@ -218,12 +218,20 @@ def test_news_csv(tmp_path, profile):
     check()
 
 
+# JSON lines of documents, blank lines, and malformed lines, so that some files read (in whole or in part).
+GOOD_LINE = st.sampled_from(['{"text": "t", "labels": ["x"]}', '{"text": "u", "label": "y", "id": 3}', "", " \t"])
+BAD_LINE = st.sampled_from(['{"text": "t"}', "[1]"]) | st.text(st.sampled_from(list('{}[]":, \tab1')), max_size=10)
+DOC_LINES = st.lists(GOOD_LINE | BAD_LINE, max_size=8) | st.lists(GOOD_LINE, max_size=5)
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("collection", ["news", "jsonl"])
 def test_random_bytes(tmp_path, profile, collection):
     @profile
     @given(
-        raw=st.binary(max_size=300) | st.text(st.sampled_from(list('{}[]":,\t\r\n ab1')), max_size=80).map(str.encode)
+        raw=st.binary(max_size=300)
+        | st.text(st.sampled_from(list('{}[]":,\t\r\n ab1')), max_size=80).map(str.encode)
+        | st.tuples(DOC_LINES, st.sampled_from(["\n", "\r\n", "\r"])).map(lambda t: t[1].join(t[0]).encode())
     )
     def check(raw):
         path = tmp_path / "docs.txt"

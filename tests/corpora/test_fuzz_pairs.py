@@ -108,13 +108,29 @@ def _read_both(path: Path, fmt: str) -> Tuple[Optional[List[PairRecord]], Option
 # Random input, every line format
 
 
+# A well-formed data line of each headerless format (the header formats: "1" in every column).
+VALID_LINE = {
+    "bimpm": "1\ta\tb\t7",
+    "stackexchange": "duplicate\ta\tb",
+    "sts": "main-news\theadlines\t2013\t0001\t2.5\ta\tb",
+    "jsonl": '{"text1": "a", "text2": "b", "label": 1}',
+}
+
+
 @st.composite
 def noisy_text(draw, fmt: str) -> str:
+    names: List[str] = []
+    if fmt in HEADERS and draw(st.integers(0, 3)):  # a header, mostly
+        extra = draw(st.lists(st.sampled_from(["id", "label", "pair_ID", "x"]), max_size=2))
+        names = draw(st.permutations(list(HEADERS[fmt]) + extra))
+    # Noise mixed with well-formed lines, or well-formed lines alone, so that some files read.
+    record = "\n" + VALID_LINE.get(fmt, "\t".join(["1"] * max(len(names), 3))) + "\n"
     pieces = st.sampled_from(["\t", '"', '""', "\n", "\r\n", "\r", " ", "{", "}", ":", ",", "0", "1", "2.5", "x"])
-    body = "".join(draw(st.lists(st.one_of(pieces, PLAIN), max_size=40)))
-    if fmt in HEADERS and draw(st.booleans()):
-        names = list(HEADERS[fmt]) + draw(st.lists(st.sampled_from(["id", "label", "pair_ID", "x"]), max_size=2))
-        body = "\t".join(draw(st.permutations(names))) + draw(ENDINGS) + body
+    clean = st.sampled_from([record, "\n", "\r\n", "\r", " "])
+    noise = st.lists(st.one_of(pieces, PLAIN, st.just(record)), max_size=40)
+    body = "".join(draw(noise | st.lists(clean, max_size=10)))
+    if names:
+        body = "\t".join(names) + draw(ENDINGS) + body
     return body
 
 
@@ -348,14 +364,17 @@ def test_twitter_url_round_trip_or_names_the_file(tmp_path, profile):
         files = {name: root / name for name in columns}
         n_lines = len(pairs)
         blank = [not (a.strip() or b.strip() or s.strip()) for a, b, s in pairs]
+        good = [(a, b, float(s)) for (a, b, s), is_blank in zip(pairs, blank) if not is_blank and s in ("0", "1")]
+        # an error is due when a file is cut short, a pair has no 0/1 label, or there is no pair at all
+        malformed = cut is not None or len(good) < blank.count(False) or not good
         try:
             records = list(read_pairs(root))
         except PairFormatError as err:
+            assert malformed, f"well-formed corpus rejected: {err}"
             assert err.path in {str(p) for p in files.values()} | {str(root)}
             if err.line is not None:
                 assert 1 <= err.line <= n_lines and str(err).startswith(f"{err.path}:{err.line}: ")
             return
-        good = [(a, b, float(s)) for (a, b, s), is_blank in zip(pairs, blank) if not is_blank]
-        assert cut is None and [(r.text1, r.text2, r.label) for r in records] == good
+        assert not malformed and [(r.text1, r.text2, r.label) for r in records] == good
 
     check()

@@ -1,6 +1,6 @@
 import numpy
 import pytest
-from thinc.api import chain
+from thinc.api import Model, chain
 
 from spacy_siamese.layers import exp_l1_similarity, lstm, sequence_pool, siamese
 
@@ -30,6 +30,7 @@ def test_lstm_gradients(bidirectional, depth, lengths):
     loss = lambda: float(sum((y * r).sum() for y, r in zip(model.predict(X), R)))  # noqa: E731
     for name in model.param_names:
         assert_grad_close(model.get_grad(name), numeric_grad(loss, model.get_param(name), 1e-6))
+    assert len(dX) == len(X)
     for x, dx in zip(X, dX):
         assert dx.shape == x.shape
         if len(x):
@@ -42,6 +43,7 @@ def test_lstm_sequences_do_not_see_each_other(bidirectional):
     model = _model(bidirectional, depth=2)
     X = [rng.normal(size=(n, 3)) for n in (5, 2, 0, 3)]
     together = model.predict(X)
+    assert len(together) == len(X)
     for x, y in zip(X, together):
         numpy.testing.assert_allclose(model.predict([x])[0], y, rtol=1e-12, atol=1e-12)
 
@@ -65,18 +67,32 @@ def test_lstm_rejects_bad_settings():
         lstm(nO=4, depth=0)
 
 
+def _recording(grads):
+    """An identity layer that keeps the gradient passed back through it."""
+
+    def forward(model, X, is_train):
+        def backprop(dX):
+            grads.append(dX)
+            return dX
+
+        return X, backprop
+
+    return Model("recording", forward)
+
+
 @pytest.mark.parametrize("norm", ["l1", "l2"])
 @pytest.mark.parametrize("pooling", ["last", "mean"])
 def test_gradients_through_the_siamese_lstm(norm, pooling):
     """Finite differences through Siamese(LSTM -> pooling, exp(-L1/L2)) on float64 sequences
     standing in for the token features: the LSTM weights and the inputs of both sides."""
     rng = numpy.random.default_rng(0)
-    encoder = chain(lstm(nO=6, nI=3, bidirectional=True), sequence_pool(mode=pooling, bidirectional=True))
+    grads = []
+    recurrent = lstm(nO=6, nI=3, bidirectional=True)
+    encoder = chain(_recording(grads), recurrent, sequence_pool(mode=pooling, bidirectional=True))
     model = siamese(encoder=encoder, comparison=exp_l1_similarity(norm=norm, scale=0.5))
     side_a = [rng.normal(size=(n, 3)) for n in (4, 2, 0)]
     side_b = [rng.normal(size=(n, 3)) for n in (3, 2, 1)]
     model.initialize(X=(side_a, side_b))
-    recurrent = encoder.layers[0]
     for name in recurrent.param_names:
         recurrent.set_param(name, rng.normal(size=recurrent.get_param(name).shape) * 0.5)
     R = rng.normal(size=(3, 1))
@@ -85,6 +101,10 @@ def test_gradients_through_the_siamese_lstm(norm, pooling):
     loss = lambda: float((model.predict((side_a, side_b)) * R).sum())  # noqa: E731
     for name in recurrent.param_names:
         assert_grad_close(recurrent.get_grad(name), numeric_grad(loss, recurrent.get_param(name), 1e-6))
+    (dX,) = grads  # the encoder's input gradient: side A's sequences, then side B's
+    assert [dx.shape for dx in dX] == [x.shape for x in side_a + side_b]
+    for x, dx in zip(side_a + side_b, dX):
+        assert_grad_close(dx, numeric_grad(loss, x, 1e-6))
 
 
 @pytest.mark.parametrize("mode", ["last", "mean", "max"])

@@ -55,7 +55,7 @@ def test_binary_labels_rank_every_duplicate_above_every_other_pair():
     assert loss_fn(good, labels)[1] < loss_fn(bad, labels)[1]
 
 
-def test_only_the_order_counts_and_large_scores_stay_finite():
+def test_shifting_every_score_changes_nothing_and_large_scores_stay_finite():
     loss_fn = CoSENTLoss(scale=1000.0)
     scores = rng.uniform(size=(7, 1))
     d, loss = loss_fn(scores, GRADED)

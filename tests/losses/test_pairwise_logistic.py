@@ -32,7 +32,7 @@ def test_pairwise_logistic_loss_value_and_gradient():
     assert value == 0.0 and not d.any()
 
 
-def test_only_the_order_of_the_scores_counts():
+def test_right_order_lowers_the_loss_and_a_shift_changes_nothing():
     loss = PairwiseLogisticLoss(gamma=5.0)
     ordered = TRUTHS[:, None] * 0.8 - 0.4
     reversed_ = -ordered
