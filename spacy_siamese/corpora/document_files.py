@@ -23,8 +23,9 @@ def read_documents(
     .sgm files), "news" (UCI News Aggregator CSV) or "jsonl".
 
     split (str): Reuters "train"/"test" = ModApte, "all" = every story with a topic;
-        20news "train"/"test" = the archive's `*-train`/`*-test` root (an archive of the
-        train half alone has no test part), "all" = both. news and jsonl are read whole.
+        20news "test" = the archive's `*-test` root, "train" = the other roots (an archive of
+        the train half alone, or not split in halves, has no test part), "all" = every root.
+        news and jsonl are read whole.
     strip_headers, strip_quotes, strip_signatures (bool): 20news only.
     lenient (bool): skip malformed records and warn once, instead of raising a
         DocumentFormatError at the first one.

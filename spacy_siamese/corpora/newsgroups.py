@@ -43,8 +43,12 @@ def read_20news(
     strip_quotes: bool = True,
     strip_signatures: bool = True,
 ) -> Iterator[DocItem]:
-    """`split`: "train" / "test" = the archive's `*-train` / `*-test` root, "all" = both."""
-    other_half = {"train": "-test", "test": "-train"}.get(split)
+    """`split`: "test" = the archive's `*-test` root, "train" = every other root (an archive
+    not split in halves, e.g. 20news-18828, is training data only), "all" = every root."""
+    if path.is_dir():
+        raise DocumentFormatError(
+            path, None, "is a directory: 20news reads the tar archive itself (e.g. 20news-bydate.tar.gz)"
+        )
     try:
         archive = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the with below)
     except tarfile.TarError as err:
@@ -57,7 +61,7 @@ def read_20news(
             if len(parts) != 3 or not all(parts):
                 yield DocumentFormatError(path, member.name, "expected a member <root>/<newsgroup>/<message id>")
                 continue
-            if other_half and parts[0].endswith(other_half):
+            if split != "all" and parts[0].endswith("-test") != (split == "test"):
                 continue
             raw = archive.extractfile(member).read()  # type: ignore[union-attr]
             try:

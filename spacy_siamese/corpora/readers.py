@@ -13,6 +13,7 @@ from spacy.util import ensure_path, registry
 from ..labelled import labelled_doc_example
 from ..pair_examples import make_pair_example
 from ..validation import check_dataset_name
+from . import jsonl, uci_news
 from .base import DocRecord, DocumentFormatError, check_path
 from .document_files import read_documents
 from .hierarchy import group_of, group_path, sample_hierarchy_pairs
@@ -133,6 +134,12 @@ class MultiPairCorpus:
                     f"{where}: dataset '{name}': unknown format {opts['format']!r} "
                     f"(choose one of {', '.join(('auto',) + PAIR_FORMATS)})."
                 )
+            limit, lenient = opts["limit"], opts["lenient"]
+            whole = isinstance(limit, int) or (isinstance(limit, float) and limit.is_integer())
+            if isinstance(limit, bool) or not whole:
+                raise ValueError(f"{where}: dataset '{name}': limit must be a whole number (0 = all), got {limit!r}.")
+            if not isinstance(lenient, bool):
+                raise ValueError(f"{where}: dataset '{name}': lenient must be true or false, got {lenient!r}.")
             path = ensure_path(opts["path"])
             if base is not None and not path.is_absolute():
                 path = base / path
@@ -142,7 +149,7 @@ class MultiPairCorpus:
                 hint = "" if base is not None else " Relative paths are read from `root` (not set)."
                 raise type(err)(f"{where}: dataset '{name}': {err}.{hint}") from None
             self.corpora[name] = PairCorpus(
-                path, format=opts["format"], limit=int(opts["limit"]), lenient=bool(opts["lenient"]), dataset=name
+                path, format=opts["format"], limit=int(limit), lenient=lenient, dataset=name
             )
 
     @property
@@ -182,7 +189,8 @@ def create_document_pairs(
 
     split: "train" / "dev" = the two parts of a seeded split (`dev_fraction`, `seed`) of the
     collection's training part (Reuters: ModApte train), "all" = the whole training part,
-    "test" = Reuters' ModApte test part. The same seed gives the same pairs on every epoch.
+    "test" = the test part (Reuters: ModApte test; 20news: the archive's `*-test` root; a
+    jsonl or news collection has none and raises). The same seed gives the same pairs on every epoch.
     """
     if path is None:
         raise ValueError(
@@ -240,6 +248,11 @@ class DocumentPairs:
         self._pairs: Optional[Tuple[List[str], List[PairIndex]]] = None
 
     def documents(self) -> List[DocRecord]:
+        if self.split == "test" and self.collection in (jsonl.NAME, uci_news.NAME):  # read whole, no test part
+            raise ValueError(
+                f"split 'test': the {self.collection} collection has no test part (only 20news or reuters have "
+                "one); use 'train' / 'dev' (a seeded split) or 'all', and keep test documents in their own file"
+            )
         docs = read_documents(
             self.collection,
             self.path,

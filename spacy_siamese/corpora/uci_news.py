@@ -38,7 +38,8 @@ def read_news(path: Path) -> Iterator[DocItem]:
             elif not row:
                 continue
             elif len(row) != len(header):
-                yield DocumentFormatError(path, line, f"expected {len(header)} fields, found {len(row)}")
+                spans = f" (one quoted field runs over lines {line}-{start - 1})" if start - line > 1 else ""
+                yield DocumentFormatError(path, line, f"expected {len(header)} fields, found {len(row)}{spans}")
             else:
                 yield _record(path, line, row)
     except csv.Error as err:

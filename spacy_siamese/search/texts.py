@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from ..corpora.base import Malformed, json_value, numbered_lines
 
 FORMATS = ("auto", "text", "jsonl")
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # .json: as pair files; datasets' to_json writes JSON lines
 
 
 @dataclass

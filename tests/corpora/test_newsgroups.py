@@ -104,6 +104,21 @@ def test_20news_official_archive_split(tmp_path):
         read_documents("20news", path, split="dev")
 
 
+def test_20news_archive_without_a_test_root_has_no_test_split(tmp_path):
+    """An archive whose root is neither `*-train` nor `*-test` (20news-18828) is training data
+    only: split="test" must not return its documents as test documents."""
+    members = [(f"20news-18828/{group}/{i}", MESSAGE.format(subject=group, body="b")) for i, group in enumerate(GROUPS)]
+    path = make_tar(tmp_path / "20news-18828.tar.gz", members)
+    assert len(read_documents("20news", path)) == len(read_documents("20news", path, split="all")) == 2
+    with pytest.raises(DocumentFormatError, match="no documents found"):
+        read_documents("20news", path, split="test")
+
+
+def test_20news_directory_is_an_error_asking_for_the_archive(tmp_path):
+    with pytest.raises(DocumentFormatError, match=r"is a directory.*20news-bydate.tar.gz"):
+        read_documents("20news", tmp_path)
+
+
 def test_unknown_collection_and_missing_path(tmp_path):
     with pytest.raises(ValueError, match="Unknown document collection"):
         read_documents("usenet", tmp_path)

@@ -180,9 +180,30 @@ def test_multi_pair_corpus_paths_without_root_are_read_from_the_working_director
         ({"sts": {"format": "sts"}}, "dataset 'sts' has no path"),
         ({"sts": {"path": "sts-dev.csv", "format": "csv"}}, "dataset 'sts': unknown format 'csv'"),
         ({"sts": "sts-dev.csv"}, "must be a section with a path"),
+        ({"sts": {"path": "sts-dev.csv", "lenient": "no"}}, "dataset 'sts': lenient must be true or false, got 'no'"),
+        ({"sts": {"path": "sts-dev.csv", "limit": 2.5}}, "dataset 'sts': limit must be a whole number.*got 2.5"),
+        ({"sts": {"path": "sts-dev.csv", "limit": "all"}}, "dataset 'sts': limit must be a whole number.*got 'all'"),
     ],
 )
 def test_multi_pair_corpus_settings_are_checked(tmp_path, datasets, message):
     multi_corpus_files(tmp_path)
     with pytest.raises(ValueError, match=message):
         create_multi_pair_corpus(datasets=datasets, root=tmp_path)
+
+
+NEWS_CSV = "ID,TITLE,URL,PUBLISHER,CATEGORY,STORY,HOSTNAME,TIMESTAMP\n" + "".join(
+    f"{i},headline {i},u,p,b,s{i % 3},h,1\n" for i in range(12)
+)
+JSONL_DOCS = "".join(f'{{"text": "doc {i}", "labels": ["l{i % 3}"]}}\n' for i in range(12))
+
+
+@pytest.mark.parametrize("collection,name,text", [("jsonl", "docs.jsonl", JSONL_DOCS), ("news", "news.csv", NEWS_CSV)])
+def test_document_readers_refuse_a_test_split_the_collection_does_not_have(tmp_path, nlp, collection, name, text):
+    """jsonl and news collections are read whole: split="test" would be the training documents."""
+    path = write(tmp_path, name, text)
+    for make in (create_document_pairs, create_labelled_documents):
+        with pytest.raises(ValueError, match=f"the {collection} collection has no test part.*20news or reuters"):
+            list(make(path, collection=collection, split="test")(nlp))
+    train = list(create_labelled_documents(path, collection=collection, split="train", dev_fraction=0.25)(nlp))
+    dev = list(create_labelled_documents(path, collection=collection, split="dev", dev_fraction=0.25)(nlp))
+    assert (len(train), len(dev)) == (9, 3)

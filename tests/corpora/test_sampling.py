@@ -26,6 +26,9 @@ def test_sample_pairs_seeded_and_labelled():
         sample_pairs([DocRecord("a", ("x",)), DocRecord("b", ("x",))], n_pairs=2)
     with pytest.raises(ValueError, match="must be in"):
         sample_pairs(docs, n_pairs=2, positive_ratio=1.5)
+    for n_pairs in (0, -5):  # not an empty corpus without a word
+        with pytest.raises(ValueError, match=f"n_pairs must be >= 1, got {n_pairs}"):
+            sample_pairs(docs, n_pairs=n_pairs)
 
 
 def test_split_documents():

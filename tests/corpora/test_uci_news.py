@@ -43,3 +43,12 @@ def test_news_invalid_utf8_names_line(tmp_path):
         read_documents("news", path)
     with pytest.warns(UserWarning, match="Skipped 1"):
         assert len(read_documents("news", path, lenient=True)) == 5
+
+
+def test_a_stray_quote_names_every_line_its_record_swallows(tmp_path):
+    """An opening quote that closes lines later makes one record of several lines: the error
+    names them all, so the stories on the swallowed lines are not lost without a word."""
+    path = tmp_path / "news.csv"
+    path.write_text(NEWS + '6,"Stray quote,http://f,F,e,s4,f.com,6\n7,Next story,http://g,G,e,s4,g.com,7\n8,x",u\n')
+    with pytest.warns(UserWarning, match=r"7: expected 8 fields, found 3 \(one quoted field runs over lines 7-9\)"):
+        assert len(read_documents("news", path, lenient=True)) == 5

@@ -122,3 +122,14 @@ def test_positions_count_texts_and_every_line_is_accounted_for(lines):
         collection = scan_collection(path)
         assert list(collection.texts()) == texts and collection.ids == list(range(len(texts)))
         assert collection.n + len(collection.blank_lines) == len(lines)
+
+
+def test_a_json_file_of_records_is_read_as_jsonl(tmp_path):
+    """`.json` is what `datasets.Dataset.to_json` and `pandas.to_json(lines=True)` call JSON lines:
+    its texts are the records' text fields, not the raw lines; a JSON array is an error, not texts."""
+    path = write(tmp_path / "a.json", [json.dumps({"text": f"t{i}", "id": f"q{i}"}) for i in range(2)])
+    assert read_texts(path) == (["t0", "t1"], ["q0", "q1"])
+    array = write(tmp_path / "b.json", ["[", '  {"text": "t0"}', "]"])
+    with pytest.raises(ValueError, match=r"b.json:1: not a JSON object"):
+        scan_collection(array)
+    assert read_texts(array, format="text")[0] == ["[", '  {"text": "t0"}', "]"]
