@@ -16,6 +16,7 @@ a faiss index over the compact vectors (IVF, extra `spacy-siamese[ann]`) or, wit
 for small collections, from all items (exact in the compact space).
 """
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
@@ -79,7 +80,12 @@ class CompactSpace:
         return rounded, numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f"), error.astype("f")
 
     def save(self, path: Union[str, Path]) -> None:
-        numpy.savez(Path(path), mean=self.mean, components=self.components)
+        """Write to a temporary file moved into place (a rerun reads what it finds)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as file:
+            numpy.savez(file, mean=self.mean, components=self.components)
+        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "CompactSpace":

@@ -14,6 +14,8 @@ index), a residual norm and a rounding error an item, and one query block's cand
 the full vectors stay on disk and are read for the candidates that pass the bound.
 """
 
+import os
+from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -89,7 +91,7 @@ class CorpusIndex:
         if self.kind != "flat":
             self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
             if saved is not None and serialized is None:
-                numpy.save(saved, numpy.asarray(self.candidates.serialize()))
+                save_array(saved, numpy.asarray(self.candidates.serialize()))
 
     def state(self) -> Dict[str, Any]:
         """The fitted parts of the index, picklable: `CorpusIndex(nlp, store, state=...)`."""
@@ -117,6 +119,8 @@ class CorpusIndex:
         """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k
         best-scoring candidates (every item with "flat", its c nearest compact vectors
         otherwise); `query_ids` restricts the queries (a shard)."""
+        if k < 0 or c < 0:
+            raise ValueError(f"k and c must be at least 0, got k={k}, c={c}")
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
         found: Dict[Tuple[int, int], float] = {}
         self.n_scored = 0
@@ -242,8 +246,17 @@ def _compact(
         path.mkdir(exist_ok=True)
         compact_space.save(path / "space.npz")
         for name, array in zip(files[1:], (compact, residual, error)):
-            numpy.save(path / name, array)
+            save_array(path / name, array)
     return compact_space, compact, residual, error
+
+
+def save_array(path: Path, array: numpy.ndarray) -> None:
+    """`numpy.save` to a temporary file moved into place: a run killed while writing (a rerun
+    reads what it finds) leaves no partial file behind."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as file:
+        numpy.save(file, array)
+    os.replace(tmp, path)
 
 
 def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int) -> List[Tuple[int, int, float]]:

@@ -19,8 +19,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..component import PIPE_NAME, SiameseSimilarity, get_similarity_pipe
-from ..util import component_labels
-from .corpus import CANDIDATES, CorpusIndex, DuplicatePair
+from ..util import component_labels, import_extra
+from .corpus import CANDIDATE_KINDS, CANDIDATES, CorpusIndex, DuplicatePair
 from .encode import TextOrDoc
 from .store import CHUNK_SIZE, encode_collection
 
@@ -37,8 +37,14 @@ class LargeGroupWarning(UserWarning):
 
 def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None) -> float:
     """The threshold to mine duplicates with: `threshold`, else the pipe's `dedupe_threshold`,
-    else (with a warning) its pair-classification threshold."""
+    else (with a warning) its pair-classification threshold. A threshold outside the pipe's
+    score range is an error: it would find no pair, or pair every doc with its k nearest."""
     if threshold is not None:
+        low, high = pipe.score_range
+        if not low <= float(threshold) <= high:  # NaN too
+            raise ValueError(
+                f"The dedupe threshold {threshold:g} is outside the range of the pipe's scores, [{low:g}, {high:g}]"
+            )
         return float(threshold)
     if pipe.dedupe_threshold is not None:
         return pipe.dedupe_threshold
@@ -74,6 +80,10 @@ def find_duplicates(
     pipe's similarity."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
+    if candidates not in CANDIDATE_KINDS:
+        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+    if candidates in ("ivf", "hnsw"):
+        import_extra("faiss", "ann", f"The {candidates} candidate index")  # before encoding, not after
     items = list(texts_or_docs)
     with _store_dir(work_dir) as path:
         store = encode_collection(
@@ -154,6 +164,13 @@ def _graph(pairs: Sequence[DuplicatePair], n: int) -> coo_matrix:
     i = numpy.asarray([p[0] for p in pairs], dtype="int64")
     j = numpy.asarray([p[1] for p in pairs], dtype="int64")
     s = numpy.asarray([p[2] for p in pairs], dtype="float64")
+    outside = numpy.flatnonzero((numpy.minimum(i, j) < 0) | (numpy.maximum(i, j) >= n))
+    if len(outside):
+        raise ValueError(
+            f"Pair {outside[0]} {tuple(pairs[outside[0]][:2])} names an item outside the {n:,} items (ids are "
+            f"positions, 0 to {n - 1})"
+        )
+    i, j, s = i[i != j], j[i != j], s[i != j]  # an item is not its own duplicate
     return coo_matrix((numpy.concatenate([s, s]), (numpy.concatenate([i, j]), numpy.concatenate([j, i]))), (n, n))
 
 

@@ -24,6 +24,7 @@ from .space import vector_space
 
 FORMAT = "spacy_siamese.index.v1"
 BACKENDS = ("exact", "faiss", "faiss-flat")
+META_KEYS = ("model_id", "pipe_name", "backend", "size", "width", "candidates", "settings", "texts")
 # Candidates within this fraction of |q|^2 + max |x|^2 of the k-th best key are re-scored:
 # it covers the float32 rounding of the fast metric and of the comparison.
 TOLERANCE = 2e-4
@@ -144,9 +145,7 @@ class SimilarityIndex:
 
     def add_vectors(self, vectors: numpy.ndarray, texts: Optional[List[str]] = None) -> List[int]:
         """Add vectors of this model (e.g. read back from `encode` output); returns their ids."""
-        vectors = numpy.ascontiguousarray(vectors, dtype="float32")
-        if vectors.ndim != 2 or vectors.shape[1] != self.vectors.shape[1]:
-            raise ValueError(f"Expected vectors of shape (n, {self.vectors.shape[1]}), got {vectors.shape}")
+        vectors = check_vectors(vectors, self.vectors.shape[1], "vectors")
         start = len(self)
         if not start:
             self.vectors = vectors
@@ -181,7 +180,9 @@ class SimilarityIndex:
     ) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(ids, scores) arrays of shape (n_queries, k), best first, padded with id -1 and score
         nan. `exclude` gives one id per query to leave out (the query itself, for dedupe)."""
-        queries = numpy.ascontiguousarray(queries, dtype="float32")
+        if k < 0:
+            raise ValueError(f"k must be at least 0, got {k}")
+        queries = check_vectors(queries, self.vectors.shape[1], "query vectors")
         n = len(queries)
         ids = numpy.full((n, k), -1, dtype="int64")
         scores = numpy.full((n, k), numpy.nan, dtype="float32")
@@ -307,13 +308,29 @@ class SimilarityIndex:
             nlp, backend="exact", pipe_name=meta["pipe_name"], candidates=meta["candidates"], **meta["settings"]
         )
         index.backend = meta["backend"]
-        index.vectors = numpy.load(path / "vectors.npy", allow_pickle=False)
-        index.texts = [r["text"] for r in srsly.read_jsonl(path / "texts.jsonl")] if meta["texts"] else None
-        if index.backend != "exact":
-            faiss = import_extra("faiss", "ann", "The faiss backends")
-            index._faiss = faiss.read_index(str(path / "faiss.index"))
-            if index.backend == "faiss":
-                index._faiss.hnsw.efSearch = meta["settings"]["ef_search"]
+        shape = (meta["size"], index.vectors.shape[1])
+        faiss = import_extra("faiss", "ann", "The faiss backends") if index.backend != "exact" else None
+        try:
+            index.vectors = numpy.load(path / "vectors.npy", allow_pickle=False)
+            index.texts = [r["text"] for r in srsly.read_jsonl(path / "texts.jsonl")] if meta["texts"] else None
+            if faiss is not None:
+                index._faiss = faiss.read_index(str(path / "faiss.index"))
+        except (OSError, EOFError, ValueError, RuntimeError) as err:
+            raise ValueError(f"The index at {path} is incomplete or corrupt: {err}") from err
+        found = {
+            "vectors.npy": index.vectors.shape,
+            "texts.jsonl": None if index.texts is None else (len(index.texts), shape[1]),
+            "faiss.index": None if index._faiss is None else (index._faiss.ntotal, index._faiss.d),
+        }
+        for name, got in found.items():
+            if got is not None and tuple(got) != shape:
+                what = f"{got[0]:,} items" if len(got) == 2 and got[1] == shape[1] else f"shape {tuple(got)}"
+                raise ValueError(
+                    f"The index at {path} is incomplete or corrupt: {name} holds {what}, but the index has "
+                    f"{shape[0]:,} items of width {shape[1]}. Build the index again."
+                )
+        if index.backend == "faiss":
+            index._faiss.hnsw.efSearch = meta["settings"]["ef_search"]
         return index
 
     def _check_model(self) -> None:
@@ -329,10 +346,29 @@ def read_meta(path: Union[str, Path]) -> Dict[str, Any]:
     meta_path = Path(path) / "index.json"
     if not meta_path.exists():
         raise ValueError(f"{path} is not a saved SimilarityIndex (no index.json)")
-    meta = srsly.read_json(meta_path)
+    try:
+        meta = srsly.read_json(meta_path)
+    except ValueError as err:
+        raise ValueError(f"{meta_path}: not valid JSON ({err})") from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path}: not a {FORMAT} index")
+    missing = [key for key in META_KEYS if key not in meta]
+    if missing or meta["backend"] not in BACKENDS:
+        problem = f"no {', '.join(missing)}" if missing else f"unknown backend {meta['backend']!r}"
+        raise ValueError(f"{meta_path}: {problem}: the index is incomplete or corrupt, build it again")
     return meta
+
+
+def check_vectors(vectors: numpy.ndarray, width: int, what: str) -> numpy.ndarray:
+    """`vectors` as contiguous float32 of shape (n, width), or a ValueError saying what is wrong."""
+    vectors = numpy.ascontiguousarray(vectors, dtype="float32")
+    if vectors.ndim != 2 or vectors.shape[1] != width:
+        raise ValueError(f"Expected {what} of shape (n, {width}), got {vectors.shape}")
+    bad = numpy.flatnonzero(~numpy.isfinite(vectors).all(axis=1))
+    if len(bad):
+        rows = ", ".join(str(i) for i in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        raise ValueError(f"{len(bad):,} {what} are not finite (NaN or inf): rows {rows}")
+    return vectors
 
 
 def _near_kth(

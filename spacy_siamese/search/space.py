@@ -124,10 +124,10 @@ class VectorSpace:
             t = (t - self.weight) / (1.0 - self.weight) if self.weight < 1.0 else -numpy.inf
         if space.kind == OTHER:
             return None
-        if space.kind == CAUCHY:
-            return float(1.0 / t - 1.0) if t > 0 else numpy.inf
+        if space.kind == CAUCHY:  # a threshold above 1: no distance, not even 0, reaches it
+            return max(0.0, float(1.0 / t - 1.0)) if t > 0 else numpy.inf
         if space.kind == COSINE:
-            return float(4.0 * (1.0 - t) if space.rescale else 2.0 * (1.0 - t))
+            return max(0.0, float(4.0 * (1.0 - t) if space.rescale else 2.0 * (1.0 - t)))
         if t <= 0:
             return numpy.inf
         return float((numpy.log(1.0 / t) / space.exp_scale) ** 2) if t < 1 else 0.0

@@ -36,6 +36,8 @@ FORMAT = "spacy_siamese.vector_store.v1"
 MANIFEST = "manifest.json"
 LEARNED = "learned.npy"
 CHUNK_SIZE = 8192
+# What a store directory holds (names start so): a directory with anything else is not replaced.
+STORE_FILES = (MANIFEST, LEARNED, "lexical-", "compact-")
 
 _WORKER: Dict[str, Any] = {}  # the forked encoding worker's pipeline and settings
 
@@ -176,6 +178,7 @@ def write_store(
         "source": source or {},
     }
     if path.exists():
+        _check_replaceable(path)
         shutil.rmtree(path)
     manifest = _resume_or_create(path, key)
     learned = numpy.load(path / LEARNED, mmap_mode="r+")
@@ -215,6 +218,7 @@ def _resume_or_create(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
         if same and (path / LEARNED).exists():
             return manifest
     if path.exists():
+        _check_replaceable(path)
         shutil.rmtree(path)
     path.mkdir(parents=True)
     shape = (key["n"], key["learned_width"])
@@ -222,6 +226,19 @@ def _resume_or_create(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
     manifest = {**key, "done": []}
     _write_manifest(path, manifest)
     return manifest
+
+
+def _check_replaceable(path: Path) -> None:
+    """A ValueError unless `path` is a directory holding only what a vector store writes (a store
+    of other settings, or the start of one), which a new store may replace."""
+    if not path.is_dir():
+        raise ValueError(f"{path} is not a directory: a vector store needs a directory of its own.")
+    others = sorted(p.name for p in path.iterdir() if not p.name.startswith(STORE_FILES))
+    if others:
+        raise ValueError(
+            f"{path} is not a vector store (it holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}) "
+            "and would be deleted to make one: give a new or empty directory as the work dir."
+        )
 
 
 def _write_manifest(path: Path, manifest: Dict[str, Any]) -> None:

@@ -130,3 +130,20 @@ def test_model_without_pipe(collection, tmp_path):
     result = invoke("dedupe", collection / "blank", collection / "texts.txt", "-o", tmp_path / "o.jsonl")
     assert result.exit_code == 1
     assert "no 'siamese_similarity' component" in result.output
+
+
+def test_a_threshold_outside_the_score_range_is_an_error(collection, tmp_path):
+    """A Cauchy pipe scores in (0, 1]: 85 (a percentage) would find nothing, -1 everything."""
+    for threshold in (85, -1):
+        result = invoke(
+            "dedupe", collection / "model", collection / "texts.txt", "-o", tmp_path / "p.jsonl", "-t", threshold
+        )
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"threshold {float(threshold):g} is outside the range of the pipe's scores, [0, 1]" in result.output
+    assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "p.jsonl.work").exists()
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_k_must_be_positive(collection, tmp_path, k):
+    result = invoke("dedupe", collection / "model", collection / "texts.txt", "-o", tmp_path / "p.jsonl", "-k", k)
+    assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, result.output

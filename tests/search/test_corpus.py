@@ -1,6 +1,8 @@
 """Corpus-scale dedupe: compact vectors with a bound, exact re-scoring, every comparison."""
 
+import io
 import itertools
+import shutil
 
 import numpy
 import pytest
@@ -106,6 +108,42 @@ def test_a_rerun_reads_the_candidate_index_back(models, tmp_path, monkeypatch):
     again = CorpusIndex(nlp, store, candidates="ivf", dims=8)
     assert again.candidates is not None and again.candidates.settings["nlist"] > 0
     assert again.duplicates(threshold, k=5, c=10) == first and first
+
+
+@pytest.mark.parametrize("last", ["error.npy", "ivf.faiss.npy"])
+def test_a_run_killed_while_saving_the_compact_files_is_rerun(models, tmp_path, last):
+    """A kill while the compact vectors or the candidate index are written leaves no partial file
+    that the rerun would read (before: numpy's 'Failed to read all data' on every rerun)."""
+    pytest.importorskip("faiss")
+    nlp = models["cauchy"]
+    store = encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "store", chunk_size=16, progress=False)
+    expected = CorpusIndex(nlp, store, candidates="ivf", dims=8).duplicates(0.5, k=5, c=10)
+    shutil.rmtree(tmp_path / "store" / "compact-8")
+    save = numpy.save
+
+    class Killed(BaseException):
+        pass
+
+    def killed_while_writing(file, array, *args, **kwargs):
+        name = getattr(file, "name", file)
+        if not str(name).split("/")[-1].startswith(last):
+            return save(file, array, *args, **kwargs)
+        buffer = io.BytesIO()
+        save(buffer, array)
+        data = buffer.getvalue()[: len(buffer.getvalue()) // 2]
+        if hasattr(file, "write"):
+            file.write(data)
+            file.flush()
+        else:
+            with open(file, "wb") as out:
+                out.write(data)
+        raise Killed()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(numpy, "save", killed_while_writing)
+        with pytest.raises(Killed):
+            CorpusIndex(nlp, store, candidates="ivf", dims=8)
+    assert CorpusIndex(nlp, store, candidates="ivf", dims=8).duplicates(0.5, k=5, c=10) == expected
 
 
 @pytest.mark.parametrize("n", [300, 3000])

@@ -1,9 +1,11 @@
 import itertools
+import sys
 
 import numpy
 import pytest
 
 from spacy_siamese import cluster_duplicates, find_duplicates
+from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.search import group_pairs
 
 from .conftest import CORPUS
@@ -94,3 +96,48 @@ def test_cluster_duplicates_end_to_end(models):
     for method in ("components", "communities"):
         groups = cluster_duplicates(nlp, texts, threshold=0.999, method=method, progress=False)
         assert sorted(sorted(g) for g in groups) == [[0, 1], [2, 3]]
+
+
+def test_bad_settings_are_refused_before_encoding(models, monkeypatch):
+    nlp = models["cauchy"]
+    with pytest.raises(ValueError, match="threshold nan is outside the range"):
+        find_duplicates(nlp, CORPUS, threshold=float("nan"), progress=False)  # before: no pairs, no word
+    with pytest.raises(ValueError, match="k and c must be at least 0, got k=-1"):
+        find_duplicates(nlp, CORPUS, threshold=0.5, k=-1, progress=False)
+    with pytest.raises(ValueError, match="k and c must be at least 0, got k=10, c=-1"):
+        find_duplicates(nlp, CORPUS, threshold=0.5, candidates="hnsw", c=-1, progress=False)
+    assert find_duplicates(nlp, CORPUS, threshold=0.5, k=0, progress=False) == []
+    # without faiss, an ivf search fails before the collection is encoded, not after
+    from spacy_siamese.search import dedupe
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("encoded before failing")
+
+    monkeypatch.setitem(sys.modules, "faiss", None)  # as if the [ann] extra were not installed
+    monkeypatch.setattr(dedupe, "encode_collection", no_encoding)
+    with pytest.raises(ImportError, match=r"pip install 'spacy-siamese\[ann\]'"):
+        find_duplicates(nlp, CORPUS, threshold=0.5, candidates="ivf", progress=False)
+    with pytest.raises(ValueError, match="candidates must be one of"):
+        find_duplicates(nlp, CORPUS, threshold=0.5, candidates="annoy", progress=False)
+
+
+def test_group_pairs_refuses_ids_outside_the_collection_and_ignores_self_pairs():
+    with pytest.raises(ValueError, match=r"Pair 1 \(2, 5\) names an item outside the 3 items"):
+        group_pairs([(0, 1, 0.9), (2, 5, 0.9)], 3)  # before: scipy's 'index 5 exceeds matrix dimension 3'
+    with pytest.raises(ValueError, match="outside the 3 items"):
+        group_pairs([(-1, 1, 0.9)], 3, method="components")
+    for method in ("communities", "components"):  # before: [[1, 1]], an item listed twice
+        assert group_pairs([(1, 1, 1.0), (0, 2, 0.9)], 3, method=method) == [[0, 2]]
+
+
+@pytest.mark.parametrize("name", ["cauchy", "cosine", "hybrid_cauchy"])
+@pytest.mark.filterwarnings("error")
+def test_thresholds_at_the_ends_of_the_score_range(models, name):
+    nlp = models[name]
+    low, high = get_similarity_pipe(nlp).score_range
+    identical = find_duplicates(nlp, ["How do I learn Python?"] * 3, threshold=high, progress=False)
+    assert [(i, j) for i, j, _ in identical] == [(0, 1), (0, 2), (1, 2)]
+    assert len(find_duplicates(nlp, CORPUS[:12], threshold=low, k=20, progress=False)) == 66
+    for outside in (high + 0.5, low - 1.0, float("nan")):  # before: no pair (and sqrt's RuntimeWarning), every pair
+        with pytest.raises(ValueError, match="outside the range of the pipe's scores"):
+            find_duplicates(nlp, CORPUS, threshold=outside, progress=False)

@@ -46,3 +46,21 @@ def test_faiss_save_load(models, tmp_path):
     loaded = SimilarityIndex.load(tmp_path / "idx", nlp)
     assert loaded.backend == "faiss"
     assert loaded.search(QUERIES, k=5) == index.search(QUERIES, k=5)
+
+
+def test_faiss_load_refuses_a_corrupt_index(models, tmp_path):
+    nlp = models["cosine"]
+    index = SimilarityIndex.build(nlp, CORPUS, backend="faiss", progress=False)
+    index.save(tmp_path / "idx")
+    data = (tmp_path / "idx" / "faiss.index").read_bytes()
+    (tmp_path / "idx" / "faiss.index").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="incomplete or corrupt: .*faiss.index"):
+        SimilarityIndex.load(tmp_path / "idx", nlp)
+    (tmp_path / "idx" / "faiss.index").unlink()
+    with pytest.raises(ValueError, match="incomplete or corrupt: .*faiss.index"):
+        SimilarityIndex.load(tmp_path / "idx", nlp)
+    # an index of fewer items than the vectors (e.g. copied from another save)
+    SimilarityIndex(nlp, index.vectors[:5], backend="faiss").save(tmp_path / "small")
+    (tmp_path / "small" / "faiss.index").replace(tmp_path / "idx" / "faiss.index")
+    with pytest.raises(ValueError, match=f"faiss.index holds 5 items, but the index has {len(CORPUS)} items"):
+        SimilarityIndex.load(tmp_path / "idx", nlp)

@@ -1,5 +1,6 @@
 import numpy
 import pytest
+import srsly
 
 from spacy_siamese import SimilarityIndex
 from spacy_siamese.layers.heads import predicting_head
@@ -144,6 +145,50 @@ def test_load_refuses_another_model(models, tmp_path):
         SimilarityIndex.load(tmp_path / "index", other)
     with pytest.raises(ValueError, match="not a saved SimilarityIndex"):
         SimilarityIndex.load(tmp_path, other)
+
+
+def test_load_refuses_an_incomplete_or_corrupt_index(models, tmp_path):
+    nlp = models["cauchy"]
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    path = tmp_path / "index"
+
+    def broken(damage):
+        index.save(path)
+        damage()
+        return pytest.raises(ValueError, match=f"{path}.*(incomplete or corrupt|not valid JSON)")
+
+    with broken(lambda: numpy.save(path / "vectors.npy", index.vectors[:5])):  # silently 5 items before
+        SimilarityIndex.load(path, nlp)
+    with broken(lambda: numpy.save(path / "vectors.npy", index.vectors[:, :10])):
+        SimilarityIndex.load(path, nlp)
+    with broken(lambda: srsly.write_jsonl(path / "texts.jsonl", [{"text": t} for t in CORPUS[:4]])):
+        SimilarityIndex.load(path, nlp)  # texts that are not the items' texts
+    with broken(lambda: (path / "vectors.npy").write_bytes((path / "vectors.npy").read_bytes()[:300])):
+        SimilarityIndex.load(path, nlp)
+    with broken(lambda: (path / "vectors.npy").unlink()):
+        SimilarityIndex.load(path, nlp)
+    with broken(lambda: (path / "index.json").write_text("{", encoding="utf8")):
+        SimilarityIndex.load(path, nlp)
+    with broken(lambda: srsly.write_json(path / "index.json", {"format": "spacy_siamese.index.v1"})):
+        SimilarityIndex.load(path, nlp)
+
+
+def test_vectors_of_another_width_or_not_finite_are_refused(models):
+    nlp = models["cauchy"]
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    width = index.vectors.shape[1]
+    nan = index.vectors[:3].copy()
+    nan[1, 0] = numpy.nan
+    with pytest.raises(ValueError, match=r"1 vectors are not finite \(NaN or inf\): rows 1"):
+        index.add_vectors(nan)  # one NaN item hid every hit of a query with k = len(index)
+    assert len(index) == len(CORPUS)
+    with pytest.raises(ValueError, match="1 query vectors are not finite"):
+        index.search_vectors(nan, 3)
+    with pytest.raises(ValueError, match=rf"Expected query vectors of shape \(n, {width}\), got \(2, {width + 1}\)"):
+        index.search_vectors(numpy.zeros((2, width + 1), dtype="f"), 3)
+    with pytest.raises(ValueError, match="k must be at least 0, got -1"):
+        index.search(QUERIES, k=-1)
+    assert index.search(QUERIES, k=0) == [[]] * len(QUERIES)
 
 
 def test_index_refuses_changed_weights(models):

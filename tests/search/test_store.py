@@ -13,8 +13,8 @@ import pytest
 import spacy
 import srsly
 
-from spacy_siamese.search import CorpusIndex, VectorStore, encode_collection
-from spacy_siamese.search.store import MANIFEST
+from spacy_siamese.search import CorpusIndex, VectorStore, encode_collection, find_duplicates
+from spacy_siamese.search.store import MANIFEST, write_store
 
 from .conftest import CORPUS
 
@@ -63,6 +63,25 @@ def test_other_settings_start_a_new_store(models, tmp_path):
     encode_collection(nlp, CORPUS, len(CORPUS), path, chunk_size=10, source={"name": "a"}, progress=False)
     store = encode_collection(nlp, CORPUS[:7], 7, path, chunk_size=10, source={"name": "b"}, progress=False)
     assert len(store) == 7 and store.manifest["source"] == {"name": "b"}
+
+
+def test_a_directory_that_is_not_a_store_is_never_deleted(models, tmp_path):
+    """A work dir that holds the user's files is refused, not replaced by a store."""
+    nlp = models["cauchy"]
+    (tmp_path / "notes.txt").write_text("keep me", encoding="utf8")
+    with pytest.raises(ValueError, match="not a vector store .*notes.txt"):
+        encode_collection(nlp, CORPUS, len(CORPUS), tmp_path, chunk_size=10, progress=False)
+    with pytest.raises(ValueError, match="not a vector store .*notes.txt"):
+        find_duplicates(nlp, CORPUS, threshold=0.5, work_dir=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="not a vector store .*notes.txt"):
+        write_store(tmp_path, numpy.zeros((3, 4), dtype="f"), model_id="m")
+    assert (tmp_path / "notes.txt").read_text(encoding="utf8") == "keep me"
+    with pytest.raises(ValueError, match="not a directory"):
+        encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "notes.txt", progress=False)
+    # an empty directory, or a store of other settings, is used
+    (tmp_path / "empty").mkdir()
+    assert len(encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "empty", progress=False)) == len(CORPUS)
+    assert len(encode_collection(nlp, CORPUS[:5], 5, tmp_path / "empty", progress=False)) == 5
 
 
 def test_an_incomplete_store_does_not_open(models, tmp_path):
