@@ -85,6 +85,10 @@ class SimilarityClassifier(Pipe):
 
     def add_exemplars(self, label: str, texts: Iterable[str]) -> None:
         """Add exemplar texts for a label (a new label or more texts for a known one)."""
+        if isinstance(texts, str):
+            raise ValueError(
+                f"similarity_classifier: label {label!r} needs a list of texts, not one string: [{texts[:60]!r}]"
+            )
         texts = list(texts)
         if not isinstance(label, str) or not label:
             raise ValueError(f"similarity_classifier: a label must be a non-empty string, got {label!r}")

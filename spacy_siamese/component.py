@@ -20,7 +20,7 @@ from thinc.types import Floats2d
 from tqdm import tqdm
 
 from . import hooks
-from .identity import ModelIdentity, in_training_evaluation
+from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
 from .layers.in_batch import cross_scores
@@ -209,11 +209,18 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`.
         Calls are padded to a multiple of PAD_ROWS rows (BLAS rounds a matrix's tail rows
         differently), so a pair's score does not depend on the other pairs scored with it."""
-        n = len(vectors_a)
+        a, b = numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f")
+        width = self.encoder.get_dim("nO") if self.encoder.has_dim("nO") is True else None
+        if a.ndim != 2 or a.shape != b.shape or (width is not None and a.shape[1] != width):
+            raise ValueError(
+                f"The '{self.name}' pipe's compare takes two arrays of paired rows of its vectors, (n, {width}) "
+                f"each, got arrays of shapes {a.shape} and {b.shape}."
+            )
+        n = len(a)
         if n == 0:
             return numpy.zeros((0,), dtype="float32")
         rows = -(-n // PAD_ROWS) * PAD_ROWS
-        a, b = _canonical_order(numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f"), rows=rows)
+        a, b = _canonical_order(a, b, rows=rows)
         ops = self.model.ops
         pair = (ops.asarray2f(cast(Floats2d, a)), ops.asarray2f(cast(Floats2d, b)))
         scores = ops.to_numpy(self.comparison.predict(pair))[:n, 0]
@@ -493,12 +500,16 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                     f"{where}: its word vectors have shape {theirs}, this pipeline's {mine}: "
                     "initialize with the same vectors (e.g. --paths.vectors)."
                 )
+        layers = layer_names(self.model)
         try:
             self.model.from_bytes(source.model.to_bytes())
         except (ValueError, KeyError) as err:
             raise ValueError(
                 f"{where}: its '{self.name}' pipe has another architecture than this one ({err})."
             ) from None
+        check_architecture(
+            self.model, layers, f"{where}: its '{self.name}' pipe", advice="Train from a pipe with this config's model."
+        )
         self.cfg["threshold"] = source.threshold
         self.cfg["dedupe_threshold"] = source.dedupe_threshold
 
@@ -528,12 +539,12 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         """Set (and return) `dedupe_threshold` from labelled pairs, e.g. the dev pairs of a pipe
         trained before it existed: the lowest threshold whose precision on them is at least
         `precision` (default: the `dedupe_precision` setting, which it then becomes)."""
-        if precision is not None:
-            self.cfg["dedupe_precision"] = float(precision)
-            check_settings(self.cfg, where=f"The '{self.name}' pipe's settings", scores=self.score_range, saved=False)
+        cfg = self.cfg if precision is None else {**self.cfg, "dedupe_precision": float(precision)}
+        check_settings(cfg, where=f"The '{self.name}' pipe's settings", scores=self.score_range, saved=False)
         scores, labels = self.pair_scores(list(examples))
         if not is_binary(labels):
             raise ValueError("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
+        self.cfg["dedupe_precision"] = cfg["dedupe_precision"]
         self._set_dedupe_threshold(scores, labels)
         return self.dedupe_threshold
 
@@ -568,12 +579,18 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return doc if doc.vocab is self.vocab else self._words_doc(doc)
 
     def _words_doc(self, tokens: Iterable[Token]) -> Doc:
-        """A bare doc with the same words in this pipe's vocab (no hooks, no user data)."""
+        """A bare doc with the same words in this pipe's vocab (no hooks, no user data), and the
+        token norms set by tokenizer exceptions ("n't" -> "not"), which the encoder reads."""
+        tokens = list(tokens)
         words = [t.text for t in tokens]
         spaces = [bool(t.whitespace_) for t in tokens]
         if spaces:
             spaces[-1] = False
-        return Doc(self.vocab, words=words, spaces=spaces)
+        doc = Doc(self.vocab, words=words, spaces=spaces)
+        for token, source in zip(doc, tokens):
+            if source.norm != source.lex.norm:
+                token.norm_ = source.norm_
+        return doc
 
 
 def _canonical_order(

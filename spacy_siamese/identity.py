@@ -11,7 +11,7 @@ import sys
 import uuid
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any, Dict, Iterable, Iterator, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import srsly
 from spacy.training import loop
@@ -31,6 +31,8 @@ LOAD_ERRORS = (
     AttributeError,
     srsly.msgpack.exceptions.UnpackException,
 )
+# What Thinc raises when saved weights have other sizes or another number of layers.
+THINC_MISMATCH = ("Attempt to change dimension", "mismatched structure")
 
 
 class ModelIdentity:
@@ -82,23 +84,29 @@ class ModelIdentity:
                 "(saving was interrupted, or files were removed). Save the pipeline again."
             )
         old_id = self.cfg["model_id"]
+        layers = layer_names(self.model)
         try:
             super().from_disk(path, exclude=exclude)  # type: ignore[misc]
         except LOAD_ERRORS as e:
+            check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}", error=e)
             raise ValueError(
                 f"Could not load the '{self.name}' pipe from {path} ({type(e).__name__}: {e}). The directory "
                 "looks incomplete or damaged, e.g. written by a training run that was interrupted while "
                 "saving: load another checkpoint (model-best) or save the pipeline again."
             ) from e
+        check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}")
         self._loaded(old_id, where=str(path / "cfg"))
         return self
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> Any:
         old_id = self.cfg["model_id"]
+        layers = layer_names(self.model)
         try:
             super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
         except LOAD_ERRORS as e:
+            check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes", error=e)
             raise ValueError(f"Could not load the '{self.name}' pipe from bytes ({type(e).__name__}: {e}).") from e
+        check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes")
         self._loaded(old_id, where=f"The '{self.name}' pipe's saved cfg")
         return self
 
@@ -120,6 +128,33 @@ class ModelIdentity:
         self.cfg["model_id"] = model_id
         self._stale = False
         hooks.register_pipe(model_id, self)  # type: ignore[arg-type]
+
+
+def layer_names(model: Model) -> List[str]:
+    """The names of a model's layers, in `walk` order: what a saved model must match to load."""
+    return [node.name for node in model.walk()]
+
+
+def check_architecture(
+    model: Model,
+    layers: List[str],
+    saved: str,
+    *,
+    error: Optional[Exception] = None,
+    advice: str = "Load it with the config it was saved with (spacy.load without config overrides).",
+) -> None:
+    """Raise a ValueError naming `saved` when the weights just loaded into `model` (whose layers
+    were `layers` before) come from another architecture: Thinc loads any model with as many
+    layers, renaming them, and refuses other sizes or another number of layers with `error`."""
+    loaded = layer_names(model)
+    if loaded != layers:
+        i = next((i for i, (a, b) in enumerate(zip(loaded, layers)) if a != b), min(len(loaded), len(layers)) - 1)
+        raise ValueError(
+            f"{saved} has another architecture than this pipe's config: a layer is '{loaded[i][:80]}' there, "
+            f"'{layers[i][:80]}' here. {advice}"
+        )
+    if error is not None and any(text in str(error) for text in THINC_MISMATCH):
+        raise ValueError(f"{saved} has another architecture or other sizes than this pipe's config ({error}). {advice}")
 
 
 def _evaluation_code() -> Optional[CodeType]:

@@ -21,6 +21,8 @@ DOC_LABELS_KEY = "spacy_siamese.labels"
 
 def labelled_doc_example(doc: Doc, labels: Iterable[str]) -> Example:
     """An Example of one doc and its labels (at least one non-empty string)."""
+    if isinstance(labels, str):
+        raise ValueError(f"A labelled doc needs a list of labels, not one string: [{labels!r}]: {doc.text[:60]!r}")
     labels = list(labels)
     if not labels or not all(isinstance(label, str) and label for label in labels):
         raise ValueError(f"A labelled doc needs one or more non-empty string labels, got {labels!r}: {doc.text[:60]!r}")

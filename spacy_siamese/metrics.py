@@ -249,6 +249,11 @@ def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
     rows: List[int] = []
     cols: List[int] = []
     for i, doc_labels in enumerate(labels):
+        if isinstance(doc_labels, str):
+            raise ValueError(
+                f"The labels of document {i} are one string, {doc_labels!r}, not one string per label: "
+                f"give each document a list of labels ([{doc_labels!r}])."
+            )
         for label in set(doc_labels):
             rows.append(i)
             cols.append(index.setdefault(label, len(index)))

@@ -17,6 +17,15 @@ def default_block_size(width: int) -> int:
     return max(32, BLOCK_BYTES // (4 * ROWS_PER_PAIR * max(1, width)) // 32 * 32)
 
 
+def check_block_size(block_size: Optional[int], width: int) -> int:
+    """`block_size`, or the default for vectors of `width` dims when it is None; a ValueError if not positive."""
+    if block_size is None:
+        return default_block_size(width)
+    if block_size < 1:
+        raise ValueError(f"block_size must be positive, got {block_size}")
+    return block_size
+
+
 def vector_similarity_matrix(
     compare: Compare,
     vectors_a: numpy.ndarray,
@@ -33,9 +42,7 @@ def vector_similarity_matrix(
     out = numpy.zeros((n, m), dtype="float32")
     if n == 0 or m == 0:
         return out
-    block = block_size or default_block_size(vectors_a.shape[1])
-    if block < 1:
-        raise ValueError(f"block_size must be positive, got {block}")
+    block = check_block_size(block_size, vectors_a.shape[1])
     if symmetric:
         side = max(1, math.isqrt(block))
         for i in range(0, n, side):
@@ -69,7 +76,7 @@ def vector_pair_scores(
     block_size: Optional[int] = None,
 ) -> numpy.ndarray:
     """Scores of the pairs (vectors_a[rows[t]], vectors_b[cols[t]]), in bounded blocks."""
-    block = block_size or default_block_size(vectors_a.shape[1])
+    block = check_block_size(block_size, vectors_a.shape[1])
     out = numpy.zeros((len(rows),), dtype="float32")
     for s in range(0, len(rows), block):
         out[s : s + block] = compare(vectors_a[rows[s : s + block]], vectors_b[cols[s : s + block]])

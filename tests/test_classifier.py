@@ -119,6 +119,23 @@ def test_evaluate_reports_textcat_keys(nlp):
     assert set(scores["cats_f_per_type"]) == set(EXEMPLARS)
 
 
+def test_an_exemplar_is_encoded_as_the_same_text_processed(nlp):
+    """Exemplars keep the token norms of tokenizer exceptions ("n't" -> "not"), which the encoder reads."""
+    text = "I don't know, can't you?"
+    nlp.get_pipe("similarity_classifier").add_exemplars("doubt", [text])
+    doc = nlp(text)
+    assert doc.cats["doubt"] == pytest.approx(doc.similarity(nlp(text)), abs=1e-6)
+
+
+def test_a_text_is_not_split_into_exemplar_characters(nlp):
+    clf = nlp.get_pipe("similarity_classifier")
+    with pytest.raises(ValueError, match="a list of texts, not one string"):
+        clf.add_exemplars("books", "What are good books to read?")
+    with pytest.raises(ValueError, match="a list of texts, not one string"):
+        clf.initialize(exemplars={"books": "What are good books to read?"})
+    assert "books" not in clf.labels
+
+
 def test_no_exemplars_is_a_clear_error(base_nlp):
     nlp = make_nlp()
     nlp.get_pipe("siamese_similarity").from_bytes(base_nlp.get_pipe("siamese_similarity").to_bytes())

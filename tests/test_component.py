@@ -8,6 +8,7 @@ from spacy.tokens import Doc, DocBin
 from spacy_siamese import hooks, restore_hooks
 from spacy_siamese.component import _canonical_order
 from spacy_siamese.layers.heads import predicting_head
+from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
 from .conftest import PAIRS, SMALL_MODEL, cauchy_reference, make_nlp, pair_examples, set_random_vectors, train
@@ -191,6 +192,17 @@ def test_doc_from_another_pipeline_is_encoded(nlp):
     expected = doc.similarity(nlp(foreign.text))
     assert doc.similarity(foreign) == pytest.approx(expected, abs=1e-6)
     assert VECTOR_KEY not in foreign.user_data and not foreign.user_hooks  # not modified
+
+
+def test_spans_and_foreign_docs_keep_the_norms_of_tokenizer_exceptions(nlp):
+    """A doc rebuilt in the pipe's vocab (a span, a doc of another pipeline) keeps its token
+    norms ("n't" -> "not"): the encoder reads NORM, so it is encoded as the same text processed."""
+    text = "I don't know, can't you?"
+    doc, ref = nlp(text), nlp("How do I learn Python fast?")
+    assert doc[2].norm_ == "not"
+    assert ref.similarity(spacy.blank("en")(text)) == pytest.approx(ref.similarity(doc), abs=1e-6)
+    longer = nlp(text + " Really.")
+    assert ref.similarity(longer[: len(doc)]) == pytest.approx(ref.similarity(doc), abs=1e-6)
 
 
 def test_doc_from_another_pipeline_refused_when_asked():
@@ -462,6 +474,31 @@ def test_encode_streams_docs_a_batch_at_a_time(nlp, monkeypatch):
     monkeypatch.setattr(pipe, "vectors", lambda docs: seen.append(len(docs)) or vectors(docs))
     numpy.testing.assert_array_equal(pipe.encode(texts, batch_size=3), expected)
     assert seen == [3, 3, 1]
+
+
+def test_compare_and_similarity_matrix_refuse_vectors_that_do_not_pair_up(nlp):
+    """Arrays of other lengths, other widths or one dimension are named, not a numpy or Thinc traceback."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    vectors = pipe.encode(TEXTS[:3])
+    for a, b in ((vectors, vectors[:2]), (vectors[:, :16], vectors[:, :16]), (vectors[0], vectors[1])):
+        with pytest.raises(ValueError, match=r"compare takes two arrays of paired rows .*\(n, 64\)"):
+            pipe.compare(a, b)
+    with pytest.raises(ValueError, match="compare takes two arrays"):
+        vector_similarity_matrix(pipe.compare, vectors, vectors[:, :16])
+    assert pipe.compare(vectors[:0], vectors[:0]).shape == (0,)
+
+
+def test_a_refused_calibration_leaves_the_settings_as_they_were():
+    """A precision out of range, or graded pairs, raise without changing `dedupe_precision`: the
+    pipe still saves and loads."""
+    nlp, _ = train(make_nlp(), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    graded = pair_examples(nlp, [(PAIRS[0][0], PAIRS[0][1], 0.4)])
+    for examples, precision, message in ((pair_examples(nlp), 95, "dedupe_precision"), (graded, 0.5, "0 or 1")):
+        with pytest.raises(ValueError, match=message):
+            pipe.calibrate_dedupe_threshold(examples, precision=precision)
+        assert pipe.cfg["dedupe_precision"] == 0.9
+    make_nlp().get_pipe("siamese_similarity").from_bytes(pipe.to_bytes())
 
 
 def test_encode_texts_needs_the_pipeline_and_pickles_without_it(nlp):

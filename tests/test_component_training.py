@@ -334,3 +334,8 @@ def test_init_weights_from_another_architecture_or_no_pipeline_is_a_clear_error(
         other.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(path)}
         with pytest.raises(ValueError, match=message):
             other.initialize(lambda: examples)
+    # a plain cosine has as many layers as Cauchy: Thinc alone would load the weights into it
+    cosine = make_nlp({"@architectures": "spacy-siamese.CosineSimilarity.v1"})
+    cosine.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(tmp_path / "cauchy")}
+    with pytest.raises(ValueError, match="has another architecture"):
+        cosine.initialize(lambda: examples)

@@ -156,6 +156,30 @@ def test_load_rejects_bad_saved_settings(nlp, tmp_path, field, value):
     assert str(cfg_path) in str(error.value) and f"'{field}'" in str(error.value)
 
 
+COSINE = {"@architectures": "spacy-siamese.CosineSimilarity.v1"}
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ({"comparison": COSINE}, "'cauchy_similarity' there, 'cosine_similarity' here"),  # as many layers
+        ({"encoder": {"width": 16}}, "another architecture or other sizes"),
+    ],
+)
+def test_loading_into_another_architecture_is_refused(nlp, tmp_path, override, message):
+    """A pipe saved with one config and loaded with another (spacy.load with config overrides,
+    nlp.from_disk into another pipeline) is refused, not loaded into the wrong layers."""
+    nlp.to_disk(tmp_path / "model")
+    config = {"components": {"siamese_similarity": {"model": override}}}
+    with pytest.raises(ValueError, match=message) as error:
+        spacy.load(tmp_path / "model", config=config)
+    assert str(tmp_path / "model" / "siamese_similarity") in str(error.value)
+    assert "interrupted" not in str(error.value)  # the directory is fine
+    data = nlp.get_pipe("siamese_similarity").to_bytes()
+    with pytest.raises(ValueError, match="'cauchy_similarity' there, 'cosine_similarity' here"):
+        make_nlp(comparison=COSINE).get_pipe("siamese_similarity").from_bytes(data)
+
+
 def test_a_pipe_saved_untrained_is_reported_as_such_on_loading(tmp_path):
     make_nlp().to_disk(tmp_path / "model")  # saving works; the pipe has no weights worth loading
     with pytest.raises(ValueError, match="saved before it was initialized. Train it"):

@@ -29,5 +29,7 @@ def test_labelled_doc_example_errors():
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="non-empty string labels"):
         labelled_doc_example(nlp.make_doc("x"), [])
+    with pytest.raises(ValueError, match="a list of labels, not one string"):
+        labelled_doc_example(nlp.make_doc("x"), "sports")  # not the labels 's', 'p', 'o', ...
     with pytest.raises(ValueError, match="not a labelled doc"):
         get_doc_labels(pair_examples(nlp)[0])

@@ -162,6 +162,13 @@ def test_retrieval_needs_relevant_documents():
         retrieval_metrics(VECTORS, [("a",), ("b",), ("c",), ("d",)])
 
 
+def test_retrieval_labels_are_label_sets_not_strings():
+    """One string per document is refused, not read as the set of its characters ('sports'
+    and 'politics' would share 's', 'p', 'o' and 't')."""
+    with pytest.raises(ValueError, match="not one string"):
+        retrieval_metrics(VECTORS, ["sports", "politics", "sports", "politics"])
+
+
 def test_pair_auc():
     pairs = [(0, 1, 1.0), (2, 3, 1.0), (0, 3, 0.0), (1, 2, 0.0)]
     assert pair_auc(VECTORS, pairs) == 1.0

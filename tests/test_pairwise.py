@@ -57,5 +57,9 @@ def test_pair_scores_of_chosen_rows():
 def test_block_size_bounds():
     assert default_block_size(1) % 32 == 0
     assert default_block_size(10**9) == 32
-    with pytest.raises(ValueError, match="block_size"):
-        vector_similarity_matrix(dot, numpy.ones((2, 2), "f"), block_size=-1)
+    ones = numpy.ones((2, 2), "f")
+    for block in (-1, 0):  # 0 is not "the default"
+        with pytest.raises(ValueError, match="block_size must be positive"):
+            vector_similarity_matrix(dot, ones, block_size=block)
+        with pytest.raises(ValueError, match="block_size must be positive"):  # not zeros without a word
+            vector_pair_scores(dot, ones, ones, numpy.array([0, 1]), numpy.array([1, 0]), block_size=block)
