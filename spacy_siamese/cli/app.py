@@ -5,7 +5,7 @@ import platform
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import spacy
 import typer
@@ -36,7 +36,9 @@ NAME = typer.Option("", "--name", help="A name for the evaluation, used in title
 PAIRS_FORMAT = typer.Option("auto", "--format", "-f", help="Pair file format")
 # Collections (index, dedupe, dedupe-ray)
 COLLECTION = typer.Argument(..., help="Text file (one doc a line) or JSONL with a text field")
-TEXTS_FORMAT = typer.Option("auto", "--format", "-f", help="auto (JSONL for .jsonl), text (one doc a line) or jsonl")
+TEXTS_FORMAT = typer.Option(
+    "auto", "--format", "-f", help="auto (JSONL for .jsonl, .ndjson, .json), text (one doc a line) or jsonl"
+)
 FIELD = typer.Option("text", "--field", help="JSONL field with the text (an 'id' field is kept)")
 BACKEND = typer.Option(
     "exact",
@@ -44,10 +46,34 @@ BACKEND = typer.Option(
     "-b",
     help=f"Search backend: {', '.join(BACKENDS)} (the faiss ones need: pip install 'spacy-siamese\\[ann]')",
 )
-K = typer.Option(10, "-k", help="Compare each doc with its k most similar others")
+
+
+def at_least(low: int) -> Callable[[int], int]:
+    """An option's check of its lower bound (min= would widen the help's type column)."""
+
+    def check(value: int) -> int:
+        if value < low:
+            raise typer.BadParameter(f"must be at least {low}, got {value}")
+        return value
+
+    return check
+
+
+K = typer.Option(10, "-k", callback=at_least(1), help="Compare each doc with its k most similar others")
 THRESHOLD = typer.Option(None, "--threshold", "-t", help="Minimum score (default: the pipe's)")
 BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encoding")
-N_PROCESS = typer.Option(1, "--n-process", help="Processes for encoding (nlp.pipe n_process)")
+
+
+def _n_process(value: int) -> int:
+    """nlp.pipe's n_process: -1 (one per core) or a number of processes (0 fails deep in spaCy)."""
+    if value == 0 or value < -1:
+        raise typer.BadParameter(f"must be -1 (one per CPU core) or at least 1, got {value}")
+    return value
+
+
+N_PROCESS = typer.Option(
+    1, "--n-process", callback=_n_process, help="Processes for encoding (nlp.pipe n_process; -1: one per CPU core)"
+)
 COMPARE = typer.Option(
     None,
     "--compare",
@@ -72,10 +98,15 @@ def load_pipeline(model: str) -> Language:
 
 def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language]:
     """The --compare pipelines by the name they were given; each once, and not the evaluated one."""
-    repeated = sorted({name for name in compare if compare.count(name) > 1 or name == model})
+    same = [_pipeline_key(name) for name in compare]  # model/, ./model and model are one pipeline
+    repeated = sorted({name for name, key in zip(compare, same) if same.count(key) > 1 or key == _pipeline_key(model)})
     if repeated:
         fail(f"--compare names a pipeline twice or the evaluated one: {', '.join(repeated)}")
     return {name: load_pipeline(name) for name in compare}
+
+
+def _pipeline_key(model: str) -> str:
+    return str(Path(model).resolve()) if Path(model).exists() else model
 
 
 def versions() -> Dict[str, str]:

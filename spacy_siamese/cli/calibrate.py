@@ -30,13 +30,18 @@ def calibrate_command(
         pipe = get_similarity_pipe(nlp, initialized=True)
         records = read_pair_records(pairs, format=format)
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
+        before = pipe.dedupe_threshold
         threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision)
-        target = output or model
-        nlp.to_disk(target)
         wanted = pipe.cfg["dedupe_precision"]
-        if threshold is None:
-            typer.echo(f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: dedupe_threshold unset")
-        else:
-            typer.echo(
-                f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
+        if threshold is None:  # saving would drop the threshold the pipeline has
+            kept = "none" if before is None else f"{before:g}"
+            fail(
+                f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
+                f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --precision or more pairs."
             )
+        target = output or model
+        target.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
+        nlp.to_disk(target)
+        typer.echo(
+            f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
+        )

@@ -17,6 +17,7 @@ from .app import (
     TEXTS_FORMAT,
     app,
     errors,
+    fail,
     load_pipeline,
     read_collection,
 )
@@ -36,6 +37,8 @@ def encode_command(
     """Write the pipe's learned vector of every text of a collection (`pipe.encode`), row i for
     the text with position i; the ids go beside it as OUTPUT.ids.json."""
     with errors():
+        if output.suffix != ".npy":  # numpy.save would add .npy: the vectors would not be at OUTPUT
+            fail(f"The output must be a .npy file, got {output}")
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
         pipe = get_similarity_pipe(nlp)

@@ -39,7 +39,7 @@ def evaluate_command(
     model: str = MODEL,
     data: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
     format: str = PAIRS_FORMAT,
-    limit: int = typer.Option(0, "--limit", "-n", help="Evaluate on the first N pairs only (0 = all)"),
+    limit: int = typer.Option(0, "--limit", "-n", min=0, help="Evaluate on the first N pairs only (0 = all)"),
     group: Optional[List[str]] = typer.Option(
         None,
         "--group",
@@ -65,7 +65,7 @@ def evaluate_command(
     output_json: Optional[Path] = OUTPUT_JSON,
     output_md: Optional[Path] = OUTPUT_MD,
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write ROC and precision-recall curves as PNG"),
-    examples: int = typer.Option(8, "--examples", help="Show N example pairs with every method's score"),
+    examples: int = typer.Option(8, "--examples", min=0, help="Show N example pairs with every method's score"),
     bootstrap: int = typer.Option(
         0, "--bootstrap", min=0, help="Resample the pairs N times for confidence intervals of every figure (0 = none)"
     ),

@@ -20,6 +20,7 @@ from .app import (
     app,
     compared_pipelines,
     errors,
+    fail,
     load_pipeline,
     read_fit_texts,
     read_pair_records,
@@ -41,7 +42,7 @@ def evaluate_duplicates_command(
     ),
     fit_limit: int = FIT_LIMIT,
     compare: Optional[List[str]] = COMPARE,
-    n_pairs: int = typer.Option(1000, "--n-pairs", help="Duplicate pairs sampled as queries"),
+    n_pairs: int = typer.Option(1000, "--n-pairs", min=1, help="Duplicate pairs sampled as queries"),
     seed: int = typer.Option(0, "--seed", help="Seed of the query sample (and of the --bootstrap resamples)"),
     bootstrap: int = typer.Option(
         0, "--bootstrap", min=0, help="Resample the queries N times for confidence intervals (0 = none)"
@@ -66,6 +67,8 @@ def evaluate_duplicates_command(
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
+        if model == BASELINES_ONLY and fit_texts is None and not compare:
+            fail(f"'{BASELINES_ONLY}' ranks with the TF-IDF baseline only: give --fit-texts to fit it on")
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = read_pair_records(pairs)

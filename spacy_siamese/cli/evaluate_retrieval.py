@@ -24,9 +24,9 @@ def evaluate_retrieval_command(
         0.2, "--dev-fraction", help="Held-out fraction of the seeded split (as in the DocumentPairs reader)"
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the split, the document sample and the pairs"),
-    max_docs: int = typer.Option(1500, "--max-docs", help="Use at most N held-out query documents (0 = all)"),
+    max_docs: int = typer.Option(1500, "--max-docs", min=0, help="Use at most N held-out query documents (0 = all)"),
     baselines: bool = typer.Option(False, "--baselines", help="Also rank with TF-IDF cosine and LSA"),
-    eval_pairs: int = typer.Option(4000, "--eval-pairs", help="Held-out pairs for the pair AUC (0 = none)"),
+    eval_pairs: int = typer.Option(4000, "--eval-pairs", min=0, help="Held-out pairs for the pair AUC (0 = none)"),
     name: str = NAME,
     output_json: Optional[Path] = OUTPUT_JSON,
     output_md: Optional[Path] = OUTPUT_MD,

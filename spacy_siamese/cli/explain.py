@@ -29,7 +29,9 @@ def explain_command(
         "auto", "--method", help=f"One of {', '.join(METHODS)}: auto = exact for TWEAK/S2Net, else shapley"
     ),
     samples: int = typer.Option(SAMPLES, "--samples", help="Shapley permutations per text of more than 8 tokens"),
-    top: int = typer.Option(10, "--top", "-n", help="Tokens (and terms) to show per text, by absolute contribution"),
+    top: int = typer.Option(
+        10, "--top", "-n", min=0, help="Tokens (and terms) to show per text, by absolute contribution"
+    ),
     output_json: Optional[Path] = OUTPUT_JSON,
 ) -> None:
     """Print the tokens behind a pair's similarity, and a TWEAK pipe's feature weights.

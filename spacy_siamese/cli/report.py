@@ -29,7 +29,10 @@ def report_command(
             if not files:
                 fail(f"No evaluation JSON files found at {arg}")
             for path in files:
-                rep = read_json(path)
+                try:
+                    rep = read_json(path)
+                except ValueError as err:  # not JSON, or not UTF-8: say which file of a directory or pattern
+                    fail(f"{path}: not a JSON file ({err})")
                 if isinstance(rep, dict) and rep.get("task") in DETAILS and "results" in rep:
                     name = rep.get("name") or path.stem
                     if name in sources and sources[name].resolve() != path.resolve():

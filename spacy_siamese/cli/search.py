@@ -31,6 +31,8 @@ def search_command(
         index = SimilarityIndex.load(index_dir, nlp)
         ids_path = index_dir / "ids.jsonl"
         keys = [r["id"] for r in srsly.read_jsonl(ids_path)] if ids_path.exists() else list(range(len(index)))
+        if len(keys) != len(index):
+            fail(f"{ids_path} has {len(keys):,} ids for the {len(index):,} items of the index: run `index` again")
         hits = index.search(queries, k=k, progress=progress)
         results: List[Dict[str, Any]] = []
         for query, row in zip(queries, hits):

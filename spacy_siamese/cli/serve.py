@@ -17,7 +17,7 @@ def serve_command(
         None, "--index", "-i", help="Index directory written by `index`: a search box"
     ),
     groups: Optional[Path] = typer.Option(None, "--groups", "-g", help="Groups JSONL written by `dedupe --groups`"),
-    port: int = typer.Option(5000, "--port", "-p", help="Port to serve on (0: any free port)"),
+    port: int = typer.Option(5000, "--port", "-p", min=0, max=65535, help="Port to serve on (0: any free port)"),
     host: str = typer.Option("0.0.0.0", "--host", help="Host to serve on (127.0.0.1: this machine only)"),
 ) -> None:
     """Serve the page until Ctrl+C: two texts with their score and their tokens shaded by

@@ -7,7 +7,7 @@ import typer
 
 from ..distill import NEIGHBOURS, distinct_texts, teacher_pairs, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
-from .app import PROGRESS, app, errors, read_pair_records, write_jsonl
+from .app import PROGRESS, app, at_least, errors, read_pair_records, write_jsonl
 
 
 @app.command("teacher-pairs")
@@ -19,9 +19,13 @@ def teacher_pairs_command(
         ..., help="Pair files whose texts (both sides; labels unused) are the texts to pair"
     ),
     output: Path = typer.Option(..., "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"),
-    pairs: int = typer.Option(30000, "--pairs", help="Pairs to write"),
-    max_texts: int = typer.Option(0, "--max-texts", help="Use the first N distinct texts (0: all)"),
-    neighbours: int = typer.Option(NEIGHBOURS, "--neighbours", help="Pair anchors with one of their N nearest texts"),
+    pairs: int = typer.Option(30000, "--pairs", callback=at_least(1), help="Pairs to write"),
+    max_texts: int = typer.Option(
+        0, "--max-texts", callback=at_least(0), help="Use the first N distinct texts (0: all)"
+    ),
+    neighbours: int = typer.Option(
+        NEIGHBOURS, "--neighbours", callback=at_least(1), help="Pair anchors with one of their N nearest texts"
+    ),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache the teacher's vectors here"),
     vectors_output: Optional[Path] = typer.Option(
         None, "--vectors-output", help="Also write the teacher's vectors of the paired texts here (TeacherScores.v1)"

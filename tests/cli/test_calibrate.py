@@ -34,3 +34,23 @@ def test_calibrate_refuses_graded_pairs_and_bad_precision(collection, tmp_path):
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     result = invoke("calibrate", collection / "model", pairs, "--precision", 1.5, "--output", tmp_path / "o")
     assert result.exit_code == 1 and "dedupe_precision" in result.output
+
+
+def test_calibrate_saves_into_a_new_directory(collection, tmp_path):
+    """As the other commands write their outputs: missing parent directories are made."""
+    pairs = tmp_path / "dev.jsonl"
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    out = tmp_path / "models" / "calibrated"
+    result = invoke("calibrate", collection / "model", pairs, "--precision", 0.75, "--output", out)
+    assert result.exit_code == 0, result.output
+    assert spacy.load(out).get_pipe("siamese_similarity").cfg["dedupe_precision"] == 0.75
+
+
+def test_calibrate_saves_nothing_when_no_threshold_reaches_the_precision(collection, tmp_path):
+    """Pairs without a duplicate reach no precision: saving would drop the pipeline's threshold."""
+    pairs = tmp_path / "dev.jsonl"
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": 0} for a, b, _ in PAIRS])
+    result = invoke("calibrate", collection / "model", pairs, "--output", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "No threshold reaches precision" in result.output and "nothing saved" in result.output
+    assert not (tmp_path / "out").exists()

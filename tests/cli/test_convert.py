@@ -66,3 +66,9 @@ def test_convert_errors_and_model_tokenizer(files, tmp_path):
     assert result.exit_code == 1 and "File not found" in result.output
     result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.spacy", "--model", files / "model", "--limit", 3)
     assert result.exit_code == 0 and "Wrote 3 pairs" in result.output
+
+
+def test_convert_refuses_a_negative_limit(files, tmp_path):
+    result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.spacy", "--limit", -1)
+    assert result.exit_code == 2 and "Invalid value for '--limit'" in result.output, result.output
+    assert not (tmp_path / "dev.spacy").exists()

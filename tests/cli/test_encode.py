@@ -1,6 +1,7 @@
 """`python -m spacy_siamese encode`."""
 
 import numpy
+import pytest
 import spacy
 import srsly
 
@@ -38,3 +39,20 @@ def test_encode_refuses_a_pipeline_it_cannot_encode_with(collection, tmp_path):
         result = invoke("encode", model, collection / "texts.txt", "--output", tmp_path / "v.npy")
         assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
         assert not (tmp_path / "v.npy").exists()
+
+
+def test_encode_refuses_an_output_numpy_would_rename(collection, tmp_path):
+    """numpy.save adds .npy to any other name: the vectors would not be where the message says."""
+    for out in (tmp_path / "vectors", tmp_path):
+        result = invoke("encode", collection / "model", collection / "texts.txt", "--output", out)
+        assert result.exit_code == 1 and "must be a .npy file" in result.output, result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("n_process", [0, -2])
+def test_encode_refuses_a_number_of_processes_nlp_pipe_cannot_run(collection, tmp_path, n_process):
+    result = invoke(
+        "encode", collection / "model", collection / "texts.txt", "-o", tmp_path / "v.npy", "--n-process", n_process
+    )
+    assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
+    assert "-1 (one per CPU core) or at least 1" in " ".join(result.output.replace("│", "").split())

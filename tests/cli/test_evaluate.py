@@ -155,3 +155,19 @@ def test_evaluate_compares_another_pipeline_with_the_lead_over_it(files, search_
     ]:
         failed = invoke(*args, *[x for path in compare for x in ("--compare", path)])
         assert failed.exit_code == 1 and message in failed.output and "Traceback" not in failed.output
+
+
+def test_evaluate_refuses_a_negative_limit_or_examples(files):
+    for option in ("--limit", "--examples"):
+        result = invoke("evaluate", files / "model", files / "dev.jsonl", option, -1)
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output
+
+
+def test_evaluate_sees_the_evaluated_pipeline_under_another_spelling(files, monkeypatch):
+    """model/ (as a shell completes it), ./model and model are one pipeline: not compared with itself."""
+    monkeypatch.chdir(files)
+    for compare in ("model/", "./model", str(files / "model")):
+        result = invoke("evaluate", "model", "dev.jsonl", "--compare", compare)
+        assert result.exit_code == 1 and "the evaluated one" in result.output, (compare, result.output)
+    result = invoke("evaluate", "model", "dev.jsonl", "--compare", "blank", "--compare", "blank/")
+    assert result.exit_code == 1 and "names a pipeline twice or the evaluated one: blank" in result.output

@@ -107,3 +107,16 @@ def test_compare_and_bootstrap_rank_the_same_queries(files, search_models, tmp_p
     for compare, message in [([files / "model"], "the evaluated one"), ([other, other], "twice")]:
         failed = invoke(*args, *[x for path in compare for x in ("--compare", path)])
         assert failed.exit_code == 1 and message in failed.output and "Traceback" not in failed.output
+
+
+def test_nothing_to_rank_with_is_an_error(files):
+    """'-' without --fit-texts (or --compare) ranks with no method: not an empty report."""
+    result = invoke("evaluate-duplicates", "-", files / "dev.jsonl")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "give --fit-texts" in result.output
+
+
+@pytest.mark.parametrize("n_pairs", [0, -3])
+def test_n_pairs_must_be_positive(files, n_pairs):
+    result = invoke("evaluate-duplicates", files / "model", files / "dev.jsonl", "--n-pairs", n_pairs)
+    assert result.exit_code == 2 and "Invalid value for '--n-pairs'" in result.output, result.output

@@ -17,3 +17,9 @@ def test_evaluate_retrieval(files, tmp_path):
     assert report["n_train_docs"] == 48  # the other 80% of the seeded split
     result = invoke("evaluate-retrieval", files / "model", files / "documents.jsonl", "--split", "test")
     assert result.exit_code == 1 and "no test part" in result.output
+
+
+def test_evaluate_retrieval_refuses_negative_counts(files):
+    for option in ("--max-docs", "--eval-pairs"):
+        result = invoke("evaluate-retrieval", files / "model", files / "documents.jsonl", option, -1)
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output

@@ -43,3 +43,10 @@ def test_explain_cli_any_encoder(nlp, tmp_path):
     assert result.exit_code == 1 and "method='shapley'" in result.output
     result = invoke("explain", tmp_path / "model")
     assert result.exit_code == 1 and "Give two texts" in result.output
+
+
+def test_explain_refuses_a_negative_top(nlp, tmp_path):
+    """--top -1 would show every token but the last."""
+    nlp.to_disk(tmp_path / "model")
+    result = invoke("explain", tmp_path / "model", "How do I learn Python fast?", "Learn Python", "--top", -1)
+    assert result.exit_code == 2 and "Invalid value for '--top'" in result.output, result.output

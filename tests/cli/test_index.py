@@ -42,3 +42,9 @@ def test_search_finds_the_model_from_another_directory(collection, tmp_path, mon
     result = invoke("search", "idx", TEXTS[0], "-k", 2)
     assert result.exit_code == 0, result.output
     assert TEXTS[0] in result.output
+
+
+def test_index_refuses_zero_processes(collection, tmp_path):
+    result = invoke("index", collection / "model", collection / "texts.txt", "-o", tmp_path / "idx", "--n-process", 0)
+    assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
+    assert not (tmp_path / "idx").exists()

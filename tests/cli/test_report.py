@@ -41,3 +41,14 @@ def test_report_refuses_two_evaluations_of_one_name(files, tmp_path):
     assert "a.json and " in result.output and "b.json are both named 'tiny'" in result.output
     result = invoke("report", tmp_path / "a.json", tmp_path / "a.json")  # one file named twice: one row
     assert result.exit_code == 0 and result.output.count("| tiny |") == 1
+
+
+def test_a_file_that_is_not_json_is_named(files, tmp_path):
+    invoke("evaluate", files / "model", files / "dev.jsonl", "--name", "tiny", "--output-json", tmp_path / "tiny.json")
+    (tmp_path / "notes.json").write_text('{"half": ', encoding="utf8")
+    (tmp_path / "latin1.json").write_bytes(b'{"caf\xe9": 1}')
+    result = invoke("report", tmp_path)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "latin1.json: not a JSON file" in result.output
+    result = invoke("report", tmp_path / "tiny.json", tmp_path / "notes.json")
+    assert result.exit_code == 1 and "notes.json: not a JSON file (Expecting value" in result.output, result.output

@@ -46,3 +46,13 @@ def test_search_without_index(tmp_path):
     result = invoke("search", tmp_path, "query")
     assert result.exit_code == 1
     assert "not a saved SimilarityIndex" in result.output
+
+
+def test_ids_that_do_not_match_the_index_are_an_error(collection, tmp_path):
+    """An ids.jsonl cut short (or from another index) would crash or label hits with wrong ids."""
+    assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
+    ids = tmp_path / "idx" / "ids.jsonl"
+    ids.write_text("".join(ids.read_text(encoding="utf8").splitlines(keepends=True)[:3]), encoding="utf8")
+    result = invoke("search", tmp_path / "idx", "How do I learn Python fast?", "-k", 5)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"ids.jsonl has 3 ids for the {len(TEXTS)} items of the index" in result.output

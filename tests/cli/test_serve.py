@@ -65,3 +65,9 @@ def test_a_busy_port(collection):
         port = sock.getsockname()[1]
         result = invoke("serve", collection / "model", "--port", port, "--host", "127.0.0.1")
     assert result.exit_code == 1 and f"Error: Cannot serve on 127.0.0.1:{port}: Address already in use" in result.output
+
+
+@pytest.mark.parametrize("port", [-1, 65536])
+def test_a_port_out_of_range(collection, port):
+    result = invoke("serve", collection / "model", "--port", port, "--host", "127.0.0.1")
+    assert result.exit_code == 2 and "Invalid value for '--port'" in result.output, result.output
