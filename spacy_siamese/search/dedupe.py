@@ -151,9 +151,10 @@ def group_pairs(
     groups = _components(graph, n) if method == "components" else _communities(graph, n, min_size)
     groups = sorted((g for g in groups if len(g) >= max(1, min_size)), key=lambda g: (-len(g), min(g)))
     if groups and len(groups[0]) > max(MIN_LARGE, LARGE_GROUP_SHARE * n):
+        advice = "a smaller k" if method == "communities" else "method='communities' with a smaller k"
         warnings.warn(
             f"One group holds {len(groups[0]):,} of {n:,} items ({len(groups[0]) / n:.0%}): duplicates chained "
-            f"into it ({method}). Raise the threshold or use method='communities' with a smaller k.",
+            f"into it ({method}). Raise the threshold or use {advice}.",
             LargeGroupWarning,
             stacklevel=2,
         )

@@ -1,5 +1,7 @@
 import itertools
+import re
 import sys
+import warnings
 
 import numpy
 import pytest
@@ -7,6 +9,7 @@ import pytest
 from spacy_siamese import cluster_duplicates, find_duplicates
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.search import group_pairs
+from spacy_siamese.search.dedupe import LargeGroupWarning
 
 from .conftest import CORPUS
 
@@ -141,3 +144,18 @@ def test_thresholds_at_the_ends_of_the_score_range(models, name):
     for outside in (high + 0.5, low - 1.0, float("nan")):  # before: no pair (and sqrt's RuntimeWarning), every pair
         with pytest.raises(ValueError, match="outside the range of the pipe's scores"):
             find_duplicates(nlp, CORPUS, threshold=outside, progress=False)
+
+
+@pytest.mark.parametrize(
+    "method,advice", [("components", "method='communities' with a smaller k"), ("communities", "a smaller k")]
+)
+def test_a_group_of_many_items_warns_with_advice_for_its_method(method, advice):
+    chain = [(i, i + 1, 0.9) for i in range(29)]  # 30 of 100 items chained into one group by components
+    star = [(0, i, 0.9) for i in range(1, 30)]  # and one community around item 0
+    with pytest.warns(LargeGroupWarning, match=rf"One group holds 30 of 100 items \(30%\).*use {re.escape(advice)}\."):
+        group_pairs(chain if method == "components" else star, 100, method=method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (
+            len(group_pairs(chain[:19] if method == "components" else star[:19], 100, method=method)[0]) == 20
+        )  # not > 20
