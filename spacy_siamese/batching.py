@@ -3,6 +3,7 @@ duplicate cluster, so every other text in the batch is a true negative; batches 
 docs grouped by label, for triplet mining; and batches of one dataset each, from a
 multi-dataset corpus."""
 
+import math
 import random
 from collections import deque
 from typing import Callable, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
@@ -186,6 +187,12 @@ def dataset_batches(
         weight = weights.get(name, 1.0)
         n = sources[name].size
         order.extend([name] * (max(1, round(weight * n)) if weight > 0 and n else 0))
+    if not order and examples:
+        # spacy train would wait forever for a batch (max_epochs = 0) or end without an update.
+        raise ValueError(
+            f"batch_by_dataset: no batches: the weights give every dataset ({', '.join(names)}) 0 batches; "
+            "give at least one a weight > 0."
+        )
     random.Random(seed).shuffle(order)
     for name in order:
         batch = sources[name].next()
@@ -243,8 +250,8 @@ def configure_batch_by_dataset(
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     for name, weight in weights.items():
         check_dataset_name(name)
-        if not weight >= 0:
-            raise ValueError(f"batch_by_dataset: a weight must be >= 0, got {weight} for {name!r}")
+        if not 0 <= weight < math.inf:
+            raise ValueError(f"batch_by_dataset: a weight must be >= 0 and finite, got {weight} for {name!r}")
     weights = dict(weights)
     return reseeded(
         lambda examples, epoch_seed: dataset_batches(

@@ -210,3 +210,14 @@ def test_batch_by_dataset_errors():
         configure_batch_by_dataset(batcher=chunks(2), schedule="random")
     with pytest.raises(ValueError, match="a weight must be >= 0"):
         configure_batch_by_dataset(batcher=chunks(2), weights={"sts": -1.0})
+    with pytest.raises(ValueError, match="a weight must be >= 0 and finite, got inf"):
+        configure_batch_by_dataset(batcher=chunks(2), weights={"sts": float("inf")})  # was an OverflowError
+
+
+def test_batch_by_dataset_refuses_weights_that_leave_no_batch():
+    """With every weight 0 an epoch had no batch: spacy train (max_epochs = 0) waited forever in silence."""
+    examples = tagged_examples({"quora": 4, "sts": 2})
+    batcher = configure_batch_by_dataset(batcher=chunks(2), weights={"quora": 0.0, "sts": 0.0})
+    with pytest.raises(ValueError, match=r"no batches: the weights give every dataset \(quora, sts\) 0 batches"):
+        list(batcher(examples))
+    assert names_of(configure_batch_by_dataset(batcher=chunks(2), weights={"quora": 0.0})(examples)) == ["sts"]

@@ -16,6 +16,8 @@ def build_feature_head(
     *, hidden_width: int = 128, maxout_pieces: int = 2, dropout: float = 0.0, nI: Optional[int] = None
 ) -> Comparison:
     """|a - b| and a * b -> Maxout -> sigmoid: a symmetric learned comparison."""
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"FeatureHead: dropout must be in [0, 1), got {dropout}")
     return chain(
         pair_features(nI=nI),
         Maxout(nO=hidden_width, nP=maxout_pieces, dropout=dropout, normalize=True),

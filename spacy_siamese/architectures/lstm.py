@@ -13,7 +13,7 @@ from thinc.types import Floats2d
 from ..layers.recurrent import lstm
 from ..layers.sentence_vectors import sentence_vectors
 from ..layers.sequence_pool import POOLINGS, sequence_pool
-from .mwe import DEFAULT_ATTRS, DEFAULT_ROWS
+from .mwe import DEFAULT_ATTRS, DEFAULT_ROWS, check_attrs
 
 
 @registry.architectures("spacy-siamese.LSTMEncoder.v1")
@@ -40,7 +40,9 @@ def build_lstm_encoder(
         raise ValueError(f"LSTMEncoder: pooling must be one of {', '.join(map(repr, POOLINGS))}, got {pooling!r}")
     if bidirectional and hidden_width % 2:
         raise ValueError(f"LSTMEncoder: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
-    attrs = list(attrs)
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"LSTMEncoder: dropout must be in [0, 1), got {dropout}")
+    attrs = check_attrs("LSTMEncoder", attrs)
     embed: Model[List[Doc], List[Floats2d]]
     if attrs:
         rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
@@ -81,6 +83,8 @@ def build_sentence_lstm_encoder(
         )
     if bidirectional and hidden_width % 2:
         raise ValueError(f"SentenceLSTMEncoder: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"SentenceLSTMEncoder: dropout must be in [0, 1), got {dropout}")
     model: Model[List[Doc], Floats2d] = chain(
         sentence_vectors(),
         Dropout(dropout),

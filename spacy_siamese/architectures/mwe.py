@@ -2,6 +2,7 @@
 
 from typing import List, Sequence, Union
 
+from spacy.attrs import IDS
 from spacy.ml.models.tok2vec import MaxoutWindowEncoder, MultiHashEmbed, build_Tok2Vec_model
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -35,7 +36,9 @@ def build_mwe_encoder(
     Output: one vector of width `proj_width` (if > 0) or 2 * `width` per doc. Only lexical
     attributes are used, so the partner docs built during training need no other pipe.
     """
-    attrs = list(attrs)
+    if depth < 1 or window_size < 0:
+        raise ValueError(f"MWEEncoder: need depth >= 1 and window_size >= 0, got {depth} and {window_size}")
+    attrs = check_attrs("MWEEncoder", attrs)
     rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
     if len(rows) != len(attrs):
         raise ValueError(f"MWEEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
@@ -65,6 +68,8 @@ def build_pooled_tok2vec(
     optional Maxout projection to `proj_width` -> optional sigmoid squash. The token vectors'
     width is the tok2vec's nO; use lexical features only (partner docs get no other pipe).
     """
+    if post_depth < 0 or proj_width < 0:
+        raise ValueError(f"PooledTok2Vec: need post_depth >= 0 and proj_width >= 0, got {post_depth} and {proj_width}")
     if not tok2vec.has_dim("nO"):  # unknown or unset; a width of 0 is reported by the pipe, naming the setting
         raise ValueError("PooledTok2Vec: the tok2vec model must declare its output width (nO)")
     width = tok2vec.get_dim("nO")
@@ -78,6 +83,18 @@ def build_pooled_tok2vec(
     model: Model[List[Doc], Floats2d] = chain(*layers)
     model.set_dim("nO", proj_width if proj_width > 0 else 2 * width)
     return model
+
+
+def check_attrs(name: str, attrs: Sequence[str]) -> List[str]:
+    """The token attributes of hash embeddings as a list; one spaCy does not know is an error
+    here, at config time, instead of a KeyError from inside spaCy at the first doc."""
+    unknown = [attr for attr in attrs if isinstance(attr, str) and attr.upper() not in IDS]
+    if unknown:
+        raise ValueError(
+            f"{name}: unknown token attribute(s) {unknown} in attrs; use spaCy's attribute names, "
+            "e.g. NORM, LOWER, PREFIX, SUFFIX, SHAPE"
+        )
+    return list(attrs)
 
 
 @registry.architectures("spacy-siamese.MWEEncoder.v1")

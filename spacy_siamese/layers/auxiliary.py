@@ -18,6 +18,8 @@ def with_auxiliary(
     and, through them, the shared encoder; the auxiliary head's gradient is scaled by
     `weight`. At prediction only `main` runs: the output is its (n_pairs, 1) score.
     """
+    if not weight >= 0:
+        raise ValueError(f"WithAuxiliary: weight must be >= 0, got {weight}")
     return Model(
         "with_auxiliary",
         forward,

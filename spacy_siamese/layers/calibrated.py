@@ -22,6 +22,8 @@ def train_calibrated(*, comparison: Model[InT, Floats2d], eps: float = 1e-6) -> 
     a logistic model on the log distance with a free slope instead of the fixed slope 1.
     Scores are clipped to [eps, 1 - eps] before the logit.
     """
+    if not 0.0 < eps < 0.5:
+        raise ValueError(f"TrainCalibrated: eps must be in (0, 0.5), got {eps}")
     return Model(
         "train_calibrated",
         forward,

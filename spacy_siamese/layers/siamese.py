@@ -15,6 +15,7 @@ def siamese(
     *, encoder: Model[List[Doc], Floats2d], comparison: Model[Tuple[Floats2d, Floats2d], Floats2d]
 ) -> Model[InT, Floats2d]:
     """Encode both sides of each pair with one shared encoder, in one batch, then compare."""
+    check_hybrid(encoder, comparison)
     return Model(
         "siamese",
         forward,
@@ -23,6 +24,25 @@ def siamese(
         refs={"encoder": encoder, "comparison": comparison},
         dims={"nO": 1},
     )
+
+
+def check_hybrid(encoder: Model, comparison: Model) -> None:
+    """A `HybridSimilarity.v1` reads the last `lexical_width` columns of the vectors as their
+    lexical part: refuse an encoder that is not a `HybridEncoder.v1` of the same `lexical_width`,
+    whose learned columns would otherwise be mixed into the lexical score without a word."""
+    similarity = next((node for node in comparison.walk() if node.name == "hybrid_similarity"), None)
+    if similarity is None:
+        return
+    wanted = similarity.attrs["lexical_width"]
+    hybrid = next((node for node in encoder.walk() if node.name == "hybrid_encoder"), None)
+    if hybrid is None or hybrid.attrs["lexical_width"] != wanted:
+        got = (
+            f"a HybridEncoder.v1 with lexical_width = {hybrid.attrs['lexical_width']}" if hybrid else "another encoder"
+        )
+        raise ValueError(
+            f"HybridSimilarity.v1 has lexical_width = {wanted} but the encoder is {got}: use it with "
+            "spacy-siamese.HybridEncoder.v1 of the same lexical_width."
+        )
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

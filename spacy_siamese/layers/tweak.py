@@ -257,6 +257,8 @@ def _fit_df(model: Model, docs: Sequence[Doc]) -> None:
     terms, df, n_docs = document_frequencies(
         docs, lambda doc: _token_rows(model, doc, 0)["key"], min_df=model.attrs["min_df"]
     )
+    if not terms:
+        raise ValueError(f"tweak: no term occurs in at least min_df={model.attrs['min_df']} of the {n_docs} docs")
     order = numpy.argsort(-df, kind="stable")
     if model.attrs["max_vocab"]:
         order = order[: model.attrs["max_vocab"]]

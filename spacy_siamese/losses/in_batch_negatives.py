@@ -45,6 +45,8 @@ class InBatchNegativesLoss:
             raise ValueError(f"InBatchNegatives: logits must be one of {', '.join(LOGITS)}, got {logits!r}")
         if scale <= 0 or weight < 0:
             raise ValueError(f"InBatchNegatives: need scale > 0 and weight >= 0, got {scale} and {weight}")
+        if not 0.0 < eps < 0.5:
+            raise ValueError(f"InBatchNegatives: eps must be in (0, 0.5), got {eps}")
         self.pair_loss = pair_loss if pair_loss is not None else PairLogLoss()
         self.scale = scale
         self.logits = logits

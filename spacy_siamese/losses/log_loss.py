@@ -29,6 +29,8 @@ class PairLogLoss:
             raise ValueError(f"LogLoss: label_smoothing must be in [0, 1), got {label_smoothing}")
         if not 0.0 <= distill <= 1.0:
             raise ValueError(f"LogLoss: distill must be in [0, 1], got {distill}")
+        if not 0.0 < eps < 0.5:
+            raise ValueError(f"LogLoss: eps must be in (0, 0.5), got {eps}")
         self.eps = eps
         self.label_smoothing = label_smoothing
         self.distill = distill

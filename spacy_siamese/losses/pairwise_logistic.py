@@ -20,6 +20,8 @@ class PairwiseLogisticLoss:
     """
 
     def __init__(self, gamma: float = 10.0):
+        if not gamma > 0:
+            raise ValueError(f"PairwiseLogisticLoss: gamma must be > 0, got {gamma}")
         self.gamma = gamma
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:

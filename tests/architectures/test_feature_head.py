@@ -1,6 +1,7 @@
 """spacy-siamese.FeatureHead.v1: a learned symmetric comparison of two vectors."""
 
 import numpy
+import pytest
 from thinc.api import Adam
 
 from spacy_siamese.architectures import build_feature_head
@@ -35,3 +36,10 @@ def test_feature_head_is_symmetric_and_trains():
     assert log_loss() < first / 10
     numpy.testing.assert_array_equal(head.predict((A, B)) > 0.5, labels == 1)
     numpy.testing.assert_array_equal(head.predict((A, B)), head.predict((B, A)))  # still symmetric
+
+
+@pytest.mark.parametrize("dropout", [1.0, 1.5, -0.5])
+def test_feature_head_refuses_a_dropout_outside_0_1(dropout):
+    """A rate of 1 or more silently zeroed the hidden layer in training: the head never learnt."""
+    with pytest.raises(ValueError, match=f"FeatureHead: dropout must be in \\[0, 1\\), got {dropout}"):
+        build_feature_head(hidden_width=8, dropout=dropout)

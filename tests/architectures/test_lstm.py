@@ -56,6 +56,19 @@ def test_lstm_encoder_rejects_bad_settings():
         build_lstm_encoder(bidirectional=True, hidden_width=7)
     with pytest.raises(ValueError, match="no token features"):
         build_lstm_encoder(attrs=[], include_static_vectors=False)
+    with pytest.raises(ValueError, match=r"unknown token attribute\(s\) \['LEMMA_'\]"):
+        build_lstm_encoder(**{**SMALL, "attrs": ["NORM", "LEMMA_"]})
+
+
+@pytest.mark.parametrize("dropout", [1.0, 1.5, -0.1])
+def test_lstm_encoders_refuse_a_dropout_outside_0_1(dropout):
+    """A rate of 1 or more silently zeroed every token feature in training; a negative one was no dropout."""
+    from spacy_siamese.architectures import build_sentence_lstm_encoder
+
+    with pytest.raises(ValueError, match=f"LSTMEncoder: dropout must be in \\[0, 1\\), got {dropout}"):
+        build_lstm_encoder(**SMALL, dropout=dropout)
+    with pytest.raises(ValueError, match=f"SentenceLSTMEncoder: dropout must be in \\[0, 1\\), got {dropout}"):
+        build_sentence_lstm_encoder(dropout=dropout)
 
 
 def test_sentence_lstm_encoder_trains_on_documents():

@@ -101,6 +101,32 @@ def test_pooled_tok2vec_needs_the_width_of_its_tok2vec():
         build_pooled_tok2vec(tok2vec=chain(list2ragged(), ragged2list()))
 
 
+@pytest.mark.parametrize(
+    "settings,message",
+    [
+        ({"depth": 0}, "depth >= 1"),  # was a KeyError from Thinc's noop layer
+        ({"depth": -1}, "depth >= 1"),  # was a TypeError from Thinc's clone
+        ({"window_size": -1}, "window_size >= 0"),
+        ({"post_depth": -1}, "post_depth >= 0"),  # was silently 0
+        ({"proj_width": -4}, "proj_width >= 0"),  # was silently no projection
+        (
+            {"attrs": ["NORM", "FOO"], "rows": 50},
+            r"unknown token attribute\(s\) \['FOO'\]",
+        ),  # was E983 at the first doc
+    ],
+)
+def test_mwe_encoder_refuses_nonsense_settings_naming_them(settings, message):
+    with pytest.raises(ValueError, match=message):
+        build_mwe_encoder(**{"width": 8, "depth": 1, "rows": 50, **settings})
+
+
+def test_mwe_encoder_takes_attribute_names_in_any_case():
+    nlp = spacy.blank("en")
+    docs = [nlp(a) for a, _, _ in PAIRS]
+    model = _mwe_encoder(docs, attrs=["norm", "shape"], window_size=0)
+    assert model.predict(docs).shape == (len(docs), 16)
+
+
 def test_mwe_encoder_v1_keeps_its_defaults():
     """v2 differs from v1 only in the default post_depth (2, the factory default)."""
     v1 = inspect.signature(build_mwe_encoder_v1).parameters

@@ -38,3 +38,9 @@ def test_with_auxiliary_passes_nI_down_without_a_sample():
     model.set_dim("nI", 3)
     model.initialize()
     assert [layer.get_dim("nI") for layer in model.layers] == [3, 3]
+
+
+def test_with_auxiliary_refuses_a_negative_weight():
+    """A negative weight silently trained the auxiliary head (and the encoder through it) to score worse."""
+    with pytest.raises(ValueError, match="WithAuxiliary: weight must be >= 0, got -1.0"):
+        with_auxiliary(main=cauchy_similarity(), auxiliary=cauchy_similarity(), weight=-1.0)

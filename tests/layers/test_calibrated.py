@@ -1,4 +1,5 @@
 import numpy
+import pytest
 
 from spacy_siamese.layers import cauchy_similarity, train_calibrated
 
@@ -48,3 +49,10 @@ def test_train_calibrated_keeps_the_ranking():
     trained = model((A, B), is_train=True)[0][:, 0]
     raw = inner.predict((A, B))[:, 0]
     numpy.testing.assert_array_equal(numpy.argsort(trained), numpy.argsort(raw))
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, 0.7])
+def test_train_calibrated_refuses_an_eps_outside_0_half(eps):
+    """eps 0: an infinite logit at a score of 1; eps >= 0.5: every score clipped to one value, no gradient."""
+    with pytest.raises(ValueError, match=f"TrainCalibrated: eps must be in \\(0, 0.5\\), got {eps}"):
+        train_calibrated(comparison=cauchy_similarity(), eps=eps)

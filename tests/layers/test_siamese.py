@@ -51,3 +51,28 @@ def test_siamese_rejects_unequal_sides():
     model.get_ref("comparison").initialize()
     with pytest.raises(ValueError, match="2 docs on side A but 1 on side B"):
         model.predict(([numpy.ones(3), numpy.ones(3)], [numpy.ones(3)]))
+
+
+def _hybrid_encoder(lexical_width):
+    from spacy_siamese.architectures import build_hybrid_encoder, build_mwe_encoder
+
+    encoder = build_mwe_encoder(width=8, depth=1, rows=50, post_depth=0)
+    return build_hybrid_encoder(encoder=encoder, lexical_width=lexical_width, min_df=1)
+
+
+@pytest.mark.parametrize("encoder_width", [16, 80])
+def test_siamese_refuses_a_hybrid_similarity_of_another_lexical_width(encoder_width):
+    """The comparison would silently read learned columns as lexical ones (or the reverse)."""
+    from spacy_siamese.layers import hybrid_similarity
+    from spacy_siamese.layers.in_batch import with_in_batch_scores
+
+    comparison = hybrid_similarity(comparison=cauchy_similarity(), lexical_width=64)
+    with pytest.raises(
+        ValueError,
+        match=f"lexical_width = 64 but the encoder is a HybridEncoder.v1 with lexical_width = {encoder_width}",
+    ):
+        siamese(encoder=_hybrid_encoder(encoder_width), comparison=comparison)
+    wrapped = with_in_batch_scores(comparison=hybrid_similarity(comparison=cauchy_similarity(), lexical_width=64))
+    with pytest.raises(ValueError, match="lexical_width = 64 but the encoder is another encoder"):
+        siamese(encoder=_toy_encoder(width_out=96), comparison=wrapped)
+    siamese(encoder=_hybrid_encoder(64), comparison=wrapped)

@@ -113,3 +113,10 @@ def test_tweak_serialization(blank):
     numpy.testing.assert_array_equal(fresh.predict(docs), model.predict(docs))
     with pytest.raises(ValueError, match="initialize"):
         tweak().predict(docs)
+
+
+def test_tweak_with_no_term_frequent_enough_names_min_df(blank):
+    """An empty df table was an IndexError from inside term_features at the first prediction."""
+    model = tweak(width=256, min_df=100)
+    with pytest.raises(ValueError, match=f"tweak: no term occurs in at least min_df=100 of the {len(set(TEXTS))} docs"):
+        model.initialize(X=[blank.make_doc(t) for t in TEXTS])

@@ -88,6 +88,9 @@ def test_loss_needs_the_batch_matrix():
         InBatchNegativesLoss()(rng.uniform(size=(4, 1)), numpy.ones(4))
     with pytest.raises(ValueError, match="logits"):
         InBatchNegativesLoss(logits="cosine")
+    for eps in (0.0, 0.7):  # 0: an infinite logit at a score of 0 or 1; 0.7: every logit silently the same
+        with pytest.raises(ValueError, match=f"InBatchNegatives: eps must be in \\(0, 0.5\\), got {eps}"):
+            InBatchNegativesLoss(logits="logit", eps=eps)
 
 
 def test_registered_with_a_nested_pair_loss():

@@ -80,6 +80,13 @@ def test_label_smoothing_moves_the_optimum_off_0_and_1():
         PairLogLoss(label_smoothing=1.0)
 
 
+@pytest.mark.parametrize("eps", [0.0, -1.0, 0.5, 0.6])
+def test_log_loss_refuses_an_eps_outside_0_half(eps):
+    """eps 0 let a score of 0 or 1 make the loss infinite; eps >= 0.5 silently clipped every score to one value."""
+    with pytest.raises(ValueError, match=f"LogLoss: eps must be in \\(0, 0.5\\), got {eps}"):
+        PairLogLoss(eps=eps)
+
+
 def test_distill_targets_the_main_head_at_the_auxiliary_score():
     scores = rng.uniform(0.05, 0.95, size=(6, 2))
     d, _ = PairLogLoss(distill=0.5)(scores, TRUTHS)

@@ -43,3 +43,10 @@ def test_right_order_lowers_the_loss_and_a_shift_changes_nothing():
 def test_pairwise_loss_refuses_two_heads():
     with pytest.raises(ValueError, match="one score column, got 2"):
         PairwiseLogisticLoss()(rng.uniform(size=(4, 2)), numpy.array([0.0, 1.0, 1.0, 0.0]))
+
+
+@pytest.mark.parametrize("gamma", [0.0, -10.0])
+def test_pairwise_loss_refuses_a_gamma_that_is_not_positive(gamma):
+    """gamma 0 silently gave a zero gradient, a negative gamma silently trained the reverse order."""
+    with pytest.raises(ValueError, match=f"gamma must be > 0, got {gamma}"):
+        PairwiseLogisticLoss(gamma=gamma)
