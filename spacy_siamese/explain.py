@@ -34,6 +34,8 @@ METHODS = ("auto", "exact", "shapley", "occlusion")
 # above it, from `samples` random permutations (n docs each).
 EXACT_SHAPLEY_TOKENS = 8
 SAMPLES = 32
+# Subsets of a long text built and scored at a time (memory: MASK_ROWS x n, not n x n).
+MASK_ROWS = 256
 
 
 @dataclass
@@ -210,17 +212,30 @@ def _shapley(value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: i
         perm = rng.permutation(n)
         perms.extend([perm, perm[::-1]])
     perms = perms[:samples]
-    masks = numpy.zeros((len(perms), n + 1, n), dtype=bool)  # prefix j of each permutation
+    ranks = numpy.empty((len(perms), n), dtype="int64")
     for p, perm in enumerate(perms):
-        for j in range(n):
-            masks[p, j + 1 :, perm[j]] = True
-    flat = masks.reshape(-1, n)
-    unique, inverse = numpy.unique(flat, axis=0, return_inverse=True)
-    v = numpy.asarray(value(unique), dtype="f8")[inverse.reshape(-1)].reshape(len(perms), n + 1)
+        ranks[p, perm] = numpy.arange(n)  # the prefix of size k of order p: the tokens of rank < k
+    ends = numpy.asarray(value(numpy.array([[False] * n, [True] * n])), dtype="f8")  # every order's first and last
+    # key q: order q // (n - 1), its prefix of size q % (n - 1) + 1 (the inner ones, 1 to n - 1)
+    keys = numpy.arange(len(perms) * (n - 1))
+    inner = _in_blocks(value, lambda q: ranks[q // (n - 1)] < (q % (n - 1) + 1)[:, None], keys)
+    v = numpy.hstack(
+        [numpy.full((len(perms), 1), ends[0]), inner.reshape(len(perms), n - 1), numpy.full((len(perms), 1), ends[1])]
+    )
     phi = numpy.zeros(n)
     for p, perm in enumerate(perms):
         phi[perm] += numpy.diff(v[p])
     return phi / len(perms)
+
+
+def _in_blocks(
+    value: Callable[[numpy.ndarray], numpy.ndarray], masks_of: Callable[[numpy.ndarray], numpy.ndarray], keys: Any
+) -> numpy.ndarray:
+    """`value` of the masks `masks_of` builds for `keys`, built and scored MASK_ROWS keys at a time."""
+    blocks = [
+        numpy.asarray(value(masks_of(keys[i : i + MASK_ROWS])), dtype="f8") for i in range(0, len(keys), MASK_ROWS)
+    ]
+    return numpy.concatenate(blocks) if blocks else numpy.zeros((0,))
 
 
 def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> numpy.ndarray:
@@ -251,7 +266,8 @@ def _token_values(pipe: Any, doc: Doc, other: Doc, method: str, samples: int, rn
     reference = float(value(numpy.zeros((1, n), dtype=bool))[0])
     if method == "occlusion":
         score = value(numpy.ones((1, n), dtype=bool))[0] if n else reference
-        return (score - value(~numpy.eye(n, dtype=bool))) if n else numpy.zeros((0,)), reference
+        left_out = _in_blocks(value, lambda rows: numpy.arange(n)[None, :] != rows[:, None], numpy.arange(n))
+        return (score - left_out) if n else numpy.zeros((0,)), reference
     return _shapley(value, n, samples, rng), reference
 
 

@@ -277,3 +277,24 @@ def family_nlps(nlp):
 def test_deleting_top_tokens_moves_the_score_more_than_random(family, k, family_nlps):
     top, rand = faithfulness(family_nlps[family], "shapley", k)
     assert top > max(1.2 * rand, rand + 0.02)
+
+
+@pytest.mark.parametrize("method,samples", [("shapley", 2), ("occlusion", 1)])
+def test_a_long_text_is_explained_from_blocks_of_subsets(nlp, method, samples, monkeypatch):
+    """The subsets of a long text are built and scored MASK_ROWS at a time: memory grows with
+    its length, not its square (as the README says), and the values still add up."""
+    import spacy_siamese.explain as explain
+
+    rows = []
+    scores = explain.subset_scores
+
+    def recording(pipe, doc, other, masks):
+        rows.append(len(masks))
+        return scores(pipe, doc, other, masks)
+
+    monkeypatch.setattr(explain, "subset_scores", recording)
+    a, b = " ".join(["learn python quickly"] * 200), PAIRS[0][1]
+    ex = explain_pair(nlp, a, b, method=method, samples=samples)
+    assert len(ex.tokens_a) == 600 and max(rows) <= explain.MASK_ROWS < 600
+    if method == "shapley":
+        check_complete(ex, nlp, a, b)

@@ -174,10 +174,19 @@ def sort_groups(groups: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
     """Groups, checked, by size (largest first), then in file order."""
     rows = list(groups)
     for i, row in enumerate(rows):
-        if not isinstance(row, Mapping) or not isinstance(row.get("members"), list):
-            raise ValueError(f"Group {i}: expected a dedupe --groups row with a 'members' list, got {row!r:.80}")
+        if not is_group(row):
+            raise ValueError(
+                f'Group {i}: expected a dedupe --groups row with a \'members\' list of {{"id", "text"}} objects, '
+                f"got {row!r:.80}"
+            )
     order = sorted(range(len(rows)), key=lambda i: (-len(rows[i]["members"]), i))
     return [rows[i] for i in order]
+
+
+def is_group(row: Any) -> bool:
+    """Whether `row` is a dedupe --groups row: a 'members' list of {"id", "text"} objects."""
+    members = row.get("members") if isinstance(row, Mapping) else None
+    return isinstance(members, list) and all(isinstance(member, Mapping) for member in members)
 
 
 # -- fragment and page --------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from spacy.util import find_available_port
 from ..corpora.base import Malformed, json_value, numbered_lines
 from ..explain import explain_pair
 from ..search import SimilarityIndex
-from .render import json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
+from .render import is_group, json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +29,9 @@ Explainer = Callable[[str, str], Dict[str, Any]]
 StartResponse = Callable[..., Any]
 MAX_K = 100
 MAX_BODY = 1 << 20  # bytes of a POST body
+# Characters of a text to explain: a Shapley explanation's time grows with the square of the
+# length, and the pipeline serves one request at a time (longer texts: the explain command).
+MAX_TEXT = 2000
 GROUPS_PER_PAGE = 100
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
@@ -85,9 +88,9 @@ class DisplacyApp:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO") or "/"
         try:
-            params = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+            params = parse_form(query_string(environ), "The query string")
             if method == "POST":
-                params.update(parse_qs(read_body(environ), keep_blank_values=True))
+                params.update(parse_form(read_body(environ), "The request body"))
             elif method not in ("GET", "HEAD"):
                 raise HTTPError("405 Method Not Allowed", f"{method} is not allowed")
             status, content_type, body = self.route(path, {key: values[-1] for key, values in params.items()})
@@ -116,9 +119,11 @@ class DisplacyApp:
         if path == "/displacy.js":
             return OK, "text/javascript; charset=utf-8", static_text("displacy.js")
         if path == "/api/explain":
-            return OK, JSON, to_json(self.explain_pair(params.get("a", ""), params.get("b", "")))
+            require(params, path, "a", "b")
+            return OK, JSON, to_json(self.explain_pair(params["a"], params["b"]))
         if path == "/api/search":
-            return OK, JSON, to_json(self.search(params.get("q", ""), params.get("k", "10")))
+            require(params, path, "q")
+            return OK, JSON, to_json(self.search(params["q"], params.get("k", "10")))
         if path == "/" and self.markup is not None:
             return OK, HTML, self.page(self.markup, "", "spacy-siamese")
         view = self.views[0] if path == "/" and self.views else path.strip("/")
@@ -147,7 +152,7 @@ class DisplacyApp:
         if a or b:
             try:
                 result = render_pair(self.explain_pair(a, b), self.options)
-            except ValueError as err:
+            except (ValueError, HTTPError) as err:
                 message = str(err)
         form = (
             '<form id="ss-pair-form" class="ss-form" action="pair" method="get">'
@@ -203,6 +208,13 @@ class DisplacyApp:
     def explain_pair(self, a: str, b: str) -> Dict[str, Any]:
         if self.explain is None:
             raise HTTPError("404 Not Found", "No pipeline is served: nothing explains pairs")
+        for name, text in (("a", a), ("b", b)):
+            if len(text) > MAX_TEXT:
+                raise HTTPError(
+                    "413 Payload Too Large",
+                    f"Text {name} has {len(text):,} characters: the page explains texts of up to {MAX_TEXT:,} "
+                    "(use `python -m spacy_siamese explain` for longer ones)",
+                )
         with self.lock:
             data = dict(self.explain(a, b))
         data = json_safe(data)
@@ -231,6 +243,7 @@ class DisplacyApp:
 OK = "200 OK"
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
+FORM = "application/x-www-form-urlencoded"
 
 
 def status(message: str) -> str:
@@ -250,14 +263,58 @@ def as_int(value: Union[str, int], name: str) -> int:
         raise ValueError(f"{name} must be a whole number, got {value!r}") from None
 
 
+def require(params: Mapping[str, str], path: str, *names: str) -> None:
+    """A 400 unless the request has every parameter of `names` (an empty value counts)."""
+    missing = [name for name in names if name not in params]
+    if missing:
+        given = ", ".join(sorted(params)) or "none"
+        raise HTTPError(
+            "400 Bad Request",
+            f"{path} needs the parameters {', '.join(names)} (given: {given}); missing: {', '.join(missing)}",
+        )
+
+
+def query_string(environ: Dict[str, Any]) -> str:
+    """The query string as text: a WSGI server passes its bytes as latin-1 (PEP 3333), so an
+    unescaped UTF-8 character (as curl sends it) is decoded here, not read as mojibake."""
+    query = environ.get("QUERY_STRING", "")
+    try:
+        raw = query.encode("latin-1")
+    except UnicodeEncodeError:  # already text: not from a WSGI server
+        return query
+    try:
+        return raw.decode("utf8")
+    except UnicodeDecodeError as err:
+        raise HTTPError("400 Bad Request", f"The query string is not UTF-8: {err}") from None
+
+
+def parse_form(text: str, what: str) -> Dict[str, List[str]]:
+    """The fields of a query string or urlencoded body; a 400 if a value is not UTF-8."""
+    try:
+        return parse_qs(text, keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError as err:
+        raise HTTPError("400 Bad Request", f"{what} is not UTF-8: {err}") from None
+
+
 def read_body(environ: Dict[str, Any]) -> str:
+    """The urlencoded body of a POST (a 400, 413 or 415 for one that cannot be read as that)."""
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        length = 0
+        raise HTTPError(
+            "400 Bad Request", f"Content-Length must be a number, got {environ['CONTENT_LENGTH']!r:.40}"
+        ) from None
     if length > MAX_BODY:
         raise HTTPError("413 Payload Too Large", f"The request body is over {MAX_BODY:,} bytes")
-    return environ["wsgi.input"].read(length).decode("utf8") if length > 0 else ""
+    if length <= 0:
+        return ""
+    content_type = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
+    if content_type not in ("", "text/plain", FORM):  # wsgiref says text/plain for no Content-Type
+        raise HTTPError("415 Unsupported Media Type", f"Send the fields as {FORM}, not {content_type}")
+    try:
+        return environ["wsgi.input"].read(length).decode("utf8")
+    except UnicodeDecodeError as err:
+        raise HTTPError("400 Bad Request", f"The request body is not UTF-8: {err}") from None
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -298,8 +355,10 @@ def read_groups(path: Union[str, Path]) -> List[Dict[str, Any]]:
             row = json_value(line.text)
         except Malformed as err:
             raise ValueError(f"{path}:{number}: not a JSON object ({err})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("members"), list):
-            raise ValueError(f"{path}:{number}: not a group of `dedupe --groups` (no 'members' list)")
+        if not is_group(row):
+            raise ValueError(
+                f'{path}:{number}: not a group of `dedupe --groups` (a \'members\' list of {{"id", "text"}} objects)'
+            )
         rows.append(row)
     return rows
 

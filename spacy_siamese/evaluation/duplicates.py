@@ -45,6 +45,8 @@ def duplicate_queries(records: Iterable[PairLike], *, n_pairs: int = 1000, seed:
     """The distinct texts of `records` (first-seen order) and `n_pairs` duplicate pairs
     (label >= 0.5, two different texts, each (text1, text2) once) sampled with `seed`
     (all of them if there are fewer)."""
+    if n_pairs < 1:
+        raise ValueError(f"n_pairs must be at least 1, got {n_pairs}.")
     index: Dict[str, int] = {}
     pairs: Dict[tuple, None] = {}
     for r in records:

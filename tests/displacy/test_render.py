@@ -166,6 +166,12 @@ def test_groups_file_errors(tmp_path):
         displacy.read_groups(bad)
     with pytest.raises(ValueError, match="Groups file not found"):
         displacy.read_groups(tmp_path / "missing.jsonl")
+    # members written as plain texts, not {"id", "text"} objects: named, in a file or in rows
+    bad.write_text('{"group": 0, "members": [{"id": 0}]}\n{"group": 1, "members": ["a", "b"]}\n', encoding="utf8")
+    with pytest.raises(ValueError, match=r"bad.jsonl:2: not a group .*\{\"id\", \"text\"\} objects"):
+        displacy.read_groups(bad)
+    with pytest.raises(ValueError, match=r"Group 0: .*'members' list of \{\"id\", \"text\"\} objects"):
+        displacy.render([{"group": 0, "members": ["a <b>", "c"]}], style="groups", jupyter=False)
 
 
 def test_groups_file_with_a_bom_and_crlf_line_ends(tmp_path):

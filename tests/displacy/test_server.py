@@ -15,11 +15,13 @@ from spacy_siamese import SimilarityIndex, displacy
 from .conftest import GROUPS, TEXTS
 
 
-def call(app, path, query="", method="GET", body=b""):
+def call(
+    app, path, query="", method="GET", body=b"", content_type="application/x-www-form-urlencoded", content_length=None
+):
     """(status, headers, text) of one request to a WSGI app."""
     environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method}
     if body:
-        environ.update(CONTENT_LENGTH=str(len(body)), CONTENT_TYPE="application/x-www-form-urlencoded")
+        environ.update(CONTENT_LENGTH=content_length or str(len(body)), CONTENT_TYPE=content_type)
     environ["wsgi.input"] = io.BytesIO(body)
     setup_testing_defaults(environ)
     seen = {}
@@ -155,3 +157,48 @@ def test_serve_until_interrupted(pair, monkeypatch):
     ((address, (status, _, text)),) = served
     assert address[0] == "127.0.0.1" and address[1] > 0
     assert status == "200 OK" and ">0.7345<" in text and '<a href="groups">Groups</a>' in text
+
+
+def test_malformed_requests_get_a_4xx_naming_the_problem(fixed, saved, tweak_nlp):
+    """A request the API cannot read is refused with the reason, never read as empty texts."""
+    for query, missing in (("", "a, b"), ("a=x", "b"), ("b=x", "a")):
+        status, _, text = call(fixed, "/api/explain", query)
+        assert status == "400 Bad Request" and json.loads(text)["error"].endswith(f"missing: {missing}")
+    status, _, text = call(displacy.DisplacyApp(nlp=tweak_nlp, index=saved / "index"), "/api/search", "k=3")
+    assert status == "400 Bad Request" and json.loads(text)["error"].endswith("missing: q")
+    body = json.dumps({"a": "x", "b": "y"}).encode()
+    status, _, text = call(fixed, "/api/explain", method="POST", body=body, content_type="application/json")
+    assert status == "415 Unsupported Media Type" and "application/x-www-form-urlencoded" in json.loads(text)["error"]
+    status, _, text = call(fixed, "/api/explain", method="POST", body=b"a=\xff&b=y")
+    assert status == "400 Bad Request" and json.loads(text)["error"].startswith("The request body is not UTF-8")
+    for query in ("a=%ff&b=y", "a=\xff&b=y"):  # escaped, and as a server passes a raw byte (latin-1)
+        status, _, text = call(fixed, "/api/explain", query)
+        assert status == "400 Bad Request" and json.loads(text)["error"].startswith("The query string is not UTF-8")
+    # a raw UTF-8 character (curl does not escape it) reaches the app as latin-1, and is read as UTF-8
+    assert json.loads(call(fixed, "/api/explain", "a=caf\xc3\xa9&b=y")[2])["text_a"] == "café"
+    status, _, text = call(fixed, "/api/explain", method="POST", body=b"a=x&b=y", content_length="many")
+    assert status == "400 Bad Request" and "Content-Length" in json.loads(text)["error"]
+    # a form the page's script sends (with a charset) and a body without a content type are read
+    ok = call(
+        fixed,
+        "/api/explain",
+        method="POST",
+        body=b"a=x&b=y",
+        content_type="application/x-www-form-urlencoded;charset=UTF-8",
+    )
+    assert ok[0] == "200 OK" and json.loads(ok[2])["text_b"] == "y"
+    assert call(fixed, "/api/explain", method="POST", body=b"a=x&b=y", content_type="")[0] == "200 OK"
+
+
+def test_a_text_too_long_to_explain_interactively_is_refused(fixed):
+    """A long text would hold the pipeline (one request at a time) for minutes: it gets a 413."""
+    from spacy_siamese.displacy.server import MAX_TEXT
+
+    long = "word " * (MAX_TEXT // 5 + 1)
+    status, _, text = call(fixed, "/api/explain", method="POST", body=urlencode({"a": "x", "b": long}).encode())
+    assert status == "413 Payload Too Large" and json.loads(text)["error"].startswith(
+        f"Text b has {len(long):,} characters"
+    )
+    status, _, text = call(fixed, "/pair", urlencode({"a": long, "b": "x"}))
+    assert status == "200 OK" and f"Text a has {len(long):,} characters" in text and 'id="ss-pair-form"' in text
+    assert call(fixed, "/api/explain", urlencode({"a": long[:MAX_TEXT], "b": "x"}))[0] == "200 OK"

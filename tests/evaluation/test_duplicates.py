@@ -35,6 +35,9 @@ def test_sample_is_seeded():
     assert len(a.queries) == 3 and (list(a.queries) != list(c.queries) or list(a.partners) != list(c.partners))
     with pytest.raises(ValueError, match="duplicate"):
         duplicate_queries([r for r in RECORDS if r.label == 0])
+    for n_pairs in (0, -1):  # not an empty sample whose float index array fails in numpy
+        with pytest.raises(ValueError, match=f"n_pairs must be at least 1, got {n_pairs}"):
+            duplicate_queries(RECORDS, n_pairs=n_pairs)
 
 
 def test_ranks_exclude_the_query_and_count_ties_against_the_partner():
