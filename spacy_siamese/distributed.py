@@ -27,7 +27,7 @@ from scipy.sparse import csr_matrix
 from spacy.language import Language
 
 from .component import PIPE_NAME, get_similarity_pipe
-from .search.corpus import CANDIDATES, CorpusIndex, sort_pairs
+from .search.corpus import CANDIDATE_KINDS, CANDIDATES, CorpusIndex, sort_pairs
 from .search.dedupe import dedupe_threshold
 from .search.space import vector_space
 from .search.store import MemoryStore
@@ -42,6 +42,11 @@ def _ray() -> Any:
     import_extra("ray.data", "ray", "The Ray engine")
     return import_extra("ray", "ray", "The Ray engine")
 
+
+# The files of a directory that `dedupe_jsonl` reads, as `dedupe` does (Ray Data's own default leaves
+# out .ndjson), plainly or compressed (read by Ray only, so checked in the actors).
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+JSONL_EXTENSIONS = [f"{suffix[1:]}{c}" for suffix in JSONL_SUFFIXES for c in ("", ".gz", ".br", ".zst", ".lz4")]
 
 # Rows a Ray Data block (a task of an encoding actor) holds: large blocks keep the driver's
 # scheduling and the object store's traffic small against the encoding itself.
@@ -103,11 +108,9 @@ def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id")
     text field, ids unique within a file) and that its records have ids; a directory's .jsonl,
     .ndjson and .json files each (an id repeated across files is refused after encoding, by
     `collect_vectors`). Returns the number of records; raises ValueError naming the file and line."""
-    files = (
-        sorted(p for p in path.iterdir() if p.suffix.lower() in (".jsonl", ".ndjson", ".json"))
-        if path.is_dir()
-        else [path]
-    )
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in JSONL_SUFFIXES) if path.is_dir() else [path]
+    if path.is_dir() and not any(p.name.lower().endswith(tuple(JSONL_EXTENSIONS)) for p in path.rglob("*")):
+        raise ValueError(f"{path}: no .jsonl, .ndjson or .json files (plain or compressed) in the directory")
     n = 0
     for file in files:
         collection = scan_collection(file, format="jsonl", field=text_column, id_field=id_column)
@@ -378,11 +381,19 @@ def dedupe_jsonl(
     `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one.
     `progress` shows Ray Data's progress bars (on a terminal); `nlp` is the pipeline at `model`
     if the caller has loaded it already; `stages`, if given, gets the seconds of each stage
-    (start, encode, collect, index, search). A local input is checked first (`check_jsonl`); a
-    remote one is checked block by block in the actors, and their errors are raised as ValueError."""
+    (start, encode, collect, index, search). A local input (`check_jsonl`), `vectors`, `candidates`
+    and the threshold are checked first, before Ray starts; a remote input is checked block by
+    block in the actors, and their errors are raised as ValueError."""
     ray = _ray()
+    # Everything that can be checked here, before Ray starts and encodes the collection
     if "://" not in input:
-        check_jsonl(Path(input))  # before Ray starts, with file and line, not in a task's traceback
+        check_jsonl(Path(input))  # with file and line, not in a task's traceback
+    if "://" not in vectors and Path(vectors).exists() and not Path(vectors).is_dir():
+        raise ValueError(f"--vectors {vectors} is a file, not a directory for the Parquet vectors")
+    if candidates not in CANDIDATE_KINDS:
+        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+    nlp = spacy.load(model) if nlp is None else nlp
+    threshold = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     if not ray.is_initialized():
@@ -391,7 +402,7 @@ def dedupe_jsonl(
     stages["start"] = time.perf_counter() - mark
     mark = time.perf_counter()
     # The read tasks reserve no CPU, so they run while the actors start instead of waiting for them.
-    texts = ray.data.read_json(input, num_cpus=0)
+    texts = ray.data.read_json(input, num_cpus=0, file_extensions=JSONL_EXTENSIONS)
     try:
         files = write_encoded(texts, model, vectors, workers=workers)
     except ray.exceptions.RayError as err:

@@ -113,8 +113,8 @@ def read_checksums(path: Path) -> Dict[str, Tuple[str, Optional[int]]]:
     return out
 
 
-def official_checksums(data_dir: str) -> Dict[str, Tuple[str, Optional[str]]]:
-    """{path relative to data_dir: (url, md5 or None)} from project.yml's assets."""
+def official_checksums(data_dir: str) -> Dict[str, Tuple[str, Optional[str], str]]:
+    """{path relative to data_dir: (url, md5 or None, description)} from project.yml's assets."""
     from weasel.util import load_project_config
 
     config = load_project_config(PROJECT_DIR, overrides={"vars.data_dir": data_dir})
@@ -125,7 +125,7 @@ def official_checksums(data_dir: str) -> Dict[str, Tuple[str, Optional[str]]]:
             rel = dest.relative_to(data_dir).as_posix()
         except ValueError:
             continue
-        out[rel] = (asset.get("url") or "", asset.get("checksum"))
+        out[rel] = (asset.get("url") or "", asset.get("checksum"), asset.get("description") or "")
     return out
 
 
@@ -150,26 +150,29 @@ def check_dataset(dataset: str, data_dir: Path, mirror: str, checksums: Path) ->
     for rel in FILES[dataset][source]:
         path = data_dir / rel
         if source == "official":
-            url, md5 = official.get(rel, ("", None))
+            url, md5, description = official.get(rel, ("", None, ""))
+            # A file without a URL (from an archive or an installer) is never downloaded: name its source.
+            origin = f"its official source: {description or 'see project.yml'}"
             redo = (
-                "Delete it and run `spacy project run assets` to download it again"
-                + (f" from {url}" if url else "")
-                + ", or place the file there yourself."
+                f"Delete it and run `spacy project run assets` to download it again from {url}, "
+                "or place the file there yourself."
+                if url
+                else f"Replace it with the file from {origin}."
             )
         if not path.is_file():
             if source == "mirror":
                 where = f"the local mirror {mirror}"
-            else:
-                where = f"{data_dir} (download: {url or 'see project.yml'})"
-            problems.append(
-                f"Missing asset: {rel} is not in {where}. "
-                + (
+                todo = (
                     "Copy it into the mirror (see the mirror's DATA.md), or run with "
                     "--vars.mirror=none to download the official files instead."
-                    if source == "mirror"
-                    else "Run `spacy project run assets` (needs network), or place the file there yourself."
                 )
-            )
+            elif url:
+                where = f"{data_dir} (download: {url})"
+                todo = "Run `spacy project run assets` (needs network), or place the file there yourself."
+            else:
+                where = str(data_dir)
+                todo = f"It is not downloaded: get it from {origin}, and place the file there yourself."
+            problems.append(f"Missing asset: {rel} is not in {where}. {todo}")
             continue
         size = path.stat().st_size
         sha256 = file_digest(path, "sha256")

@@ -33,7 +33,7 @@ from typing import Callable, Dict, Iterable, List, Sequence
 
 import srsly
 import typer
-from convert_errors import exit_on_error, require_sources
+from convert_errors import exit_on_error, require_output_dir, require_sources
 
 from spacy_siamese.corpora import read_pairs
 from spacy_siamese.corpora.sampling import Sourced, grouped_split, normalize, questions, title_key
@@ -110,6 +110,7 @@ def main(
     dev_fraction: float = typer.Option(0.2, "--dev-fraction", help="Share of pairs in dev (split datasets only)"),
 ) -> None:
     require_sources(sources, "assets")
+    require_output_dir(output_dir)
     with exit_on_error(dataset, "pair file", "assets"):
         stats = convert(dataset, sources, output_dir, seed, dev_fraction)
     for part in ("train", "dev"):

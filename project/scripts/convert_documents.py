@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 import typer
-from convert_errors import exit_on_error, fail, require_sources
+from convert_errors import exit_on_error, fail, require_output_dir, require_sources
 
 from spacy_siamese.corpora import read_documents, write_documents
 
@@ -50,6 +50,7 @@ def main(
     if collection not in COLLECTIONS:
         fail(f"unknown collection {collection!r}; choose {', '.join(COLLECTIONS)}.")
     require_sources(sources, "assets-documents")
+    require_output_dir(output_dir)
     with exit_on_error(collection, f"{collection} collection", "assets-documents"):
         docs = read_documents(collection, collection_path(sources), split="train")
     output_dir.mkdir(parents=True, exist_ok=True)

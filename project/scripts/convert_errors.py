@@ -21,6 +21,13 @@ def require_sources(sources: Path, assets_step: str) -> None:
         fail(f"{sources} not found. Run the assets step first: spacy project run {assets_step}")
 
 
+def require_output_dir(output_dir: Path) -> None:
+    """Stop unless `output_dir` is a directory or can be made one."""
+    for path in (output_dir, *output_dir.parents):
+        if path.exists() and not path.is_dir():
+            fail(f"{path} is a file: the converted files go in a directory, {output_dir}")
+
+
 @contextmanager
 def exit_on_error(name: str, records: str, assets_step: str) -> Iterator[None]:
     """Exit with a message on a malformed or empty dataset or any other reading error.

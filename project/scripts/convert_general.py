@@ -32,7 +32,7 @@ from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 import srsly
 import typer
-from convert_errors import exit_on_error, require_sources
+from convert_errors import exit_on_error, require_output_dir, require_sources
 
 from spacy_siamese.corpora import PairRecord, read_pairs
 from spacy_siamese.corpora.sampling import grouped_split, normalize
@@ -161,6 +161,7 @@ def main(
 ) -> None:
     require_sources(corpus / "sts" / "sources.json", "assets-sts")
     require_sources(corpus / "paraphrase" / "sources.json", "assets-paraphrase")
+    require_output_dir(output_dir)
     with exit_on_error("general", "pair file", "assets"):
         stats = convert(corpus, output_dir, seed, mrpc_dev_pairs, twitter_dev_fraction)
     for name, info in stats["datasets"].items():  # type: ignore[union-attr]

@@ -60,7 +60,11 @@ def download_official(dataset: str, data_dir: Path) -> None:
             typer.echo(f"Present: {dest} (delete it to download it again)")
             continue
         typer.echo(f"Fetching {dest} from {asset['url']}")
-        fetch_asset(Path.cwd(), asset["url"], dest, asset.get("checksum"))
+        try:
+            fetch_asset(Path.cwd(), asset["url"], dest, asset.get("checksum"))
+        except OSError as err:  # requests' errors too: no network, a 404, a connection cut
+            dest.unlink(missing_ok=True)  # a partial file would count as present on the next run
+            typer.echo(f"Download failed: {dest} from {asset['url']}: {err}", err=True)
 
 
 def main(

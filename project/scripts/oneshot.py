@@ -44,6 +44,8 @@ def split(
     missing = groups - {doc["group"] for doc in unseen}
     if missing:
         raise typer.BadParameter(f"no documents of the groups {sorted(missing)} in {documents}")
+    if not seen:
+        raise typer.BadParameter(f"every group of {documents} is held out: no documents left to train on")
     output_dir.mkdir(parents=True, exist_ok=True)
     srsly.write_jsonl(output_dir / "seen.jsonl", seen)
     srsly.write_jsonl(output_dir / "unseen.jsonl", unseen)
@@ -75,12 +77,17 @@ def run(
     vectors: str = typer.Option(..., help="Pipeline with the static vectors of the averaged-vectors baseline"),
     output: Path = typer.Option(Path("metrics/oneshot"), help="Writes OUTPUT.json, OUTPUT.md and OUTPUT.png"),
     shots: str = typer.Option("1,2,5,10,20", help="Exemplars per class"),
-    repeats: int = typer.Option(5, help="Draws of exemplars and test documents"),
-    max_test: int = typer.Option(100, help="Test documents per class and draw"),
+    repeats: int = typer.Option(5, min=1, help="Draws of exemplars and test documents"),
+    max_test: int = typer.Option(100, min=1, help="Test documents per class and draw"),
     seed: int = typer.Option(0),
 ) -> None:
     """Accuracy on the held-out classes against the number of exemplars per class."""
-    ks = sorted({int(k) for k in shots.split(",")})
+    try:
+        ks = sorted({int(k) for k in shots.split(",")})
+    except ValueError:
+        raise typer.BadParameter(f"--shots takes whole numbers separated by commas, got {shots!r}") from None
+    if ks[0] < 1:
+        raise typer.BadParameter(f"--shots: every class needs at least 1 exemplar, got {shots!r}")
     docs_by_label: Dict[str, List[str]] = {}
     for doc in srsly.read_jsonl(unseen):
         docs_by_label.setdefault(doc["group"], []).append(doc["text"])

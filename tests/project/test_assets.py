@@ -67,6 +67,28 @@ def test_sts_files_without_a_mirror_must_be_placed_by_hand(project):
     assert result.returncode != 0
     assert "Missing asset: sts/sts-train.csv is not in assets" in result.output
     assert "place the file there yourself" in result.output
+    # Each file names its official source (it said "see project.yml" and to run the assets step,
+    # which never downloads these files)
+    assert "get it from its official source: STS Benchmark dev split" in result.output
+    assert "http://ixa2.si.ehu.es/stswiki/index.php/STSbenchmark" in result.output
+    assert "SICK trial split, used as dev (https://marcobaroni.org/composes/sick.html)" in result.output
+    assert "needs network" not in result.output and "see project.yml" not in result.output
+
+
+def test_failed_official_download_is_a_message(project):
+    """Without a mirror, a download that fails (no network, a 404) is reported with its URL and
+    the check names the missing file: no traceback from requests."""
+    config = project.dir / "project.yml"
+    url = "http://qim.fs.quoracdn.net/quora_duplicate_questions.tsv"
+    config.write_text(config.read_text(encoding="utf8").replace(url, "http://127.0.0.1:9/quora.tsv"), encoding="utf8")
+    result = project("assets", mirror="none", dataset="quora")
+    assert result.returncode != 0
+    assert (
+        "Download failed: assets/quora/quora_duplicate_questions.tsv from http://127.0.0.1:9/quora.tsv" in result.output
+    )
+    assert "Missing asset: quora/quora_duplicate_questions.tsv" in result.output
+    assert "Traceback" not in result.output
+    assert not (project.dir / "assets/quora/quora_duplicate_questions.tsv").exists()
 
 
 def test_paraphrase_assets_are_copied_and_verified(project):

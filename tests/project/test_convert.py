@@ -161,3 +161,22 @@ def test_convert_general_keeps_msrpar_and_dev_pairs_out_of_training(tmp_path):
     assert stats["sts_msrpar_rows_dropped"] == {"train": 1, "dev": 1}
     dropped = {name: info["train_pairs_dropped_as_dev_pairs"] for name, info in stats["datasets"].items()}
     assert dropped == {"quora": 0, "stackexchange": 0, "sts": 1, "sick": 1, "mrpc": 1, "twitter_url": 0}
+
+
+@pytest.mark.parametrize(
+    "script,name", [("convert.py", "quora"), ("convert_documents.py", "20news"), ("convert_general.py", None)]
+)
+def test_convert_into_a_file_says_so(tmp_path, script, name):
+    """An output directory that is a file stops the step with a message (it was a FileExistsError
+    traceback, after the whole dataset had been read)."""
+    mirror = PROJECT.parent / "tests/data/project_mirror"
+    _sources(tmp_path / "sources.json", {f"quora/{n}.tsv": mirror / f"quora/{n}.tsv" for n in ("train", "dev")})
+    for part in ("sts", "paraphrase"):
+        _sources(tmp_path / part / "sources.json", {})
+    (tmp_path / "out").write_text("not a directory\n", encoding="utf8")
+    args = [str(tmp_path)] if name is None else [name, str(tmp_path / "sources.json")]
+    cmd = [sys.executable, str(PROJECT / "scripts" / script), *args, str(tmp_path / "out")]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert f"Error: {tmp_path / 'out'} is a file: the converted files go in a directory" in result.stderr
+    assert "Traceback" not in result.stderr

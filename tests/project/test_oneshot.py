@@ -78,3 +78,33 @@ def test_split_refuses_an_unknown_group(tmp_path):
     args = [sys.executable, script, "split", str(tmp_path / "documents.jsonl"), str(tmp_path / "o"), "--held-out", "x"]
     proc = subprocess.run(args, capture_output=True, text=True)
     assert proc.returncode != 0 and "no documents of the groups ['x']" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "option,value,message",
+    [
+        ("--shots", "0", "every class needs at least 1 exemplar, got '0'"),
+        ("--shots", "-1,2", "every class needs at least 1 exemplar, got '-1,2'"),
+        ("--shots", "1,two", "whole numbers separated by commas, got '1,two'"),
+        ("--repeats", "0", "Invalid value for '--repeats': Input should be greater than or equal to 1"),
+        ("--max-test", "0", "Invalid value for '--max-test': Input should be greater than or equal to 1"),
+    ],
+)
+def test_run_refuses_counts_below_one(tmp_path, option, value, message):
+    """Before anything is loaded: --shots 0 and --max-test 0 failed deep in numpy, --repeats 0 in
+    srsly (NaN), and a negative shot count gave a table of quietly wrong numbers."""
+    script = str(PROJECT / "scripts" / "oneshot.py")
+    args = [sys.executable, script, "run", str(tmp_path / "model"), str(tmp_path / "unseen.jsonl")]
+    args += ["--fit-texts", str(tmp_path / "seen.jsonl"), "--vectors", str(tmp_path / "vectors"), option, value]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert message in " ".join(proc.stderr.replace("│", " ").split())
+
+
+def test_split_refuses_to_hold_out_every_group(tmp_path):
+    srsly.write_jsonl(tmp_path / "documents.jsonl", _documents(2))
+    script = str(PROJECT / "scripts" / "oneshot.py")
+    args = [sys.executable, script, "split", str(tmp_path / "documents.jsonl"), str(tmp_path / "o")]
+    proc = subprocess.run([*args, "--held-out", ",".join(TOPICS)], capture_output=True, text=True)
+    assert proc.returncode != 0 and "no documents left to train on" in " ".join(proc.stderr.replace("│", " ").split())
+    assert not (tmp_path / "o").exists()

