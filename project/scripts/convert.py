@@ -88,6 +88,8 @@ def convert(dataset: str, sources: Path, output_dir: Path, seed: int, dev_fracti
     write_jsonl(output_dir / "train.jsonl", train)
     write_jsonl(output_dir / "dev.jsonl", dev)
     if dataset == "stackexchange":
+        for old in output_dir.glob("dev_*.jsonl"):  # a site without dev pairs now must not keep an older file
+            old.unlink()
         for site in sorted({source for source, _ in dev}):
             write_jsonl(output_dir / f"dev_{site}.jsonl", (pair for pair in dev if pair[0] == site))
     stats = {

@@ -2,6 +2,7 @@
 
 import json
 import platform
+import warnings
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
@@ -15,6 +16,7 @@ from ..component import get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
 from ..evaluation.baselines import distinct_pair_texts
 from ..search import SimilarityIndex
+from ..search.dedupe import dedupe_threshold
 from ..search.index import BACKENDS
 from ..search.texts import Collection, scan_collection
 from ..util import given_path
@@ -103,6 +105,16 @@ def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language
     if repeated:
         fail(f"--compare names a pipeline twice or the evaluated one: {', '.join(repeated)}")
     return {name: load_pipeline(name) for name in compare}
+
+
+def dedupe_limit(nlp: Language, threshold: Optional[float]) -> float:
+    """The threshold a dedupe command mines with (`dedupe_threshold`), its warning printed as a line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        limit = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
+    for warning in caught:
+        typer.echo(f"Warning: {warning.message}", err=True)
+    return limit
 
 
 def _pipeline_key(model: str) -> str:

@@ -2,17 +2,14 @@
 
 import os
 import time
-import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import srsly
 import typer
 
-from ..component import get_similarity_pipe
 from ..search import CorpusIndex, encode_collection, group_pairs
 from ..search.corpus import CANDIDATE_KINDS, CANDIDATES
-from ..search.dedupe import dedupe_threshold
 from ..search.store import CHUNK_SIZE
 from ..util import import_extra
 from .app import (
@@ -24,6 +21,7 @@ from .app import (
     TEXTS_FORMAT,
     K,
     app,
+    dedupe_limit,
     errors,
     load_pipeline,
     read_collection,
@@ -82,12 +80,7 @@ def dedupe_command(
         stages["scan"] = time.perf_counter() - start
         mark = time.perf_counter()
         nlp = load_pipeline(model)
-        pipe = get_similarity_pipe(nlp, initialized=True)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            limit = dedupe_threshold(pipe, threshold)
-        for warning in caught:
-            typer.echo(f"Warning: {warning.message}", err=True)
+        limit = dedupe_limit(nlp, threshold)
         stages["load"] = time.perf_counter() - mark
         mark = time.perf_counter()
         processes = n_process or os.cpu_count() or 1

@@ -8,7 +8,19 @@ import typer
 
 from ..distributed import dedupe_jsonl
 from ..search.corpus import CANDIDATES
-from .app import PROGRESS, THRESHOLD, K, app, at_least, errors, load_pipeline, require_file, versions, write_jsonl
+from .app import (
+    PROGRESS,
+    THRESHOLD,
+    K,
+    app,
+    at_least,
+    dedupe_limit,
+    errors,
+    load_pipeline,
+    require_file,
+    versions,
+    write_jsonl,
+)
 
 
 @app.command("dedupe-ray")
@@ -35,6 +47,7 @@ def dedupe_ray_command(
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
         nlp = load_pipeline(model)  # a clear error now, not in the actors
+        threshold = dedupe_limit(nlp, threshold)  # the value used, for the stats too
         stages: Dict[str, float] = {}
         pairs = dedupe_jsonl(
             model,

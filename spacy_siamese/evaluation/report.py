@@ -38,9 +38,14 @@ def fmt(value: Optional[float], digits: int = 3) -> str:
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> List[str]:
-    """The lines of a Markdown table."""
+    """The lines of a Markdown table; a "|" or a line break in a cell (a method's label, a
+    group's name, an example text) is escaped or made a space, so it stays in its cell."""
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
+
+
+def _cell(value: str) -> str:
+    return " ".join(str(value).splitlines()).replace("|", "\\|")
 
 
 def pairs_markdown(report: Mapping[str, Any]) -> str:
@@ -139,7 +144,7 @@ def groups_markdown(report: Mapping[str, Any]) -> List[str]:
             interval_text(entry["results"][m].get(figure), (entry.get("bootstrap") or {}).get(m, {}).get(figure))
             for m in methods
         ]
-        rows.append([name.replace("|", "\\|"), f"{entry['n_pairs']:,}", *cells])
+        rows.append([name, f"{entry['n_pairs']:,}", *cells])
     header = ["group", "pairs", *(SHORT.get(m, m) for m in methods)]
     return [f"{FIGURE_TITLES[figure]} by group of pairs:", "", *markdown_table(header, rows)]
 
@@ -154,7 +159,7 @@ def examples_markdown(report: Mapping[str, Any], width: int = 48) -> str:
     rows = []
     for ex in examples:
         texts = [
-            textwrap.shorten(ex[k], width=width, placeholder="...").replace("|", "\\|") for k in ("text1", "text2")
+            textwrap.shorten(ex[k], width=width, placeholder="...") for k in ("text1", "text2")
         ]
         rows.append(texts + [f"{ex['label']:g}"] + [f"{ex['scores'][m]:.2f}" for m in methods])
     return "\n".join(markdown_table(header, rows)) + "\n"

@@ -3,6 +3,7 @@
 import sys
 
 import pytest
+import spacy
 import srsly
 
 from spacy_siamese import find_duplicates
@@ -122,3 +123,27 @@ def test_workers_below_one_is_a_usage_error(collection, tmp_path):
         "-o", tmp_path / "o", "--workers", 0,
     )  # fmt: skip
     assert result.exit_code == 2 and "must be at least 1, got 0" in result.output
+
+
+def test_stats_record_the_threshold_used(collection, tmp_path, monkeypatch):
+    """Without --threshold, the pipe's own threshold is passed on and recorded (it recorded null),
+    and the missing dedupe threshold is a Warning line, as in `dedupe`."""
+    from spacy_siamese.cli import dedupe_ray
+
+    used = {}
+
+    def fake_dedupe_jsonl(model, input, vectors, *, threshold, stages, **kwargs):
+        used["threshold"] = threshold
+        stages["encode"] = 0.0
+        return []
+
+    monkeypatch.setattr(dedupe_ray, "dedupe_jsonl", fake_dedupe_jsonl)
+    result = invoke(
+        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "v",
+        "-o", tmp_path / "o.jsonl", "--stats-json", tmp_path / "stats.json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    pipe = spacy.load(collection / "model").get_pipe("siamese_similarity")
+    expected = pipe.threshold if pipe.dedupe_threshold is None else pipe.dedupe_threshold
+    assert used["threshold"] == expected == srsly.read_json(tmp_path / "stats.json")["settings"]["threshold"]
+    assert ("Warning: " in result.output) == (pipe.dedupe_threshold is None)

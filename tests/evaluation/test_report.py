@@ -165,3 +165,14 @@ def test_the_summary_gives_the_main_figure_with_its_interval(nlp):
     low, high = report["bootstrap"]["intervals"][TFIDF]["auc"]
     assert f"| {ours['acc']:.3f} | {ours['f']:.3f} | {ours['auc']:.3f} [" in row  # acc and F1 without
     assert row.rstrip().endswith(f"| {tfidf['auc']:.3f} [{low:.3f}, {high:.3f}] | n/a |")  # no vectors here
+
+
+def test_a_label_with_a_pipe_or_a_line_break_stays_in_its_cell(result):
+    """A --compare label or a report name is any string: every table escapes its cells."""
+    report = json.loads(json.dumps(result.report))
+    report["results"]["models/a|b"] = report["results"][MODEL]
+    md = pairs_markdown(report)
+    row = next(line for line in md.splitlines() if line.startswith("| models/a"))
+    assert row.startswith("| models/a\\|b |") and row.count(" | ") == md.splitlines()[2].count(" | ")
+    summary = summary_markdown({"two\nlines | name": result.report})
+    assert "| two lines \\| name |" in summary

@@ -180,3 +180,15 @@ def test_convert_into_a_file_says_so(tmp_path, script, name):
     assert result.returncode == 1
     assert f"Error: {tmp_path / 'out'} is a file: the converted files go in a directory" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_convert_stackexchange_leaves_no_site_file_of_an_earlier_run(project):
+    """The per-site dev files are the sites of this run's dev split: one left by an earlier run
+    (another seed or data) would be read as current."""
+    assert project("assets").returncode == 0
+    corpus = project.dir / "corpus/stackexchange"
+    corpus.mkdir(parents=True, exist_ok=True)
+    (corpus / "dev_superuser.jsonl").write_text('{"text1": "a", "text2": "b", "label": 1}\n', encoding="utf8")
+    result = project("convert-stackexchange")
+    assert result.returncode == 0, result.output[-3000:]
+    assert sorted(p.name for p in corpus.glob("dev_*.jsonl")) == ["dev_askubuntu.jsonl", "dev_meta.jsonl"]
