@@ -38,6 +38,8 @@ app = typer.Typer(add_completion=False)
 
 def reader_settings(model: Path) -> Dict[str, Any]:
     """The HierarchyPairs settings of a trained pipeline's [corpora.train] block."""
+    if not (model / "config.cfg").is_file():
+        raise typer.BadParameter(f"{model} is not a trained pipeline (no config.cfg)")
     config = spacy.util.load_config(model / "config.cfg", interpolate=True)
     block = config["corpora"]["train"]
     if block.get("@readers") != "spacy-siamese.HierarchyPairs.v1":
@@ -153,6 +155,7 @@ def main(
         "results": results,
         "seconds": seconds,
     }
+    output.parent.mkdir(parents=True, exist_ok=True)
     srsly.write_json(output.with_suffix(".json"), report)
     output.with_suffix(".md").write_text(markdown(report), encoding="utf8")
     typer.echo(markdown(report))

@@ -39,7 +39,9 @@ def split(
     """Split a collection into seen groups (for training) and held-out groups (new classes)."""
     groups = set(held_out.split(","))
     seen, unseen = [], []
-    for doc in srsly.read_jsonl(documents):
+    for line, doc in enumerate(srsly.read_jsonl(documents), start=1):
+        if not isinstance(doc, dict) or not isinstance(doc.get("group"), str):
+            raise typer.BadParameter(f'{documents}:{line}: a document needs a "group" string (the class to hold out)')
         (unseen if doc["group"] in groups else seen).append(doc)
     missing = groups - {doc["group"] for doc in unseen}
     if missing:

@@ -108,3 +108,26 @@ def test_split_refuses_to_hold_out_every_group(tmp_path):
     proc = subprocess.run([*args, "--held-out", ",".join(TOPICS)], capture_output=True, text=True)
     assert proc.returncode != 0 and "no documents left to train on" in " ".join(proc.stderr.replace("│", " ").split())
     assert not (tmp_path / "o").exists()
+
+
+def test_split_names_a_document_without_a_group(tmp_path):
+    docs = _documents(2)
+    del docs[3]["group"]
+    srsly.write_jsonl(tmp_path / "documents.jsonl", docs)
+    script = str(PROJECT / "scripts" / "oneshot.py")
+    args = [sys.executable, script, "split", str(tmp_path / "documents.jsonl"), str(tmp_path / "o")]
+    proc = subprocess.run([*args, "--held-out", "food"], capture_output=True, text=True)
+    message = " ".join(proc.stderr.replace("│", " ").split())
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert 'documents.jsonl:4:adocumentneedsa"group"string' in "".join(message.split())  # the panel wraps lines
+
+
+def test_hierarchy_names_a_model_that_is_not_a_pipeline(tmp_path):
+    srsly.write_jsonl(tmp_path / "documents.jsonl", _documents(2))
+    script = str(PROJECT / "scripts" / "hierarchy.py")
+    proc = subprocess.run(
+        [sys.executable, script, str(tmp_path / "documents.jsonl"), str(tmp_path / "missing")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is not a trained pipeline (no config.cfg)" in " ".join(proc.stderr.replace("│", " ").split())
