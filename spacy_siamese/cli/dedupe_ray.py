@@ -8,6 +8,7 @@ import typer
 
 from ..distributed import dedupe_jsonl
 from ..search.corpus import CANDIDATES
+from ..util import import_extra
 from .app import (
     PROGRESS,
     THRESHOLD,
@@ -46,6 +47,7 @@ def dedupe_ray_command(
     with errors():
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
+        import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
         nlp = load_pipeline(model)  # a clear error now, not in the actors
         threshold = dedupe_limit(nlp, threshold)  # the value used, for the stats too
         stages: Dict[str, float] = {}
