@@ -158,9 +158,7 @@ def examples_markdown(report: Mapping[str, Any], width: int = 48) -> str:
     header = ["text 1", "text 2", "gold"] + [SHORT.get(m, m) for m in methods]
     rows = []
     for ex in examples:
-        texts = [
-            textwrap.shorten(ex[k], width=width, placeholder="...") for k in ("text1", "text2")
-        ]
+        texts = [textwrap.shorten(ex[k], width=width, placeholder="...") for k in ("text1", "text2")]
         rows.append(texts + [f"{ex['label']:g}"] + [f"{ex['scores'][m]:.2f}" for m in methods])
     return "\n".join(markdown_table(header, rows)) + "\n"
 
