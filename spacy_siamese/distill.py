@@ -16,13 +16,12 @@ score matrix towards the teacher's cosines of the same texts (n^2 targets a batc
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy
 
-from .util import given_path, import_extra
+from .util import atomic_write, given_path, import_extra
 
 NEIGHBOURS = 20
 BLOCK = 2048
@@ -66,9 +65,8 @@ def teacher_vectors(
     ).astype("float32")
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial.npy")
-        numpy.save(partial, vectors)
-        os.replace(partial, path)
+        with atomic_write(path) as file:
+            numpy.save(file, vectors)
         path.with_suffix(".json").write_text(json.dumps({"teacher": name, "n_texts": len(texts)}) + "\n")
     return vectors
 

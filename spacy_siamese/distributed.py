@@ -27,11 +27,11 @@ from scipy.sparse import csr_matrix
 from spacy.language import Language
 
 from .component import PIPE_NAME, get_similarity_pipe
-from .search.corpus import CANDIDATE_KINDS, CANDIDATES, CorpusIndex, sort_pairs
+from .search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pairs
 from .search.dedupe import dedupe_threshold
 from .search.space import vector_space
 from .search.store import MemoryStore
-from .search.texts import scan_collection
+from .search.texts import JSONL_SUFFIXES, scan_collection
 from .util import import_extra, one_thread, show_progress
 
 IdPair = Tuple[Any, Any, float]
@@ -43,9 +43,8 @@ def _ray() -> Any:
     return import_extra("ray", "ray", "The Ray engine")
 
 
-# The files of a directory that `dedupe_jsonl` reads, as `dedupe` does (Ray Data's own default leaves
-# out .ndjson), plainly or compressed (read by Ray only, so checked in the actors).
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+# The files of a directory that `dedupe_jsonl` reads, those `dedupe` reads (Ray Data's own default
+# leaves out .ndjson), plainly or compressed (read by Ray only, so checked in the actors).
 JSONL_EXTENSIONS = [f"{suffix[1:]}{c}" for suffix in JSONL_SUFFIXES for c in ("", ".gz", ".br", ".zst", ".lz4")]
 
 # Rows a Ray Data block (a task of an encoding actor) holds: large blocks keep the driver's
@@ -390,8 +389,7 @@ def dedupe_jsonl(
         check_jsonl(Path(input))  # with file and line, not in a task's traceback
     if "://" not in vectors and Path(vectors).exists() and not Path(vectors).is_dir():
         raise ValueError(f"--vectors {vectors} is a file, not a directory for the Parquet vectors")
-    if candidates not in CANDIDATE_KINDS:
-        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+    check_candidates(candidates)
     nlp = spacy.load(model) if nlp is None else nlp
     threshold = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
     stages = {} if stages is None else stages

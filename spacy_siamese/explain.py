@@ -34,8 +34,8 @@ METHODS = ("auto", "exact", "shapley", "occlusion")
 # above it, from `samples` random permutations (n docs each).
 EXACT_SHAPLEY_TOKENS = 8
 SAMPLES = 32
-# Subsets of a long text built and scored at a time (memory: MASK_ROWS x n, not n x n).
-MASK_ROWS = 256
+# Subsets of a long text built and scored at a time, one encoder batch (memory: MASK_ROWS x n, not n x n).
+MASK_ROWS = BATCH_SIZE
 
 
 @dataclass

@@ -9,9 +9,8 @@ import srsly
 import typer
 
 from ..search import CorpusIndex, encode_collection, group_pairs
-from ..search.corpus import CANDIDATE_KINDS, CANDIDATES
+from ..search.corpus import CANDIDATES, check_candidates
 from ..search.store import CHUNK_SIZE
-from ..util import import_extra
 from .app import (
     BATCH_SIZE,
     COLLECTION,
@@ -70,10 +69,7 @@ def dedupe_command(
     there and gives the same pairs. Every score is the pipe's similarity of the two texts.
     """
     with errors():
-        if candidates not in CANDIDATE_KINDS:
-            raise ValueError(f"--candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
-        if candidates in ("ivf", "hnsw"):
-            import_extra("faiss", "ann", f"--candidates {candidates}")  # before encoding, not after
+        check_candidates(candidates)
         stages: Dict[str, float] = {}
         start = time.perf_counter()
         collection = read_collection(input, format, field)

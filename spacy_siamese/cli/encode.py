@@ -42,7 +42,7 @@ def encode_command(
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
         pipe = get_similarity_pipe(nlp)
-        vectors = pipe.encode(list(collection.texts()), batch_size=batch_size, n_process=n_process, progress=progress)
+        vectors = pipe.encode(collection.texts(), batch_size=batch_size, n_process=n_process, progress=progress)
         output.parent.mkdir(parents=True, exist_ok=True)
         numpy.save(output, vectors, allow_pickle=False)
         srsly.write_json(output.with_name(output.name + ".ids.json"), collection.ids)

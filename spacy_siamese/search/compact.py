@@ -16,14 +16,13 @@ a faiss index over the compact vectors (IVF, extra `spacy-siamese[ann]`) or, wit
 for small collections, from all items (exact in the compact space).
 """
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 
-from ..util import import_extra
+from ..util import atomic_write, import_extra
 
 DIMS = 128
 FIT_SIZE = 50_000
@@ -80,12 +79,8 @@ class CompactSpace:
         return rounded, numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f"), error.astype("f")
 
     def save(self, path: Union[str, Path]) -> None:
-        """Write to a temporary file moved into place (a rerun reads what it finds)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as file:
+        with atomic_write(path) as file:  # a rerun reads what it finds
             numpy.savez(file, mean=self.mean, components=self.components)
-        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "CompactSpace":

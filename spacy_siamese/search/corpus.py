@@ -14,8 +14,6 @@ index), a residual norm and a rounding error an item, and one query block's cand
 the full vectors stay on disk and are read for the candidates that pass the bound.
 """
 
-import os
-from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -23,7 +21,7 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..util import show_progress
+from ..util import atomic_write, import_extra, show_progress
 from .compact import (
     BOUND_TOLERANCE,
     DIMS,
@@ -63,8 +61,7 @@ class CorpusIndex:
     ) -> None:
         """An index over `store` (a `VectorStore` on disk or a `MemoryStore`); `state` is what
         `state()` of a built index returned, to skip fitting and building (Ray workers)."""
-        if candidates not in CANDIDATE_KINDS:
-            raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+        check_candidates(candidates)
         self.pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
         if store.model_id != self.pipe.model_id:
             raise ValueError(
@@ -91,7 +88,8 @@ class CorpusIndex:
         if self.kind != "flat":
             self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
             if saved is not None and serialized is None:
-                save_array(saved, numpy.asarray(self.candidates.serialize()))
+                with atomic_write(saved) as file:
+                    numpy.save(file, numpy.asarray(self.candidates.serialize()))
 
     def state(self) -> Dict[str, Any]:
         """The fitted parts of the index, picklable: `CorpusIndex(nlp, store, state=...)`."""
@@ -246,17 +244,17 @@ def _compact(
         path.mkdir(exist_ok=True)
         compact_space.save(path / "space.npz")
         for name, array in zip(files[1:], (compact, residual, error)):
-            save_array(path / name, array)
+            with atomic_write(path / name) as file:
+                numpy.save(file, array)
     return compact_space, compact, residual, error
 
 
-def save_array(path: Path, array: numpy.ndarray) -> None:
-    """`numpy.save` to a temporary file moved into place: a run killed while writing (a rerun
-    reads what it finds) leaves no partial file behind."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as file:
-        numpy.save(file, array)
-    os.replace(tmp, path)
+def check_candidates(candidates: str) -> None:
+    """Refuse an unknown candidate kind, and "ivf" or "hnsw" without faiss: before any encoding."""
+    if candidates not in CANDIDATE_KINDS:
+        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+    if candidates in ("ivf", "hnsw"):
+        import_extra("faiss", "ann", f"The {candidates} candidate index")
 
 
 def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int) -> List[Tuple[int, int, float]]:

@@ -19,8 +19,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..component import PIPE_NAME, SiameseSimilarity, get_similarity_pipe
-from ..util import component_labels, import_extra
-from .corpus import CANDIDATE_KINDS, CANDIDATES, CorpusIndex, DuplicatePair
+from ..util import component_labels
+from .corpus import CANDIDATES, CorpusIndex, DuplicatePair, check_candidates
 from .encode import TextOrDoc
 from .store import CHUNK_SIZE, encode_collection
 
@@ -80,10 +80,7 @@ def find_duplicates(
     pipe's similarity."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
-    if candidates not in CANDIDATE_KINDS:
-        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
-    if candidates in ("ivf", "hnsw"):
-        import_extra("faiss", "ann", f"The {candidates} candidate index")  # before encoding, not after
+    check_candidates(candidates)
     items = list(texts_or_docs)
     with _store_dir(work_dir) as path:
         store = encode_collection(

@@ -317,14 +317,14 @@ class SimilarityIndex:
                 index._faiss = faiss.read_index(str(path / "faiss.index"))
         except (OSError, EOFError, ValueError, RuntimeError) as err:
             raise ValueError(f"The index at {path} is incomplete or corrupt: {err}") from err
-        found = {
-            "vectors.npy": index.vectors.shape,
-            "texts.jsonl": None if index.texts is None else (len(index.texts), shape[1]),
-            "faiss.index": None if index._faiss is None else (index._faiss.ntotal, index._faiss.d),
-        }
+        found = {"vectors.npy": tuple(index.vectors.shape)}  # the shape each file holds
+        if index.texts is not None:
+            found["texts.jsonl"] = (len(index.texts), shape[1])
+        if index._faiss is not None:
+            found["faiss.index"] = (index._faiss.ntotal, index._faiss.d)
         for name, got in found.items():
-            if got is not None and tuple(got) != shape:
-                what = f"{got[0]:,} items" if len(got) == 2 and got[1] == shape[1] else f"shape {tuple(got)}"
+            if got != shape:
+                what = f"{got[0]:,} items" if got[1:] == shape[1:] else f"shape {got}"
                 raise ValueError(
                     f"The index at {path} is incomplete or corrupt: {name} holds {what}, but the index has "
                     f"{shape[0]:,} items of width {shape[1]}. Build the index again."

@@ -15,7 +15,6 @@ new store. Texts are read lazily: the parent holds at most `2 * n_process` chunk
 """
 
 import multiprocessing
-import os
 import shutil
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -28,7 +27,7 @@ from spacy.util import minibatch
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..util import one_thread, show_progress
+from ..util import atomic_write, one_thread, show_progress
 from .encode import TextOrDoc
 from .space import vector_space
 
@@ -177,9 +176,7 @@ def write_store(
         "lexical_width": int(lexical_width),
         "source": source or {},
     }
-    if path.exists():
-        _check_replaceable(path)
-        shutil.rmtree(path)
+    _remove_store(path)
     manifest = _resume_or_create(path, key)
     learned = numpy.load(path / LEARNED, mmap_mode="r+")
     learned[:] = vectors[:, : key["learned_width"]]
@@ -217,9 +214,7 @@ def _resume_or_create(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
         same = all(manifest.get(field) == value for field, value in key.items())
         if same and (path / LEARNED).exists():
             return manifest
-    if path.exists():
-        _check_replaceable(path)
-        shutil.rmtree(path)
+    _remove_store(path)
     path.mkdir(parents=True)
     shape = (key["n"], key["learned_width"])
     numpy.lib.format.open_memmap(path / LEARNED, mode="w+", dtype="float32", shape=shape).flush()
@@ -228,9 +223,11 @@ def _resume_or_create(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
     return manifest
 
 
-def _check_replaceable(path: Path) -> None:
-    """A ValueError unless `path` is a directory holding only what a vector store writes (a store
-    of other settings, or the start of one), which a new store may replace."""
+def _remove_store(path: Path) -> None:
+    """Remove the store at `path` (of other settings, or the start of one) to make a new one; a
+    ValueError if `path` is not a directory holding only what a vector store writes."""
+    if not path.exists():
+        return
     if not path.is_dir():
         raise ValueError(f"{path} is not a directory: a vector store needs a directory of its own.")
     others = sorted(p.name for p in path.iterdir() if not p.name.startswith(STORE_FILES))
@@ -239,12 +236,12 @@ def _check_replaceable(path: Path) -> None:
             f"{path} is not a vector store (it holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}) "
             "and would be deleted to make one: give a new or empty directory as the work dir."
         )
+    shutil.rmtree(path)
 
 
 def _write_manifest(path: Path, manifest: Dict[str, Any]) -> None:
-    tmp = path / (MANIFEST + ".tmp")
-    srsly.write_json(tmp, manifest)
-    os.replace(tmp, path / MANIFEST)
+    with atomic_write(path / MANIFEST) as file:
+        file.write(srsly.json_dumps(manifest, indent=2).encode("utf8"))
 
 
 def _n_chunks(n: int, chunk_size: int) -> int:
@@ -286,9 +283,8 @@ def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int]:
     learned.flush()
     del learned
     if w["lexical_width"]:
-        tmp = path / (_lexical_name(i) + ".tmp.npz")
-        save_npz(tmp, csr_matrix(full[:, w["learned_width"] :]))
-        os.replace(tmp, path / _lexical_name(i))
+        with atomic_write(path / _lexical_name(i)) as file:
+            save_npz(file, csr_matrix(full[:, w["learned_width"] :]))
     return i, len(texts)
 
 
