@@ -19,7 +19,7 @@ import hashlib
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import spacy
@@ -45,7 +45,8 @@ def _ray() -> Any:
 
 # The files of a directory that `dedupe_jsonl` reads, those `dedupe` reads (Ray Data's own default
 # leaves out .ndjson), plainly or compressed (read by Ray only, so checked in the actors).
-JSONL_EXTENSIONS = [f"{suffix[1:]}{c}" for suffix in JSONL_SUFFIXES for c in ("", ".gz", ".br", ".zst", ".lz4")]
+COMPRESSIONS = (".gz", ".br", ".zst", ".lz4")
+JSONL_EXTENSIONS = [f"{suffix[1:]}{c}" for suffix in JSONL_SUFFIXES for c in ("", *COMPRESSIONS)]
 
 # Rows a Ray Data block (a task of an encoding actor) holds: large blocks keep the driver's
 # scheduling and the object store's traffic small against the encoding itself.
@@ -102,16 +103,32 @@ def batch_problem(batch: Dict[str, numpy.ndarray], text_column: str, id_column: 
     return None
 
 
+def jsonl_files(path: Path) -> List[Path]:
+    """The files of a local JSONL collection, those `dedupe_jsonl` checks and gives Ray to read: `path`
+    itself, or a directory's .jsonl, .ndjson and .json files, plain or compressed, at its top level
+    only (files in its subdirectories are not read). Raises ValueError for a directory without any."""
+    if not path.is_dir():
+        return [path]
+    names = tuple(f".{extension}" for extension in JSONL_EXTENSIONS)
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.name.lower().endswith(names))
+    if not files:
+        raise ValueError(
+            f"{path}: no .jsonl, .ndjson or .json files (plain or compressed) in the directory "
+            "(its subdirectories are not read)"
+        )
+    return files
+
+
 def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
     """Check a local JSONL collection as `dedupe` reads it (UTF-8, every line an object with a string
-    text field, ids unique within a file) and that its records have ids; a directory's .jsonl,
-    .ndjson and .json files each (an id repeated across files is refused after encoding, by
-    `collect_vectors`). Returns the number of records; raises ValueError naming the file and line."""
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() in JSONL_SUFFIXES) if path.is_dir() else [path]
-    if path.is_dir() and not any(p.name.lower().endswith(tuple(JSONL_EXTENSIONS)) for p in path.rglob("*")):
-        raise ValueError(f"{path}: no .jsonl, .ndjson or .json files (plain or compressed) in the directory")
+    text field, ids unique within a file) and that its records have ids: each file of `jsonl_files`
+    but the compressed ones, which Ray alone reads (so they are checked in the actors). An id
+    repeated across files is refused after encoding, by `collect_vectors`. Returns the number of
+    records checked; raises ValueError naming the file and line."""
     n = 0
-    for file in files:
+    for file in jsonl_files(path):
+        if file.suffix.lower() in COMPRESSIONS:
+            continue
         collection = scan_collection(file, format="jsonl", field=text_column, id_field=id_column)
         if not collection.keyed:
             raise ValueError(f"{file}: no '{id_column}' field: dedupe-ray keys the pairs by the records' ids")
@@ -315,11 +332,12 @@ def find_duplicates_dataset(
     a Ray task: if its actor dies, Ray restarts the actor and runs the shard again. `nlp` is the
     pipeline at `model` if the caller has loaded it already. `stages`, if given, gets the
     seconds of each stage (collect, index, search)."""
+    nlp = spacy.load(model) if nlp is None else nlp
+    limit = dedupe_threshold(get_similarity_pipe(nlp, pipe_name, initialized=True), threshold)  # before the reads
     ray = _ray()
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     ids, store = collect_vectors(encoded, files=files)
-    nlp = spacy.load(model) if nlp is None else nlp
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     if len(ids) and store.model_id != pipe.model_id:
         raise ValueError(
@@ -333,7 +351,6 @@ def find_duplicates_dataset(
     stages["index"] = time.perf_counter() - mark
     mark = time.perf_counter()
     state = ray.put((store, index.state()))
-    limit = dedupe_threshold(pipe, threshold)
     # In-memory positions: a read task could wait forever for the CPUs the actors hold. Shards
     # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress.
     n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
@@ -375,23 +392,28 @@ def dedupe_jsonl(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Encode a JSONL collection ('text' and unique 'id' fields; a file, files or a directory) on
-    Ray, write its vectors as Parquet to `vectors`, and return its duplicate pairs as
-    `find_duplicates_dataset` does. Connects to a running Ray (RAY_ADDRESS) or starts one.
-    `progress` shows Ray Data's progress bars (on a terminal); `nlp` is the pipeline at `model`
-    if the caller has loaded it already; `stages`, if given, gets the seconds of each stage
-    (start, encode, collect, index, search). A local input (`check_jsonl`), `vectors`, `candidates`
-    and the threshold are checked first, before Ray starts; a remote input is checked block by
-    block in the actors, and their errors are raised as ValueError."""
+    """Encode a JSONL collection ('text' and unique 'id' fields) on Ray, write its vectors as Parquet
+    to `vectors`, and return its duplicate pairs as `find_duplicates_dataset` does. Connects to a
+    running Ray (RAY_ADDRESS) or starts one. `progress` shows Ray Data's progress bars (on a
+    terminal); `nlp` is the pipeline at `model` if the caller has loaded it already; `stages`, if
+    given, gets the seconds of each stage (start, encode, collect, index, search). A local input
+    is a file or a directory and Ray reads the files `jsonl_files` lists (a directory's top level
+    only), each checked by `check_jsonl` first; `vectors`, `candidates` and the threshold are
+    checked before Ray starts too. A remote input (a URI) is read by Ray as given and checked
+    block by block in the actors, and their errors are raised as ValueError."""
     ray = _ray()
     # Everything that can be checked here, before Ray starts and encodes the collection
+    paths: Union[str, List[str]] = input  # a remote directory: Ray lists it
     if "://" not in input:
-        check_jsonl(Path(input))  # with file and line, not in a task's traceback
+        local = jsonl_files(Path(input))  # the files checked here are the files Ray reads
+        for file in local:
+            check_jsonl(file)  # with file and line, not in a task's traceback
+        paths = [str(file) for file in local]
     if "://" not in vectors and Path(vectors).exists() and not Path(vectors).is_dir():
         raise ValueError(f"--vectors {vectors} is a file, not a directory for the Parquet vectors")
     check_candidates(candidates)
     nlp = spacy.load(model) if nlp is None else nlp
-    threshold = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
+    limit = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     if not ray.is_initialized():
@@ -400,7 +422,9 @@ def dedupe_jsonl(
     stages["start"] = time.perf_counter() - mark
     mark = time.perf_counter()
     # The read tasks reserve no CPU, so they run while the actors start instead of waiting for them.
-    texts = ray.data.read_json(input, num_cpus=0, file_extensions=JSONL_EXTENSIONS)
+    # A local input's files are listed: Ray reads them all, and no others.
+    extensions = None if isinstance(paths, list) else JSONL_EXTENSIONS
+    texts = ray.data.read_json(paths, num_cpus=0, file_extensions=extensions)
     try:
         files = write_encoded(texts, model, vectors, workers=workers)
     except ray.exceptions.RayError as err:
@@ -415,7 +439,7 @@ def dedupe_jsonl(
     return find_duplicates_dataset(
         vectors,
         model,
-        threshold=threshold,
+        threshold=limit,
         k=k,
         candidates=candidates,
         c=c,

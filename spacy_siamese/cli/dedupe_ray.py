@@ -27,7 +27,7 @@ from .app import (
 @app.command("dedupe-ray")
 def dedupe_ray_command(
     model: str = typer.Argument(..., help="Trained pipeline directory, readable on every node"),
-    input: str = typer.Argument(..., help="JSONL file(s) or directory with 'text' and unique 'id' fields"),
+    input: str = typer.Argument(..., help="JSONL file or directory (top level) with 'text' and unique 'id' fields"),
     vectors: str = typer.Option(..., "--vectors", help="Directory for the Parquet vectors"),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL file of duplicate pairs"),
     threshold: Optional[float] = THRESHOLD,

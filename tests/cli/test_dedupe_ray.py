@@ -92,17 +92,21 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
         (["-t", "2"], "The dedupe threshold 2 is outside the range of the pipe's scores, [0, 1]"),
         (["--candidates", "exact"], "candidates must be one of auto, flat, ivf, hnsw, got 'exact'"),
         (["--input", "{tmp}/nothing"], "{tmp}/nothing: no .jsonl, .ndjson or .json files"),
+        (["--input", "{tmp}/nested"], "{tmp}/nested: no .jsonl, .ndjson or .json files (plain or compressed) in the"),
     ],
 )
 def test_settings_errors_are_reported_before_ray_starts(collection, tmp_path, monkeypatch, options, message):
     """A bad --vectors, threshold or --candidates, or a directory without JSONL files, stops the
-    command before Ray encodes the collection (it did after, or failed in a task naming the input)."""
+    command before Ray encodes the collection (it did after, or failed in a task naming the input).
+    Files in subdirectories are not read (Ray read them, unchecked)."""
     pytest.importorskip("ray.data")
     import ray
 
     (tmp_path / "file").write_text("x\n", encoding="utf8")
     (tmp_path / "nothing").mkdir()
     (tmp_path / "nothing" / "notes.txt").write_text('{"id": 1, "text": "a"}\n', encoding="utf8")
+    (tmp_path / "nested" / "part").mkdir(parents=True)
+    (tmp_path / "nested" / "part" / "a.jsonl").write_text('{"id": 1, "text": "a"}\n', encoding="utf8")
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", lambda *a, **kw: pytest.fail("Ray started"))
     options = [str(o).format(tmp=tmp_path) for o in options]
