@@ -501,15 +501,19 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                     "initialize with the same vectors (e.g. --paths.vectors)."
                 )
         layers = layer_names(self.model)
-        try:
-            self.model.from_bytes(source.model.to_bytes())
-        except (ValueError, KeyError) as err:
-            raise ValueError(
-                f"{where}: its '{self.name}' pipe has another architecture than this one ({err})."
-            ) from None
-        check_architecture(
-            self.model, layers, f"{where}: its '{self.name}' pipe", advice="Train from a pipe with this config's model."
-        )
+        with self._unchanged_on_error(exclude=["vocab"]):
+            try:
+                self.model.from_bytes(source.model.to_bytes())
+            except (ValueError, KeyError) as err:
+                raise ValueError(
+                    f"{where}: its '{self.name}' pipe has another architecture than this one ({err})."
+                ) from None
+            check_architecture(
+                self.model,
+                layers,
+                f"{where}: its '{self.name}' pipe",
+                advice="Train from a pipe with this config's model.",
+            )
         self.cfg["threshold"] = source.threshold
         self.cfg["dedupe_threshold"] = source.dedupe_threshold
 

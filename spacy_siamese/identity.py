@@ -9,12 +9,14 @@ averages) get their own id for the duration of the block.
 
 import sys
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import srsly
 from spacy.training import loop
+from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
 from . import hooks
@@ -40,6 +42,7 @@ class ModelIdentity:
 
     name: str
     model: Model
+    vocab: Vocab
     cfg: Dict[str, Any]
     score_range: Tuple[float, float]
     _stale = False  # the weights changed since model_id was assigned
@@ -85,30 +88,49 @@ class ModelIdentity:
             )
         old_id = self.cfg["model_id"]
         layers = layer_names(self.model)
-        try:
-            super().from_disk(path, exclude=exclude)  # type: ignore[misc]
-        except LOAD_ERRORS as e:
-            check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}", error=e)
-            raise ValueError(
-                f"Could not load the '{self.name}' pipe from {path} ({type(e).__name__}: {e}). The directory "
-                "looks incomplete or damaged, e.g. written by a training run that was interrupted while "
-                "saving: load another checkpoint (model-best) or save the pipeline again."
-            ) from e
-        check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}")
-        self._loaded(old_id, where=str(path / "cfg"))
+        with self._unchanged_on_error(exclude):
+            try:
+                super().from_disk(path, exclude=exclude)  # type: ignore[misc]
+            except LOAD_ERRORS as e:
+                check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}", error=e)
+                raise ValueError(
+                    f"Could not load the '{self.name}' pipe from {path} ({type(e).__name__}: {e}). The directory "
+                    "looks incomplete or damaged, e.g. written by a training run that was interrupted while "
+                    "saving: load another checkpoint (model-best) or save the pipeline again."
+                ) from e
+            check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}")
+            self._loaded(old_id, where=str(path / "cfg"))
         return self
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> Any:
         old_id = self.cfg["model_id"]
         layers = layer_names(self.model)
-        try:
-            super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
-        except LOAD_ERRORS as e:
-            check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes", error=e)
-            raise ValueError(f"Could not load the '{self.name}' pipe from bytes ({type(e).__name__}: {e}).") from e
-        check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes")
-        self._loaded(old_id, where=f"The '{self.name}' pipe's saved cfg")
+        with self._unchanged_on_error(exclude):
+            try:
+                super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
+            except LOAD_ERRORS as e:
+                check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes", error=e)
+                raise ValueError(f"Could not load the '{self.name}' pipe from bytes ({type(e).__name__}: {e}).") from e
+            check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes")
+            self._loaded(old_id, where=f"The '{self.name}' pipe's saved cfg")
         return self
+
+    @contextmanager
+    def _unchanged_on_error(self, exclude: Iterable[str] = ()) -> Iterator[None]:
+        """Put the settings, weights and (unless excluded) vocab back when the block raises: a load
+        that fails leaves the pipe as it was, not half-loaded."""
+        cfg = dict(self.cfg)
+        weights = self.model.to_bytes()
+        vocab = None if "vocab" in exclude else self.vocab.to_bytes()
+        try:
+            yield
+        except BaseException:
+            self.cfg.clear()
+            self.cfg.update(cfg)
+            self.model.from_bytes(weights)
+            if vocab is not None:
+                self.vocab.from_bytes(vocab)
+            raise
 
     def _loaded(self, old_id: Optional[str], *, where: str) -> None:
         check_settings(self.cfg, where=where, scores=self.score_range, saved=True)

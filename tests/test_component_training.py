@@ -339,3 +339,27 @@ def test_init_weights_from_another_architecture_or_no_pipeline_is_a_clear_error(
     cosine.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(tmp_path / "cauchy")}
     with pytest.raises(ValueError, match="has another architecture"):
         cosine.initialize(lambda: examples)
+
+
+def test_init_weights_that_fail_to_load_leave_the_pipe_as_it_was(tmp_path, nlp):
+    """After an init_weights of another architecture, the pipe still has its own layers: the
+    right source loads, and a trained pipe keeps its scores."""
+    nlp.to_disk(tmp_path / "cauchy")
+    cosine_config = {"@architectures": "spacy-siamese.CosineSimilarity.v1"}
+    source = make_nlp(cosine_config)
+    source.initialize(lambda: pair_examples(source))
+    source.to_disk(tmp_path / "cosine")
+    cosine = make_nlp(cosine_config)
+    examples = pair_examples(cosine)
+    init = cosine.config["initialize"]["components"]["siamese_similarity"] = {}
+    init["init_weights"] = str(tmp_path / "cauchy")
+    with pytest.raises(ValueError, match="has another architecture"):
+        cosine.initialize(lambda: examples)
+    init["init_weights"] = str(tmp_path / "cosine")
+    cosine.initialize(lambda: examples)
+    pipe, before = cosine.get_pipe("siamese_similarity"), source.get_pipe("siamese_similarity")
+    numpy.testing.assert_allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0], atol=1e-6)
+    init["init_weights"] = str(tmp_path / "cauchy")
+    with pytest.raises(ValueError, match="has another architecture"):
+        cosine.initialize(lambda: examples)
+    numpy.testing.assert_allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0], atol=1e-6)

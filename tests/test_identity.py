@@ -16,7 +16,7 @@ from spacy_siamese.hooks import pipe_for
 from spacy_siamese.identity import in_training_evaluation
 from spacy_siamese.metrics import best_threshold, precision_threshold
 
-from .conftest import cauchy_reference, make_nlp, pair_examples, train
+from .conftest import SMALL_MODEL, cauchy_reference, make_nlp, pair_examples, set_random_vectors, train
 from .test_component import TEXTS
 
 MIXING = "two different siamese_similarity models"
@@ -205,6 +205,54 @@ def test_half_written_model_names_the_directory_and_what_to_do(nlp, tmp_path, ke
         spacy.load(path)
     message = str(error.value)
     assert str(path / "siamese_similarity") in message and "interrupted" in message
+
+
+def unloadable_pipes():
+    """(what, pipe) of pipes that cannot be loaded into the trained test pipe; each has other
+    settings and a vocab with word vectors, so that any part of them that is taken shows."""
+    width_16 = {"encoder": {**SMALL_MODEL["model"]["encoder"], "width": 16}}
+    cases = {
+        "another comparison": make_nlp(comparison=COSINE),  # as many layers: Thinc loads it all
+        "other sizes": make_nlp(model=width_16),  # Thinc stops half way
+        "a bad setting": make_nlp(),  # loads in full, then the setting is refused
+        "damaged weights": make_nlp(),
+    }
+    return [(what, other_pipe(nlp, 2.0 if what == "a bad setting" else 0.25)) for what, nlp in cases.items()]
+
+
+def other_pipe(nlp, threshold):
+    """The initialized pipe of `nlp`, with word vectors and `threshold`."""
+    set_random_vectors(nlp, ["python", "love"], 8)
+    nlp.initialize(lambda: pair_examples(nlp))
+    pipe = nlp.get_pipe("siamese_similarity")
+    pipe.cfg["threshold"] = threshold
+    return pipe
+
+
+def test_a_load_that_fails_leaves_the_pipe_as_it_was(nlp, tmp_path):
+    """A user who catches the error keeps a working pipe with its own weights, settings and
+    vocab, not a mix of the two pipes."""
+    nlp.to_disk(tmp_path / "good")
+    loaded = spacy.load(tmp_path / "good")
+    pipe = loaded.get_pipe("siamese_similarity")
+    a, b = loaded(TEXTS[0]), loaded(TEXTS[10])
+    cfg, score, vectors = dict(pipe.cfg), a.similarity(b), loaded.vocab.vectors.shape
+    for what, other in unloadable_pipes():
+        data = other.to_bytes()
+        other.to_disk(tmp_path / what)
+        if what == "damaged weights":
+            msg = srsly.msgpack_loads(data)
+            data = srsly.msgpack_dumps({**msg, "model": msg["model"][: len(msg["model"]) // 2]})
+            (tmp_path / what / "model").write_bytes(srsly.msgpack_loads(data)["model"])
+        for load, source in ((pipe.from_disk, tmp_path / what), (pipe.from_bytes, data)):
+            with pytest.raises(ValueError):
+                load(source)
+            assert pipe.cfg == cfg, what
+            assert loaded.vocab.vectors.shape == vectors, what
+            assert a.similarity(b) == score, what
+            assert loaded(TEXTS[0]).similarity(loaded(TEXTS[10])) == score, what
+    pipe.from_disk(tmp_path / "good" / "siamese_similarity", exclude=["vocab"])  # and it still loads
+    assert loaded(TEXTS[0]).similarity(b) == score
 
 
 # -- in_training_evaluation: the threshold is retuned in spaCy's training loop only -----

@@ -29,6 +29,9 @@ Explainer = Callable[[str, str], Dict[str, Any]]
 StartResponse = Callable[..., Any]
 MAX_K = 100
 MAX_BODY = 1 << 20  # bytes of a POST body
+# Seconds a connection may wait for the client (a request line, headers or body that does not
+# arrive): a client that stops sending does not hold a thread forever.
+REQUEST_TIMEOUT = 30.0
 # Characters of a text to explain: a Shapley explanation's time grows with the square of the
 # length, and the pipeline serves one request at a time (longer texts: the explain command).
 MAX_TEXT = 2000
@@ -312,7 +315,17 @@ def read_body(environ: Dict[str, Any]) -> str:
     if content_type not in ("", "text/plain", FORM):  # wsgiref says text/plain for no Content-Type
         raise HTTPError("415 Unsupported Media Type", f"Send the fields as {FORM}, not {content_type}")
     try:
-        return environ["wsgi.input"].read(length).decode("utf8")
+        data = environ["wsgi.input"].read(length)
+    except TimeoutError:
+        raise HTTPError(
+            "408 Request Timeout", f"The request body of {length:,} bytes (Content-Length) did not arrive in time"
+        ) from None
+    if len(data) < length:
+        raise HTTPError(
+            "400 Bad Request", f"The request body ended after {len(data):,} of its {length:,} bytes (Content-Length)"
+        )
+    try:
+        return data.decode("utf8")
     except UnicodeDecodeError as err:
         raise HTTPError("400 Bad Request", f"The request body is not UTF-8: {err}") from None
 
@@ -373,6 +386,15 @@ class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
 
 
 class QuietHandler(WSGIRequestHandler):
+    timeout = REQUEST_TIMEOUT
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except TimeoutError as err:  # no request line or headers in time: drop the connection
+            self.log_error("Request timed out: %r", err)
+            self.close_connection = True
+
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s - %s", self.address_string(), format % args)
 

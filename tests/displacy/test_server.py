@@ -2,8 +2,11 @@
 
 import io
 import json
+import logging
+import socket
 import threading
 import urllib.request
+from contextlib import contextmanager
 from urllib.parse import urlencode
 from wsgiref.simple_server import WSGIServer
 from wsgiref.util import setup_testing_defaults
@@ -11,6 +14,7 @@ from wsgiref.util import setup_testing_defaults
 import pytest
 
 from spacy_siamese import SimilarityIndex, displacy
+from spacy_siamese.displacy.server import QuietHandler
 
 from .conftest import GROUPS, TEXTS
 
@@ -142,6 +146,58 @@ def test_the_server_answers_over_http(fixed):
     anywhere = displacy.make_server(fixed, "0.0.0.0", 0)
     assert displacy.server_url(anywhere).startswith("http://localhost:")
     anywhere.server_close()
+
+
+@contextmanager
+def serving(app):
+    """The (host, port) of a server of `app` on a free port, serving in a thread until the block ends."""
+    server = displacy.make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def receive_all(sock):
+    """What the server sends until it closes the connection (a socket.timeout if it never does)."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_the_server_does_not_wait_forever_for_a_client():
+    from spacy_siamese.displacy.server import REQUEST_TIMEOUT
+
+    assert QuietHandler.timeout == REQUEST_TIMEOUT and 0 < REQUEST_TIMEOUT <= 120
+
+
+def test_a_client_that_stops_sending_gets_its_connection_closed(fixed, monkeypatch, capsys, caplog):
+    """A body shorter than its Content-Length gets a 408 once the timeout passes, a connection
+    without a request is closed; neither holds a thread nor prints a traceback."""
+    monkeypatch.setattr(QuietHandler, "timeout", 0.5)
+    request = b"POST /api/explain HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\na=x&b=y"
+    with serving(fixed) as address:
+        with socket.create_connection(address, timeout=10) as client:
+            client.sendall(request)
+            answer = receive_all(client).decode("utf8")
+        assert answer.startswith("HTTP/1.0 408 Request Timeout")
+        assert "request body of 100 bytes (Content-Length) did not arrive in time" in answer
+        with socket.create_connection(address, timeout=10) as client:
+            assert receive_all(client) == b""  # nothing sent: closed
+        with socket.create_connection(address, timeout=10) as client:  # the body ends early: not served short
+            client.sendall(request)
+            client.shutdown(socket.SHUT_WR)
+            answer = receive_all(client).decode("utf8")
+        assert answer.startswith("HTTP/1.0 400 Bad Request") and "ended after 7 of its 100 bytes" in answer
+        with urllib.request.urlopen(f"http://{address[0]}:{address[1]}/api/explain?a=1&b=2", timeout=10) as response:
+            assert json.loads(response.read())["text_a"] == "1"  # still serving
+    assert "Traceback" not in capsys.readouterr().err
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
 
 
 def test_serve_until_interrupted(pair, monkeypatch):
