@@ -274,6 +274,10 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     ) -> Iterator[Doc]:
         """Docs in input order, streamed: texts go through this pipe's pipeline (with their hooks
         restored), docs are kept as they are."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+        if n_process == 0 or n_process < -1:  # nlp.pipe would fail deep inside spaCy
+            raise ValueError(f"n_process must be -1 (one process per CPU core) or at least 1, got {n_process}.")
         items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
         for item in items:
             if not isinstance(item, (str, Doc)):

@@ -1,5 +1,6 @@
 """Metrics for scored pairs (classification, ranking, correlation) and for retrieval."""
 
+import numbers
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
@@ -150,9 +151,21 @@ def scores_and_labels(scores: ArrayLike, labels: ArrayLike) -> Tuple[numpy.ndarr
 # Retrieval
 
 
+def check_ks(ks: Sequence[int], *, name: str = "ks") -> None:
+    """A ValueError naming `name` unless `ks` are cut-offs of a ranking: integers of at least 1, each once."""
+    if isinstance(ks, (str, numbers.Number)):
+        raise ValueError(f"{name} must be a sequence of integers of at least 1, e.g. (1, 10), got {ks!r}.")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"{name}: each k must be an integer of at least 1, got {k!r}.")
+    if len(set(ks)) < len(ks):
+        raise ValueError(f"{name}: each k must be given once, got {list(ks)}.")
+
+
 def partner_rank_values(ranks: ArrayLike, ks: Sequence[int] = (1, 10)) -> Dict[str, numpy.ndarray]:
     """Per query whose one relevant text is at a 1-based rank: its mrr@k (1/rank within the top
     k, else 0) and recall@k (0 or 1) for each k. A figure over the queries is the mean of its values."""
+    check_ks(ks)
     r = numpy.asarray(ranks, dtype="f8")
     if r.ndim != 1 or (r < 1).any():
         raise ValueError("Ranks must be a 1-d sequence of 1-based ranks.")
@@ -178,6 +191,9 @@ def retrieval_metrics(
     relevant documents in the top k) and recall@k (share of the query's relevant documents
     found in the top k), plus n_queries.
     """
+    check_ks(ks)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
     V = _unit_rows(vectors)
     L = label_matrix(labels)
     n = V.shape[0]

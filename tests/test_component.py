@@ -464,6 +464,25 @@ def test_encode_texts_and_docs_in_input_order(nlp):
         pipe.encode([3])
 
 
+@pytest.mark.parametrize(
+    "setting,message",
+    [
+        ({"batch_size": 0}, "batch_size must be at least 1, got 0"),
+        ({"batch_size": -4}, "batch_size must be at least 1, got -4"),
+        ({"n_process": 0}, r"n_process must be -1 \(one process per CPU core\) or at least 1, got 0"),
+        ({"n_process": -2}, "n_process must be -1 .* got -2"),
+    ],
+)
+def test_encode_refuses_batch_sizes_and_process_counts_nlp_pipe_cannot_run(nlp, setting, message):
+    """A clear error, not one from deep inside spaCy, for texts and docs alike."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    for items in (["How do I learn Python fast?"], [nlp.make_doc("Why is the sky blue?")]):
+        with pytest.raises(ValueError, match=message):
+            pipe.encode(items, **setting)
+        with pytest.raises(ValueError, match=message):
+            list(pipe.processed(items, **setting))
+
+
 def test_encode_streams_docs_a_batch_at_a_time(nlp, monkeypatch):
     """A corpus is encoded without holding all its docs: each call encodes at most one batch."""
     pipe = nlp.get_pipe("siamese_similarity")

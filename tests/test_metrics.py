@@ -162,6 +162,32 @@ def test_retrieval_needs_relevant_documents():
         retrieval_metrics(VECTORS, [("a",), ("b",), ("c",), ("d",)])
 
 
+@pytest.mark.parametrize(
+    "ks,message",
+    [
+        ((0,), "got 0"),  # retrieval_metrics divided by zero
+        ((1, -2), "got -2"),
+        ((2.5,), "got 2.5"),
+        ((True,), "got True"),
+        ((10, 10), r"given once, got \[10, 10\]"),  # summed twice: mrr@10 and p@10 doubled
+        (10, "sequence of integers"),
+    ],
+)
+def test_retrieval_cut_offs_are_distinct_positive_integers(ks, message):
+    with pytest.raises(ValueError, match=f"ks.*{message}"):
+        retrieval_metrics(VECTORS, LABELS, ks=ks)
+    with pytest.raises(ValueError, match=f"ks.*{message}"):
+        partner_rank_values([1, 2], ks=ks)
+    assert set(retrieval_metrics(VECTORS, LABELS, ks=numpy.array([1, 3]))) >= {"mrr@3", "p@3"}
+
+
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_retrieval_batch_size_must_be_positive(batch_size):
+    """Not Python's range() error (0) or "no query has a relevant document" (negative: no batch)."""
+    with pytest.raises(ValueError, match=f"batch_size must be at least 1, got {batch_size}"):
+        retrieval_metrics(VECTORS, LABELS, batch_size=batch_size)
+
+
 def test_retrieval_labels_are_label_sets_not_strings():
     """One string per document is refused, not read as the set of its characters ('sports'
     and 'politics' would share 's', 'p', 'o' and 't')."""

@@ -20,7 +20,6 @@ from .app import (
     app,
     compared_pipelines,
     errors,
-    fail,
     load_pipeline,
     read_fit_texts,
     read_pair_records,
@@ -67,8 +66,6 @@ def evaluate_duplicates_command(
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
-        if model == BASELINES_ONLY and fit_texts is None and not compare:
-            fail(f"'{BASELINES_ONLY}' ranks with the TF-IDF baseline only: give --fit-texts to fit it on")
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = read_pair_records(pairs)

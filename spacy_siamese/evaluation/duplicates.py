@@ -18,7 +18,7 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..metrics import partner_rank_values
+from ..metrics import check_ks, partner_rank_values
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
 from ..util import show_progress
@@ -63,6 +63,8 @@ def duplicate_queries(records: Iterable[PairLike], *, n_pairs: int = 1000, seed:
 
 def partner_ranks(score_rows: ScoreRows, dq: DuplicateQueries, *, block: int = 64) -> numpy.ndarray:
     """The 1-based rank of each query's partner among all other texts, by `score_rows`."""
+    if block < 1:
+        raise ValueError(f"block must be at least 1, got {block}.")
     ranks = numpy.zeros(len(dq.queries), dtype="int64")
     for start in range(0, len(dq.queries), block):
         rows = slice(start, start + block)
@@ -120,6 +122,7 @@ def index_metrics(
 ) -> Dict[str, float]:
     """mrr@k and recall@k as a user of the index gets them: a `SimilarityIndex` (exact backend)
     of the collection's `vectors` searched with each query for its k best other texts (ties by id)."""
+    check_ks((k,), name="k")
     index = SimilarityIndex(nlp, vectors, pipe_name=pipe_name)
     ids, _ = index.search_vectors(vectors[dq.queries], k, exclude=dq.queries)
     found = ids == dq.partners[:, None]
@@ -168,6 +171,12 @@ def evaluate_duplicates(
     that many times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over
     each other method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
     check_bootstrap(bootstrap, confidence)
+    check_ks(ks)
+    if nlp is None and fit_texts is None and not compare:
+        raise ValueError(
+            "Without a pipeline (nlp=None, '-' on the command line) duplicate retrieval ranks with the TF-IDF "
+            "baseline only: give fit_texts (--fit-texts) to fit it on, or pipelines to compare (--compare)."
+        )
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
     report: Dict[str, Any] = {

@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import DocRecord, read_documents, sample_pairs, split_documents
-from ..metrics import pair_auc, retrieval_metrics
+from ..metrics import check_ks, pair_auc, retrieval_metrics
 from ..util import show_progress
 from .baselines import find_tfidf, fit_tfidf, lsa, tfidf_settings, tfidf_vectors
 from .pair_evaluation import MODEL, TFIDF, describe_pipe
@@ -69,6 +69,7 @@ def evaluate_retrieval(
     training documents' TF-IDF. Pair AUC is on `n_eval_pairs` seeded held-out pairs."""
     if len(heldout) < 2:
         raise ValueError(f"Need at least 2 held-out documents, got {len(heldout)}.")
+    check_ks(ks)  # before the documents are encoded
     pipe = get_similarity_pipe(nlp, pipe_name)
     labels = [doc.labels for doc in heldout]
     pairs = sample_pairs(heldout, n_pairs=n_eval_pairs, seed=seed) if n_eval_pairs else []

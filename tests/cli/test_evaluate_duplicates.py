@@ -110,10 +110,10 @@ def test_compare_and_bootstrap_rank_the_same_queries(files, search_models, tmp_p
 
 
 def test_nothing_to_rank_with_is_an_error(files):
-    """'-' without --fit-texts (or --compare) ranks with no method: not an empty report."""
+    """'-' without --fit-texts (or --compare) ranks with no method: not an empty report (the library's check)."""
     result = invoke("evaluate-duplicates", "-", files / "dev.jsonl")
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    assert "give --fit-texts" in result.output
+    assert "'-' on the command line" in result.output and "(--fit-texts)" in result.output
 
 
 @pytest.mark.parametrize("n_pairs", [0, -3])

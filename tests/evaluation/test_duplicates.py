@@ -7,8 +7,10 @@ from spacy_siamese.evaluation import evaluate_duplicates
 from spacy_siamese.evaluation.duplicates import (
     DuplicateQueries,
     duplicate_queries,
+    index_metrics,
     partner_ranks,
     pipe_score_rows,
+    pipe_vectors,
     rank_metrics,
     tfidf_score_rows,
 )
@@ -48,6 +50,9 @@ def test_ranks_exclude_the_query_and_count_ties_against_the_partner():
     assert list(partner_ranks(lambda q: numpy.vstack([rows[i] for i in q]), dq)) == [1, 1]
     tied = numpy.array([9.0, 0.5, 0.5, 0.7])
     assert list(partner_ranks(lambda q: numpy.vstack([tied for _ in q]), dq)) == [3, 3]
+    for block in (0, -1):  # not a range error (0) or ranks of 0 (negative: no block scored)
+        with pytest.raises(ValueError, match=f"block must be at least 1, got {block}"):
+            partner_ranks(lambda q: numpy.vstack([tied for _ in q]), dq, block=block)
 
 
 def test_rank_metrics():
@@ -56,6 +61,35 @@ def test_rank_metrics():
     assert out["mrr@10"] == pytest.approx((1 + 0.5 + 0 + 0.25) / 4)
     assert out["mrr"] == pytest.approx((1 + 0.5 + 1 / 11 + 0.25) / 4)
     assert out["n_queries"] == 4
+    with pytest.raises(ValueError, match="ks: each k must be an integer of at least 1, got 0"):
+        rank_metrics([1, 2], ks=(0, 10))
+
+
+def test_nothing_to_rank_with_is_an_error():
+    """No pipeline, no fit_texts and nothing to compare: not an empty report."""
+    with pytest.raises(ValueError, match=r"give fit_texts \(--fit-texts\)"):
+        evaluate_duplicates(None, RECORDS)
+    with pytest.raises(ValueError, match=r"give fit_texts"):
+        evaluate_duplicates(None, RECORDS, compare={})
+
+
+@pytest.mark.parametrize("ks,bad", [((0, 10), 0), ((1, 2.5), 2.5)])
+def test_cut_offs_are_checked_before_any_ranking(trained, monkeypatch, ks, bad):
+    import spacy_siamese.evaluation.duplicates as duplicates
+
+    monkeypatch.setattr(duplicates, "pipe_vectors", lambda *args, **kwargs: pytest.fail("encoded"))
+    with pytest.raises(ValueError, match=f"ks: each k must be an integer of at least 1, got {bad}"):
+        evaluate_duplicates(trained[0], RECORDS, ks=ks)
+
+
+def test_index_metrics_needs_a_positive_k(trained):
+    """Not numpy's error of an argmax over no search results."""
+    nlp = trained[0]
+    dq = duplicate_queries(RECORDS)
+    vectors = pipe_vectors(nlp, dq.texts)
+    with pytest.raises(ValueError, match="k: each k must be an integer of at least 1, got 0"):
+        index_metrics(nlp, dq, vectors, k=0)
+    assert set(index_metrics(nlp, dq, vectors, k=2)) == {"mrr@2", "recall@2"}
 
 
 def test_pipe_rows_are_doc_similarity(trained):

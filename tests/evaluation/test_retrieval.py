@@ -57,6 +57,14 @@ def test_heldout_errors(collection):
         heldout_documents("jsonl", collection, split="train")
 
 
+@pytest.mark.parametrize("ks", [(0,), (1, -10), (1.5,)])
+def test_evaluate_retrieval_refuses_cut_offs_that_are_not_positive_integers(nlp, ks):
+    """Refused before encoding, not a ZeroDivisionError (k=0) or figures at a fractional cut-off."""
+    docs = make_documents(8)
+    with pytest.raises(ValueError, match=f"ks: each k must be an integer of at least 1, got {ks[-1]}"):
+        evaluate_retrieval(nlp, docs, docs, ks=ks)
+
+
 def test_evaluate_retrieval_with_baselines(nlp, collection):
     train, held = heldout_documents("jsonl", collection)
     report = evaluate_retrieval(nlp, train, held, baselines=True, n_eval_pairs=100)
