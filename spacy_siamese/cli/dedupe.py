@@ -48,7 +48,7 @@ def dedupe_command(
     ),
     c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
     groups: Optional[Path] = typer.Option(None, "--groups", help="Also write groups of duplicates (JSONL) here"),
-    method: str = typer.Option("communities", "--method", help="Groups: communities (bounded) or components"),
+    method: str = typer.Option("communities", "--method", help="Groups: communities (no chaining) or components"),
     min_size: int = typer.Option(2, "--min-size", help="Smallest group to write"),
     work_dir: Optional[Path] = typer.Option(
         None, "--work-dir", help="Vector store; a rerun resumes it (default: OUTPUT.work next to the output)"

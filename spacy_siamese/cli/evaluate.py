@@ -57,7 +57,7 @@ def evaluate_command(
     teacher: str = typer.Option(
         "",
         "--teacher",
-        help="Also score a sentence-transformers model's cosine (name or directory; extra spacy-siamese[distill])",
+        help="Also score a sentence-transformers model's cosine (name or directory; extra spacy-siamese\\[distill])",
     ),
     teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
     compare: Optional[List[str]] = COMPARE,

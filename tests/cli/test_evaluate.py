@@ -1,14 +1,16 @@
 """`python -m spacy_siamese evaluate`."""
 
 import json
+import re
 
 import pytest
 
 from spacy_siamese import distill
+from spacy_siamese.cli import app
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TEACHER, TFIDF
 
 from ..conftest import FakeTeacher
-from .conftest import invoke
+from .conftest import invoke, runner
 
 
 def test_evaluate_writes_json_markdown_and_plot(files, tmp_path):
@@ -52,6 +54,12 @@ def test_evaluate_with_a_teacher_but_no_extra_says_which_extra(files, monkeypatc
     result = invoke("evaluate", files / "model", files / "dev.jsonl", "--teacher", "any-teacher")
     assert result.exit_code == 1
     assert "pip install 'spacy-siamese[distill]'" in result.output and "Traceback" not in result.output
+
+
+def test_teacher_help_shows_the_extra():
+    result = runner.invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"})  # wide: no "…" cuts
+    assert result.exit_code == 0
+    assert "spacy-siamese[distill]" in re.sub(r"[\s│]+", " ", result.output)
 
 
 @pytest.mark.parametrize(
