@@ -211,12 +211,13 @@ def encode_dataset(
     s3://bucket/vectors), each actor writes its blocks' rows as Parquet files there instead, and
     the Dataset's rows name the files ("file"): see `write_encoded`."""
     settings = dict(text_column=text_column, id_column=id_column, pipe_name=pipe_name, batch_size=batch_size)
+    ray = _ray()
     return dataset.map_batches(
         EncodeBatch,
         fn_constructor_kwargs={"model": str(model), "output": output, **settings},
         batch_size=block_size,
         batch_format="numpy",
-        concurrency=workers,
+        compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
     )
 
@@ -368,7 +369,7 @@ def find_duplicates_dataset(
         },
         batch_size=batch_size,
         batch_format="numpy",
-        concurrency=workers,
+        compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
     )
     pairs: List[Tuple[int, int, float]] = []

@@ -140,7 +140,8 @@ def group_pairs(
     group. "communities" (the default): like sentence-transformers' `community_detection`: each
     item with its duplicates is a candidate community, candidates are taken largest first and
     items already taken are dropped from later ones; the centre comes first, then its
-    duplicates by score. Community sizes are bounded by the k of the search (k + 1).
+    duplicates by score. A community is its centre and the centre's own duplicates (those it found among
+    its k best and those that found it), so it does not chain.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -148,10 +149,13 @@ def group_pairs(
     groups = _components(graph, n) if method == "components" else _communities(graph, n, min_size)
     groups = sorted((g for g in groups if len(g) >= max(1, min_size)), key=lambda g: (-len(g), min(g)))
     if groups and len(groups[0]) > max(MIN_LARGE, LARGE_GROUP_SHARE * n):
-        advice = "a smaller k" if method == "communities" else "method='communities' with a smaller k"
+        if method == "communities":
+            why, advice = "one item has that many duplicates", "a smaller k"
+        else:
+            why, advice = "duplicates chained into it", "method='communities' with a smaller k"
         warnings.warn(
-            f"One group holds {len(groups[0]):,} of {n:,} items ({len(groups[0]) / n:.0%}): duplicates chained "
-            f"into it ({method}). Raise the threshold or use {advice}.",
+            f"One group holds {len(groups[0]):,} of {n:,} items ({len(groups[0]) / n:.0%}): {why} ({method}). "
+            f"Raise the threshold or use {advice}.",
             LargeGroupWarning,
             stacklevel=2,
         )

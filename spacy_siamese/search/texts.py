@@ -126,10 +126,12 @@ def _records(
             record = json_value(line.text)
         except Malformed as err:
             raise ValueError(f"{path}:{number}: not a JSON object ({err})") from None
-        if not isinstance(record, dict) or not isinstance(record.get(field), str):
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}:{number}: not a JSON object (a {type(record).__name__})")
+        if not isinstance(record.get(field), str):
             raise ValueError(f"{path}:{number}: no '{field}' field with a string (keys: {_keys(record)})")
         yield number, False, record[field], record.get(id_field)
 
 
-def _keys(record: Any) -> str:
-    return ", ".join(map(repr, record)) if isinstance(record, dict) else type(record).__name__
+def _keys(record: Dict[str, Any]) -> str:
+    return ", ".join(map(repr, record))

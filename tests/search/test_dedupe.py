@@ -147,12 +147,18 @@ def test_thresholds_at_the_ends_of_the_score_range(models, name):
 
 
 @pytest.mark.parametrize(
-    "method,advice", [("components", "method='communities' with a smaller k"), ("communities", "a smaller k")]
+    "method,why,advice",
+    [
+        ("components", "duplicates chained into it", "method='communities' with a smaller k"),
+        ("communities", "one item has that many duplicates", "a smaller k"),  # a community does not chain
+    ],
 )
-def test_a_group_of_many_items_warns_with_advice_for_its_method(method, advice):
+def test_a_group_of_many_items_warns_with_advice_for_its_method(method, why, advice):
     chain = [(i, i + 1, 0.9) for i in range(29)]  # 30 of 100 items chained into one group by components
     star = [(0, i, 0.9) for i in range(1, 30)]  # and one community around item 0
-    with pytest.warns(LargeGroupWarning, match=rf"One group holds 30 of 100 items \(30%\).*use {re.escape(advice)}\."):
+    message = rf"One group holds 30 of 100 items \(30%\): {why} \({method}\)\. "
+    message += rf"Raise the threshold or use {re.escape(advice)}\."
+    with pytest.warns(LargeGroupWarning, match=message):
         group_pairs(chain if method == "components" else star, 100, method=method)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

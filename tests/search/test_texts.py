@@ -48,7 +48,7 @@ def test_ids_on_some_records_only_are_an_error(tmp_path):
     [
         ("{not json", "not a JSON object"),
         ('{"body": "x"}', "no 'text' field"),
-        ("[1, 2]", "no 'text' field"),
+        ("[1, 2]", r"not a JSON object \(a list\)"),
         ("[" * 100_000 + "]" * 100_000, "not a JSON object"),  # nesting too deep for json.loads
     ],
 )
