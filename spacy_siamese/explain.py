@@ -22,7 +22,7 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 from thinc.api import Model
 
-from .component import BATCH_SIZE, get_similarity_pipe
+from .component import BATCH_SIZE, PIPE_NAME, get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
 from .layers.tfidf import TERM_ATTRS
@@ -110,9 +110,9 @@ def model_kind(pipe: Any) -> str:
     return "encoder"
 
 
-def tweak_weights(nlp: Language, name: Optional[str] = None) -> Dict[str, float]:
+def tweak_weights(nlp: Language, pipe_name: str = PIPE_NAME) -> Dict[str, float]:
     """The learned TWEAK feature weights of the pipeline's similarity pipe, by feature name."""
-    pipe = _pipe(nlp, name)
+    pipe = get_similarity_pipe(nlp, pipe_name)
     if model_kind(pipe) != "tweak":
         raise ValueError("explain: feature weights exist only for a TWEAK encoder")
     return feature_weights(pipe.encoder)
@@ -123,7 +123,7 @@ def explain_pair(
     text_a: str,
     text_b: str,
     *,
-    name: Optional[str] = None,
+    pipe_name: str = PIPE_NAME,
     method: str = "auto",
     samples: int = SAMPLES,
     seed: int = 0,
@@ -138,7 +138,7 @@ def explain_pair(
         raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")
     if samples < 1:
         raise ValueError(f"explain: samples must be positive, got {samples}")
-    pipe = _pipe(nlp, name)
+    pipe = get_similarity_pipe(nlp, pipe_name)
     kind = model_kind(pipe)
     linear = kind in ("tweak", "s2net")
     if method == "exact" and not linear:
@@ -394,7 +394,3 @@ def _s2net_terms(encoder: Model, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str
     values = (fa[used] * (A[used] @ V[1]) + fb[used] * (A[used] @ V[0])) / (2 * norms[0] * norms[1])
     terms = encoder.layers[0].attrs["table"].terms
     return [(terms[i], float(v)) for i, v in zip(used, values)], float(V[0] @ V[1] / (norms[0] * norms[1]))
-
-
-def _pipe(nlp: Language, name: Optional[str]) -> Any:
-    return get_similarity_pipe(nlp) if name is None else get_similarity_pipe(nlp, name)

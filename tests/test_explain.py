@@ -108,6 +108,19 @@ def test_tweak_weights_and_errors(tweak_nlp):
         tweak_weights(cauchy)
 
 
+def test_a_pipe_of_another_name_is_named_as_in_search(tweak_nlp):
+    """`pipe_name`, the keyword of `find_duplicates`, `SimilarityIndex` and the evaluations."""
+    nlp = tweak_nlp
+    nlp.rename_pipe("siamese_similarity", "questions")
+    try:
+        assert tweak_weights(nlp, pipe_name="questions") == tweak_weights(nlp, "questions")
+        assert explain_pair(nlp, "a b", "a c", pipe_name="questions").score == nlp("a b").similarity(nlp("a c"))
+        with pytest.raises(ValueError, match="no 'siamese_similarity' component"):
+            explain_pair(nlp, "a b", "a c")
+    finally:
+        nlp.rename_pipe("questions", "siamese_similarity")
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=[c.name for c in CONFIGS])
 def test_every_shipped_config_explains(path, data_files, tmp_path):
     nlp = config_pipeline(path, data_files)

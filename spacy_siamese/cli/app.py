@@ -62,7 +62,9 @@ def at_least(low: int) -> Callable[[int], int]:
 
 
 K = typer.Option(10, "-k", callback=at_least(1), help="Compare each doc with its k most similar others")
-THRESHOLD = typer.Option(None, "--threshold", "-t", help="Minimum score (default: the pipe's)")
+THRESHOLD = typer.Option(
+    None, "--threshold", "-t", help="Minimum score (default: the pipe's dedupe threshold, not its pair threshold)"
+)
 BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encoding")
 
 

@@ -18,8 +18,10 @@ from .app import (
     MODEL,
     PROGRESS,
     TEXTS_FORMAT,
+    THRESHOLD,
     K,
     app,
+    at_least,
     dedupe_limit,
     errors,
     load_pipeline,
@@ -34,9 +36,7 @@ def dedupe_command(
     model: str = MODEL,
     input: Path = COLLECTION,
     output: Path = typer.Option(..., "--output", "-o", help="JSONL of duplicate pairs: id1, id2, score, text1, text2"),
-    threshold: Optional[float] = typer.Option(
-        None, "--threshold", "-t", help="Minimum score (default: the pipe's dedupe threshold)"
-    ),
+    threshold: Optional[float] = THRESHOLD,
     k: int = K,
     candidates: str = typer.Option(
         "auto",
@@ -57,7 +57,9 @@ def dedupe_command(
     field: str = FIELD,
     batch_size: int = BATCH_SIZE,
     chunk_size: int = typer.Option(CHUNK_SIZE, "--chunk-size", help="Docs per chunk of the vector store"),
-    n_process: int = typer.Option(0, "--n-process", help="Encoding processes (0: one per CPU core)"),
+    n_process: int = typer.Option(
+        0, "--n-process", callback=at_least(-1), help="Encoding processes (0 or -1: one per CPU core)"
+    ),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
     progress: bool = PROGRESS,
 ) -> None:
@@ -79,7 +81,7 @@ def dedupe_command(
         limit = dedupe_limit(nlp, threshold)
         stages["load"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        processes = n_process or os.cpu_count() or 1
+        processes = n_process if n_process > 0 else os.cpu_count() or 1  # -1 as in encode and index
         store = encode_collection(
             nlp,
             collection.texts(),

@@ -23,7 +23,7 @@ from .app import (
 @app.command("index")
 def index_command(
     model: str = MODEL,
-    texts: Path = COLLECTION,
+    input: Path = COLLECTION,
     output: Path = typer.Option(..., "--output", "-o", help="Directory to write the index to"),
     format: str = TEXTS_FORMAT,
     field: str = FIELD,
@@ -34,7 +34,7 @@ def index_command(
 ) -> None:
     """Encode a collection with a trained pipeline and save a searchable index."""
     with errors():
-        index, _, ids = build_index(model, texts, format, field, backend, batch_size, n_process, progress)
+        index, _, ids = build_index(model, input, format, field, backend, batch_size, n_process, progress)
         # an absolute path, so that `search` finds the pipeline from any directory
         index.save(output, model=str(Path(model).resolve()) if Path(model).exists() else model)
         srsly.write_jsonl(output / "ids.jsonl", ({"id": key} for key in ids))

@@ -147,3 +147,18 @@ def test_a_threshold_outside_the_score_range_is_an_error(collection, tmp_path):
 def test_k_must_be_positive(collection, tmp_path, k):
     result = invoke("dedupe", collection / "model", collection / "texts.txt", "-o", tmp_path / "p.jsonl", "-k", k)
     assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, result.output
+
+
+def test_threshold_help_names_the_dedupe_threshold():
+    for command in ("dedupe", "dedupe-ray"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0
+        assert "default: the pipe's dedupe threshold, not its pair threshold" in re.sub(r"[\s│]+", " ", result.output)
+
+
+def test_n_process_minus_one_is_every_core_as_in_encode(collection, tmp_path):
+    args = ["dedupe", collection / "model", collection / "texts.txt", "-o", tmp_path / "pairs.jsonl", "-t", 0.6]
+    result = invoke(*args, "--n-process", -1)
+    assert result.exit_code == 0, result.output
+    result = invoke(*args, "--n-process", -2)
+    assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output

@@ -48,3 +48,10 @@ def test_index_refuses_zero_processes(collection, tmp_path):
     result = invoke("index", collection / "model", collection / "texts.txt", "-o", tmp_path / "idx", "--n-process", 0)
     assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
     assert not (tmp_path / "idx").exists()
+
+
+def test_collection_argument_is_named_as_in_encode_and_dedupe():
+    for command in ("index", "encode", "dedupe"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0
+        assert "{model} {input}" in result.output, (command, result.output)
