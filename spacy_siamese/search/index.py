@@ -24,7 +24,7 @@ from .space import vector_space
 
 FORMAT = "spacy_siamese.index.v1"
 BACKENDS = ("exact", "faiss", "faiss-flat")
-META_KEYS = ("model_id", "pipe_name", "backend", "size", "width", "candidates", "settings", "texts")
+META_KEYS = ("model_id", "pipe_name", "backend", "size", "width", "c", "settings", "texts")
 # Candidates within this fraction of |q|^2 + max |x|^2 of the k-th best key are re-scored:
 # it covers the float32 rounding of the fast metric and of the comparison.
 TOLERANCE = 2e-4
@@ -44,7 +44,7 @@ class SimilarityIndex:
     (HybridSimilarity.v1) over Cauchy or cosine is scored with matrix products by the exact
     backend (exact); the faiss backends take candidates from a combined L2 space. The feature
     head is not a metric: the exact backend scores the query against every item with the
-    comparison (brute force, as for L1), the faiss backends (or `candidates=N`) take the N
+    comparison (brute force, as for L1), the faiss backends (or `c=N`) take the N
     nearest items by L2 between the learned vectors and re-score only those.
     """
 
@@ -56,20 +56,22 @@ class SimilarityIndex:
         backend: str = "exact",
         pipe_name: str = PIPE_NAME,
         texts: Optional[List[str]] = None,
-        candidates: Optional[int] = None,
+        c: Optional[int] = None,
         hnsw_m: int = 32,
         ef_construction: int = 200,
         ef_search: int = 128,
     ) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
+            raise ValueError(f"c (candidates re-scored per query) must be None or at least 1, got {c!r}")
         self.nlp = nlp
         self.pipe_name = pipe_name
         self.pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
         self.model_id: str = self.pipe._require_initialized()
         self.space = vector_space(self.pipe.comparison)
         self.backend = backend
-        self.candidates = candidates
+        self.c = c  # candidates re-scored per query, as `find_duplicates`' c
         self.settings = {"hnsw_m": hnsw_m, "ef_construction": ef_construction, "ef_search": ef_search}
         width = self.pipe.encoder.get_dim("nO")
         self._rows = numpy.zeros((0, width), dtype="float32")  # capacity; the first len(self) rows are in use
@@ -92,7 +94,7 @@ class SimilarityIndex:
         n_process: int = 1,
         progress: bool = True,
         pipe_name: str = PIPE_NAME,
-        candidates: Optional[int] = None,
+        c: Optional[int] = None,
         store_texts: bool = True,
         hnsw_m: int = 32,
         ef_construction: int = 200,
@@ -104,7 +106,7 @@ class SimilarityIndex:
             nlp,
             backend=backend,
             pipe_name=pipe_name,
-            candidates=candidates,
+            c=c,
             hnsw_m=hnsw_m,
             ef_construction=ef_construction,
             ef_search=ef_search,
@@ -204,16 +206,16 @@ class SimilarityIndex:
         """(query row, item id, exact score) of a superset of each query's top k."""
         if self._faiss is not None:
             return self._faiss_candidates(queries, k, exclude)
-        matrix_scores = self.candidates is None and self.space.scores_exactly  # a hybrid's own score
+        matrix_scores = self.c is None and self.space.scores_exactly  # a hybrid's own score
         ranks_exactly = matrix_scores or (self.space.exact and self.space.metric != "l1")
-        if self.candidates is None and not ranks_exactly:
+        if self.c is None and not ranks_exactly:
             keys = vector_similarity_matrix(self.pipe.compare, queries, self.vectors)  # brute force: exact scores
             rows, cols = _near_kth(keys, k, exclude, numpy.zeros(len(queries), dtype="float32"))
             return rows, cols, keys[rows, cols]
         keys, tol = self._keys(queries, matrix_scores=matrix_scores)
         if not ranks_exactly:
             tol = numpy.zeros(len(queries), dtype="float32")
-            k = max(k, int(self.candidates or k))
+            k = max(k, int(self.c or k))
         rows, cols = _near_kth(keys, k, exclude, tol)
         return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
@@ -227,7 +229,7 @@ class SimilarityIndex:
                 keys[:, s : s + step] = self.space.scores(queries, self.vectors[s : s + step])
             return keys, numpy.full(len(queries), SCORE_TOLERANCE, dtype="float32")
         q = self.space.transform(queries)
-        if self.space.metric == "l1":  # only with `candidates`: L1 keys of the nearest candidates
+        if self.space.metric == "l1":  # only with `c`: L1 keys of the nearest candidates
             keys = -numpy.vstack([numpy.abs(self.vectors - row).sum(axis=1) for row in q]).astype("float32")
             return keys, numpy.zeros(len(q), dtype="float32")
         keys = numpy.empty((len(q), len(self)), dtype="float32")
@@ -253,7 +255,7 @@ class SimilarityIndex:
         self, queries: numpy.ndarray, k: int, exclude: Optional[numpy.ndarray]
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         extra = 0 if exclude is None else 1
-        wanted = self.candidates or (max(100, 10 * k) if not self.space.exact else 2 * k + 10)
+        wanted = self.c or (max(100, 10 * k) if not self.space.exact else 2 * k + 10)
         _, found = self._faiss.search(self.space.transform(queries), min(len(self), max(k, wanted) + extra))
         rows = numpy.repeat(numpy.arange(len(queries)), found.shape[1])
         cols = found.reshape(-1).astype("int64")
@@ -278,7 +280,7 @@ class SimilarityIndex:
             "space": self.space.kind,
             "size": len(self),
             "width": int(self.vectors.shape[1]),
-            "candidates": self.candidates,
+            "c": self.c,
             "settings": self.settings,
             "model": model,
             "texts": self.texts is not None,
@@ -304,9 +306,7 @@ class SimilarityIndex:
                 f"pipeline's '{meta['pipe_name']}' pipe is model '{pipe.model_id}': their vectors live in "
                 "different spaces. Load the pipeline that built the index, or build it again."
             )
-        index = cls(
-            nlp, backend="exact", pipe_name=meta["pipe_name"], candidates=meta["candidates"], **meta["settings"]
-        )
+        index = cls(nlp, backend="exact", pipe_name=meta["pipe_name"], c=meta["c"], **meta["settings"])
         index.backend = meta["backend"]
         shape = (meta["size"], index.vectors.shape[1])
         faiss = import_extra("faiss", "ann", "The faiss backends") if index.backend != "exact" else None
@@ -352,6 +352,8 @@ def read_meta(path: Union[str, Path]) -> Dict[str, Any]:
         raise ValueError(f"{meta_path}: not valid JSON ({err})") from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path}: not a {FORMAT} index")
+    if "candidates" in meta and "c" not in meta:  # saved before `c` had its name
+        meta["c"] = meta.pop("candidates")
     missing = [key for key in META_KEYS if key not in meta]
     if missing or meta["backend"] not in BACKENDS:
         problem = f"no {', '.join(missing)}" if missing else f"unknown backend {meta['backend']!r}"

@@ -115,10 +115,10 @@ def test_spaces(models):
 
 def test_feature_head_candidates_are_rescored(models):
     nlp = models["feature"]
-    index = SimilarityIndex.build(nlp, CORPUS, progress=False, candidates=len(CORPUS))
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False, c=len(CORPUS))
     exact = SimilarityIndex.build(nlp, CORPUS, progress=False)
     assert index.search(QUERIES, k=5) == exact.search(QUERIES, k=5)
-    few = SimilarityIndex.build(nlp, CORPUS, progress=False, candidates=8)
+    few = SimilarityIndex.build(nlp, CORPUS, progress=False, c=8)
     docs = list(nlp.pipe(CORPUS))
     for query, row in zip(nlp.pipe(QUERIES), few.search(list(nlp.pipe(QUERIES)), k=5)):
         assert len(row) == 5
@@ -136,6 +136,25 @@ def test_save_load_round_trip(model, tmp_path):
     assert loaded.texts == CORPUS
     assert loaded.search(QUERIES, k=7) == index.search(QUERIES, k=7)
     assert not list((tmp_path / "index").glob("*.pkl"))
+
+
+@pytest.mark.parametrize("c", [0, -3, 2.5, True, "8"])
+def test_candidates_per_query_are_a_positive_count(models, c):
+    """`c` as in `find_duplicates`; 0 was taken as "none" and a float as its integer part."""
+    with pytest.raises(ValueError, match=r"c \(candidates re-scored per query\) must be None or at least 1"):
+        SimilarityIndex(models["feature"], c=c)
+
+
+def test_an_index_saved_with_the_old_name_of_c_loads(models, tmp_path):
+    """index.json of an index saved before `c` had its name ("candidates") still loads, with its c."""
+    nlp = models["feature"]
+    SimilarityIndex.build(nlp, CORPUS, progress=False, c=8).save(tmp_path / "index")
+    meta = srsly.read_json(tmp_path / "index" / "index.json")
+    meta["candidates"] = meta.pop("c")
+    srsly.write_json(tmp_path / "index" / "index.json", meta)
+    loaded = SimilarityIndex.load(tmp_path / "index", nlp)
+    assert loaded.c == 8
+    assert loaded.search(QUERIES, k=5) == SimilarityIndex.build(nlp, CORPUS, progress=False, c=8).search(QUERIES, k=5)
 
 
 def test_load_refuses_another_model(models, tmp_path):
