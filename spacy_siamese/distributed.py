@@ -334,12 +334,12 @@ def find_duplicates_dataset(
     pipeline at `model` if the caller has loaded it already. `stages`, if given, gets the
     seconds of each stage (collect, index, search)."""
     nlp = spacy.load(model) if nlp is None else nlp
-    limit = dedupe_threshold(get_similarity_pipe(nlp, pipe_name, initialized=True), threshold)  # before the reads
+    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+    limit = dedupe_threshold(pipe, threshold)  # before the reads
     ray = _ray()
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     ids, store = collect_vectors(encoded, files=files)
-    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     if len(ids) and store.model_id != pipe.model_id:
         raise ValueError(
             f"The vectors were encoded by model '{store.model_id}', but {model} is model '{pipe.model_id}'"
