@@ -2,6 +2,7 @@
 dedupe groups file (groups view), with JSON endpoints for the page's script, and a threaded
 `wsgiref` server for it (standard library only)."""
 
+import io
 import json
 import logging
 import math
@@ -397,6 +398,21 @@ class QuietHandler(WSGIRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s - %s", self.address_string(), format % args)
+
+    def get_stderr(self) -> io.TextIOBase:
+        """wsgiref prints a traceback here when it cannot send a response (a client that went away
+        or stopped reading: the app answers its own errors); it goes to the debug log instead."""
+        return DebugLog()
+
+
+class DebugLog(io.TextIOBase):
+    """A text stream whose lines go to this module's debug log."""
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                logger.debug("displacy: %s", line)
+        return len(text)
 
 
 def make_server(

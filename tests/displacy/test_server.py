@@ -5,6 +5,7 @@ import json
 import logging
 import socket
 import threading
+import time
 import urllib.request
 from contextlib import contextmanager
 from urllib.parse import urlencode
@@ -198,6 +199,33 @@ def test_a_client_that_stops_sending_gets_its_connection_closed(fixed, monkeypat
             assert json.loads(response.read())["text_a"] == "1"  # still serving
     assert "Traceback" not in capsys.readouterr().err
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def test_a_client_that_stops_reading_is_dropped_without_a_traceback(monkeypatch, capsys, caplog):
+    """A response that cannot be sent in time (the client reads nothing) ends that request; the
+    traceback wsgiref prints goes to the debug log, and the server goes on serving."""
+    monkeypatch.setattr(QuietHandler, "timeout", 0.5)
+    body = b"x" * 20_000_000  # more than the kernel buffers hold
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        return [body]
+
+    caplog.set_level(logging.DEBUG, logger="spacy_siamese.displacy.server")
+    with serving(app) as address:
+        with socket.socket() as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+            client.connect(address)
+            client.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            client.settimeout(10)
+            deadline, printed = time.monotonic() + 10, ""
+            while "TimeoutError" not in caplog.text + printed:  # the server gives up on the send
+                assert time.monotonic() < deadline, "the server never gave up on the client"
+                time.sleep(0.1)
+                printed += capsys.readouterr().err
+        with urllib.request.urlopen(f"http://{address[0]}:{address[1]}/", timeout=10) as response:
+            assert len(response.read()) == len(body)  # still serving
+    assert "Traceback" not in printed + capsys.readouterr().err
 
 
 def test_serve_until_interrupted(pair, monkeypatch):
