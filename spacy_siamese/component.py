@@ -28,7 +28,7 @@ from .metrics import best_threshold, is_binary, precision_threshold
 from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, partner_text, split_pairs
 from .pairwise import vector_similarity_matrix
 from .scoring import binary_pairs, score_pairs
-from .util import show_progress, token_batches
+from .util import check_n_process, show_progress, token_batches
 from .validation import DEDUPE_PRECISION, check_scores, check_settings, check_sizes
 from .vectors import store_vector, stored_vector
 
@@ -276,8 +276,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         restored), docs are kept as they are."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
-        if n_process == 0 or n_process < -1:  # nlp.pipe would fail deep inside spaCy
-            raise ValueError(f"n_process must be -1 (one process per CPU core) or at least 1, got {n_process}.")
+        check_n_process(n_process)
         items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
         for item in items:
             if not isinstance(item, (str, Doc)):

@@ -33,6 +33,13 @@ def token_batches(
         yield batch
 
 
+def check_n_process(n_process: int) -> int:
+    """nlp.pipe's n_process: -1 (one process per CPU core) or at least 1; others fail deep inside spaCy."""
+    if n_process == 0 or n_process < -1:
+        raise ValueError(f"n_process must be -1 (one process per CPU core) or at least 1, got {n_process}.")
+    return n_process
+
+
 def show_progress(progress: bool) -> bool:
     """Progress bars only when asked for and stderr is a terminal."""
     return progress and sys.stderr.isatty()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spacy_siamese.util import component_labels, import_extra, show_progress, token_batches
+from spacy_siamese.util import check_n_process, component_labels, import_extra, show_progress, token_batches
 
 
 def reference_components(n, edges):
@@ -90,3 +90,16 @@ def test_token_batches_keep_order_and_bound_each_batch(lengths, max_tokens):
             assert sum(map(len, batch)) + len(following[0]) > max_tokens
     by_value = list(token_batches(range(len(lengths)), max_tokens, length=lambda i: lengths[i]))
     assert [[len(items[i]) for i in b] for b in by_value] == [[len(x) for x in b] for b in batches]
+
+
+@pytest.mark.parametrize("n_process", [-1, 1, 2])
+def test_check_n_process_takes_what_nlp_pipe_runs(n_process):
+    assert check_n_process(n_process) == n_process
+
+
+@pytest.mark.parametrize("n_process", [0, -2])
+def test_check_n_process_refuses_what_fails_inside_spacy(n_process):
+    with pytest.raises(
+        ValueError, match=rf"n_process must be -1 \(one process per CPU core\) or at least 1, got {n_process}"
+    ):
+        check_n_process(n_process)

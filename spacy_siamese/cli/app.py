@@ -19,7 +19,7 @@ from ..search import SimilarityIndex
 from ..search.dedupe import dedupe_threshold
 from ..search.index import BACKENDS
 from ..search.texts import Collection, scan_collection
-from ..util import given_path
+from ..util import check_n_process, given_path
 
 app = typer.Typer(
     name="spacy_siamese",
@@ -69,10 +69,11 @@ BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encodin
 
 
 def _n_process(value: int) -> int:
-    """nlp.pipe's n_process: -1 (one per core) or a number of processes (0 fails deep in spaCy)."""
-    if value == 0 or value < -1:
-        raise typer.BadParameter(f"must be -1 (one per CPU core) or at least 1, got {value}")
-    return value
+    """A usage error before the model loads, by the pipe's own rule."""
+    try:
+        return check_n_process(value)
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
 
 
 N_PROCESS = typer.Option(

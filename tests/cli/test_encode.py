@@ -55,4 +55,6 @@ def test_encode_refuses_a_number_of_processes_nlp_pipe_cannot_run(collection, tm
         "encode", collection / "model", collection / "texts.txt", "-o", tmp_path / "v.npy", "--n-process", n_process
     )
     assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
-    assert "-1 (one per CPU core) or at least 1" in " ".join(result.output.replace("│", "").split())
+    assert "n_process must be -1 (one process per CPU core) or at least 1" in " ".join(
+        result.output.replace("│", "").split()
+    )
