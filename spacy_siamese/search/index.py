@@ -352,8 +352,8 @@ def read_meta(path: Union[str, Path]) -> Dict[str, Any]:
         raise ValueError(f"{meta_path}: not valid JSON ({err})") from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path}: not a {FORMAT} index")
-    if "candidates" in meta and "c" not in meta:  # saved before `c` had its name
-        meta["c"] = meta.pop("candidates")
+    if "candidates" in meta and "c" not in meta:  # saved before `c` had its name, when 0 meant no extra candidates
+        meta["c"] = meta.pop("candidates") or None
     missing = [key for key in META_KEYS if key not in meta]
     if missing or meta["backend"] not in BACKENDS:
         problem = f"no {', '.join(missing)}" if missing else f"unknown backend {meta['backend']!r}"

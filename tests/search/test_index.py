@@ -145,16 +145,19 @@ def test_candidates_per_query_are_a_positive_count(models, c):
         SimilarityIndex(models["feature"], c=c)
 
 
-def test_an_index_saved_with_the_old_name_of_c_loads(models, tmp_path):
-    """index.json of an index saved before `c` had its name ("candidates") still loads, with its c."""
+@pytest.mark.parametrize("saved,c", [(8, 8), (0, None)])
+def test_an_index_saved_with_the_old_name_of_c_loads(models, tmp_path, saved, c):
+    """index.json of an index saved before `c` had its name ("candidates") still loads, with its c;
+    0 then meant no candidates beyond k, and loads as the default (None)."""
     nlp = models["feature"]
-    SimilarityIndex.build(nlp, CORPUS, progress=False, c=8).save(tmp_path / "index")
+    SimilarityIndex.build(nlp, CORPUS, progress=False, c=c).save(tmp_path / "index")
     meta = srsly.read_json(tmp_path / "index" / "index.json")
-    meta["candidates"] = meta.pop("c")
+    del meta["c"]
+    meta["candidates"] = saved
     srsly.write_json(tmp_path / "index" / "index.json", meta)
     loaded = SimilarityIndex.load(tmp_path / "index", nlp)
-    assert loaded.c == 8
-    assert loaded.search(QUERIES, k=5) == SimilarityIndex.build(nlp, CORPUS, progress=False, c=8).search(QUERIES, k=5)
+    assert loaded.c == c
+    assert loaded.search(QUERIES, k=5) == SimilarityIndex.build(nlp, CORPUS, progress=False, c=c).search(QUERIES, k=5)
 
 
 def test_load_refuses_another_model(models, tmp_path):
