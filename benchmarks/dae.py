@@ -12,7 +12,7 @@ documents:
   triplet vs DAE vs TF-IDF cosine, and the ROC curves of the test half (`--plot`).
 - 20 Newsgroups retrieval: the held-out documents of `benchmarks/retrieval.py` (the same seeded
   split and samples); each one a query against the others (relevant = same newsgroup): MRR,
-  P@1, P@10, MAP and pair AUC, beside TF-IDF cosine, LSA and S2Net (`--s2net-k`, the settings of
+  P@1, P@10, MAP and pair AUC, beside TF-IDF cosine, LSA and S2Net (`--s2net-width`, the settings of
   `benchmarks/retrieval.py`).
 
     python benchmarks/dae.py --output-json benchmarks/results/dae.json --plot benchmarks/results/dae_roc.png
@@ -205,9 +205,9 @@ def run_20news(args: argparse.Namespace, log) -> Dict:
     out: Dict = {"n_train": len(train_docs), "n_valid": len(valid_docs), "n_heldout": len(heldout), "results": {}}
     tfidf = fit_tfidf(tok_train, **TFIDF)
     out["results"]["tfidf"] = scores(tfidf_vectors(tfidf, held))
-    for k in sorted({args.width, args.s2net_k} - {0}):
-        out["results"][f"lsa@{k}"] = scores(
-            lsa(tfidf_vectors(tfidf, tok_train), tfidf_vectors(tfidf, held), k=k, seed=args.seed)
+    for width in sorted({args.width, args.s2net_width} - {0}):
+        out["results"][f"lsa@{width}"] = scores(
+            lsa(tfidf_vectors(tfidf, tok_train), tfidf_vectors(tfidf, held), width=width, seed=args.seed)
         )
     for name, alpha in (("dae", 0.0), ("dae_triplet", args.alpha)):
         if name not in args.models:
@@ -230,22 +230,22 @@ def run_20news(args: argparse.Namespace, log) -> Dict:
             **info,
             "seconds": round(time.time() - t0),
         }
-    if args.s2net_k:
-        out["results"][f"s2net@{args.s2net_k}"] = train_s2net(args, train_docs, valid_docs, held, scores, log)
+    if args.s2net_width:
+        out["results"][f"s2net@{args.s2net_width}"] = train_s2net(args, train_docs, valid_docs, held, scores, log)
     for name, r in out["results"].items():
         log(f"[20news] {name}: MRR {r['mrr']} P@10 {r['p@10']} MAP {r['map']} AUC {r['auc']}")
     return out
 
 
 def train_s2net(args, train_docs, valid_docs, held, scores, log) -> Dict:
-    """S2Net at k = --s2net-k with the settings and training loop of benchmarks/retrieval.py."""
+    """S2Net of width --s2net-width with the settings and training loop of benchmarks/retrieval.py."""
     spec = importlib.util.spec_from_file_location("retrieval_benchmark", ROOT / "benchmarks" / "retrieval.py")
     retrieval = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(retrieval)  # type: ignore[union-attr]
     settings = argparse.Namespace(config=str(retrieval.CONFIG), seed=args.seed, min_df=2, max_vocab=20000, gamma=10.0)
     t0 = time.time()
     fix_random_seed(args.seed)
-    nlp = retrieval.make_nlp(args.s2net_k, settings)
+    nlp = retrieval.make_nlp(args.s2net_width, settings)
     pipe = nlp.get_pipe("siamese_similarity")
     tokenizer = nlp.tokenizer
     tok_train = list(tokenizer.pipe(d.text for d in train_docs))
@@ -264,7 +264,7 @@ def train_s2net(args, train_docs, valid_docs, held, scores, log) -> Dict:
         patience=1,
         batch_size=256,
         seed=args.seed,
-        log=lambda msg: log(f"[20news] s2net@{args.s2net_k} {msg}"),
+        log=lambda msg: log(f"[20news] s2net@{args.s2net_width} {msg}"),
     )
     return {**scores(pipe.vectors(held)), "valid_auc": round(best, 4), "seconds": round(time.time() - t0)}
 
@@ -308,7 +308,7 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     parser.add_argument("--news-label", choices=["group", "labels"], default="group", help="category or story")
     parser.add_argument("--news-min-df", type=int, default=1)
     parser.add_argument("--max-train-docs", type=int, default=4000, help="20news, as benchmarks/retrieval.py")
-    parser.add_argument("--s2net-k", type=int, default=0, help="also train S2Net at this k (0: no)")
+    parser.add_argument("--s2net-width", type=int, default=0, help="also train S2Net at this width (0: no)")
     parser.add_argument("--models", nargs="+", default=["dae", "dae_triplet"], choices=["dae", "dae_triplet"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-json")

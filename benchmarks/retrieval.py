@@ -1,4 +1,4 @@
-"""Document retrieval with TF-IDF cosine, LSA and S2Net side by side, for several k.
+"""Document retrieval with TF-IDF cosine, LSA and S2Net side by side, for several vector widths.
 
 For each collection: read its training part (Reuters: ModApte train), hold out a seeded part
 (`--dev-fraction`, the same split as `spacy-siamese.DocumentPairs.v1` with split="dev"), and
@@ -6,14 +6,14 @@ keep a validation part of the rest for early stopping. S2Net is the `siamese_sim
 with `spacy-siamese.S2NetEncoder.v1` + cosine + pairwise logistic loss, trained with
 `nlp.update` on seeded pairs of training documents (the settings of `--config`). The three
 methods share the pipe's fitted TF-IDF featuriser (the package's `tfidf` layer, the TF-IDF of
-every "TF-IDF cosine" figure); LSA at k is the pipe's projection right after initialization (a
-truncated SVD of the training TF-IDF matrix), so S2Net at k starts from LSA at k.
+every "TF-IDF cosine" figure); LSA at a width (`--widths`) is the pipe's projection right after
+initialization (a truncated SVD of the training TF-IDF matrix), so S2Net starts from LSA at its width.
 
 Evaluation on the held-out documents: each one is a query against all the others (relevant =
 same label; Reuters: a shared TOPICS category): MRR of the first relevant document, P@1, P@10,
 MAP (`spacy_siamese.evaluation.retrieval_metrics`); and ROC AUC on sampled held-out pairs.
 `python -m spacy_siamese evaluate-retrieval` scores one trained pipeline the same way. Outputs
-JSON, a Markdown table and a PNG plot of MRR against k.
+JSON, a Markdown table and a PNG plot of MRR against the width.
 
     python benchmarks/retrieval.py --collections 20news reuters --output-json benchmarks/retrieval.json \\
         --output-md benchmarks/retrieval.md --plot benchmarks/retrieval.png
@@ -55,13 +55,13 @@ def scores(vectors, labels: Sequence[Sequence[str]], pairs) -> Dict:
     return {**retrieval_metrics(vectors, labels, ks=(1, 10)), "auc": pair_auc(vectors, pairs)}
 
 
-def make_nlp(k: int, args: argparse.Namespace):
-    """The S2Net pipe of the project's S2Net config, with width k and this run's settings."""
+def make_nlp(width: int, args: argparse.Namespace):
+    """The S2Net pipe of the project's S2Net config, with this width and this run's settings."""
     prefix = "components.siamese_similarity"
     config = load_config(
         args.config,
         overrides={
-            "vars.width": k,
+            "vars.width": width,
             "system.seed": args.seed,
             f"{prefix}.model.encoder.min_df": args.min_df,
             f"{prefix}.model.encoder.max_vocab": args.max_vocab,
@@ -122,7 +122,7 @@ def evaluate_model(path: str, heldout: Sequence[DocRecord], labels, eval_pairs) 
     nlp = spacy.load(path)
     pipe = nlp.get_pipe("siamese_similarity")
     vectors = pipe.vectors(list(nlp.tokenizer.pipe(d.text for d in heldout)))
-    return {**scores(vectors, labels, eval_pairs), "k": int(vectors.shape[1]), "model": path}
+    return {**scores(vectors, labels, eval_pairs), "width": int(vectors.shape[1]), "model": path}
 
 
 def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
@@ -158,12 +158,12 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
         "results": {},
     }
     examples = list(doc_pair_examples(tok_train, train_pairs))  # training does not change them
-    for k in args.ks:
+    for width in args.widths:
         t0 = time.time()
         fix_random_seed(args.seed)
-        nlp = make_nlp(k, args)
+        nlp = make_nlp(width, args)
         pipe = nlp.get_pipe("siamese_similarity")
-        train_examples = list(examples)  # each k starts from the same order
+        train_examples = list(examples)  # each width starts from the same order
         optimizer = nlp.initialize(lambda: train_examples)  # noqa: B023  (called right here)
         optimizer.learn_rate = args.learn_rate
         featuriser = find_tfidf(pipe.model)  # the package's tfidf layer, fitted on the training pairs
@@ -172,7 +172,7 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
             out["results"]["tfidf"] = scores(X, labels, eval_pairs)
             out["vocab_size"] = featuriser.get_dim("nO")
         lsa = pipe.vectors(held)  # right after initialization: the truncated SVD of the training TF-IDF
-        out["results"][f"lsa@{k}"] = scores(lsa, labels, eval_pairs)
+        out["results"][f"lsa@{width}"] = scores(lsa, labels, eval_pairs)
         best, epochs = train_best(
             nlp,
             optimizer,
@@ -182,10 +182,10 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
             patience=args.patience,
             batch_size=args.batch_size,
             seed=args.seed,
-            log=lambda msg: log(f"[{name}] k={k} {msg}"),  # noqa: B023
+            log=lambda msg: log(f"[{name}] width={width} {msg}"),  # noqa: B023
         )
         s2 = pipe.vectors(held)
-        out["results"][f"s2net@{k}"] = {
+        out["results"][f"s2net@{width}"] = {
             **scores(s2, labels, eval_pairs),
             "epochs": epochs,
             "valid_auc": best,
@@ -193,9 +193,9 @@ def run_collection(name: str, args: argparse.Namespace, log) -> Dict:
         }
         r = out["results"]
         log(
-            f"[{name}] k={k}: MRR tfidf {r['tfidf']['mrr']:.4f} lsa {r[f'lsa@{k}']['mrr']:.4f} "
-            f"s2net {r[f's2net@{k}']['mrr']:.4f}; P@10 {r['tfidf']['p@10']:.4f} "
-            f"{r[f'lsa@{k}']['p@10']:.4f} {r[f's2net@{k}']['p@10']:.4f} ({time.time() - t0:.0f}s)"
+            f"[{name}] width={width}: MRR tfidf {r['tfidf']['mrr']:.4f} lsa {r[f'lsa@{width}']['mrr']:.4f} "
+            f"s2net {r[f's2net@{width}']['mrr']:.4f}; P@10 {r['tfidf']['p@10']:.4f} "
+            f"{r[f'lsa@{width}']['p@10']:.4f} {r[f's2net@{width}']['p@10']:.4f} ({time.time() - t0:.0f}s)"
         )
     if name in args.models:
         out["results"]["model"] = evaluate_model(args.models[name], heldout, labels, eval_pairs)
@@ -213,23 +213,24 @@ def markdown(report: Dict) -> str:
             f"{coll['n_train_docs']} training documents, {coll['n_train_pairs']} training pairs, "
             f"vocabulary {coll['vocab_size']}, pair AUC on {coll['n_eval_pairs']} held-out pairs\n"
         )
-        lines.append("| method | k | MRR | P@1 | P@10 | MAP | pair AUC |")
+        lines.append("| method | width | MRR | P@1 | P@10 | MAP | pair AUC |")
         lines.append("|---|---|---|---|---|---|---|")
         rows = [("TF-IDF cosine", "-", r["tfidf"])]
-        for k in report["ks"]:
-            rows.append(("LSA", str(k), r[f"lsa@{k}"]))
-            rows.append(("S2Net", str(k), r[f"s2net@{k}"]))
+        for width in report["widths"]:
+            rows.append(("LSA", str(width), r[f"lsa@{width}"]))
+            rows.append(("S2Net", str(width), r[f"s2net@{width}"]))
         if "model" in r:
-            rows.append(("S2Net (`spacy train` pipeline)", str(r["model"]["k"]), r["model"]))
-        for method, k, m in rows:
+            rows.append(("S2Net (`spacy train` pipeline)", str(r["model"]["width"]), r["model"]))
+        for method, width, m in rows:
             cells = " | ".join(f"{m[x]:.4f}" for x in METRICS)
-            lines.append(f"| {method} | {k} | {cells} |")
+            lines.append(f"| {method} | {width} | {cells} |")
         wins = [
-            k
-            for k in report["ks"]
-            if k >= 100 and all(r[f"s2net@{k}"][x] > max(r["tfidf"][x], r[f"lsa@{k}"][x]) for x in ("mrr", "p@10"))
+            width
+            for width in report["widths"]
+            if width >= 100
+            and all(r[f"s2net@{width}"][x] > max(r["tfidf"][x], r[f"lsa@{width}"][x]) for x in ("mrr", "p@10"))
         ]
-        lines.append(f"\nS2Net beats TF-IDF and LSA in MRR and P@10 at k = {wins or 'none'} (of k >= 100).\n")
+        lines.append(f"\nS2Net beats TF-IDF and LSA in MRR and P@10 at widths {wins or 'none'} (of those >= 100).\n")
     return "\n".join(lines)
 
 
@@ -241,14 +242,14 @@ def plot(report: Dict, path: str) -> None:
 
     colls = report["collections"]
     fig, axes = plt.subplots(1, len(colls), figsize=(4.5 * len(colls), 3.6), squeeze=False)
-    ks = report["ks"]
+    widths = report["widths"]
     for ax, coll in zip(axes[0], colls):
         r = coll["results"]
-        ax.plot(ks, [r["tfidf"]["mrr"]] * len(ks), "k--", label="TF-IDF cosine")
-        ax.plot(ks, [r[f"lsa@{k}"]["mrr"] for k in ks], "o-", label="LSA")
-        ax.plot(ks, [r[f"s2net@{k}"]["mrr"] for k in ks], "s-", label="S2Net")
+        ax.plot(widths, [r["tfidf"]["mrr"]] * len(widths), "k--", label="TF-IDF cosine")
+        ax.plot(widths, [r[f"lsa@{width}"]["mrr"] for width in widths], "o-", label="LSA")
+        ax.plot(widths, [r[f"s2net@{width}"]["mrr"] for width in widths], "s-", label="S2Net")
         ax.set_title(coll["collection"])
-        ax.set_xlabel("k (dimensions)")
+        ax.set_xlabel("width (dimensions)")
         ax.set_ylabel("MRR (held-out retrieval)")
         ax.grid(alpha=0.3)
         ax.legend()
@@ -259,7 +260,7 @@ def plot(report: Dict, path: str) -> None:
 def main(argv: Optional[List[str]] = None) -> Dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collections", nargs="+", default=["20news", "reuters", "news"])
-    parser.add_argument("--ks", nargs="+", type=int, default=[50, 100, 300, 500])
+    parser.add_argument("--widths", nargs="+", type=int, default=[50, 100, 300, 500], help="vector widths")
     parser.add_argument("--dev-fraction", type=float, default=0.2, help="held-out part of the training documents")
     parser.add_argument("--max-train-docs", type=int, default=4000, help="subsample the training documents (0: all)")
     parser.add_argument("--max-eval-docs", type=int, default=1500, help="subsample the held-out documents (0: all)")
@@ -298,13 +299,13 @@ def main(argv: Optional[List[str]] = None) -> Dict:
     if args.from_json:
         runs = [json.loads(Path(path).read_text()) for path in args.from_json]
         report = {
-            "ks": runs[0]["ks"],
+            "widths": runs[0]["widths"],
             "runs": [r["args"] for r in runs],
             "collections": [c for r in runs for c in r["collections"]],
         }
     else:
         report = {
-            "ks": args.ks,
+            "widths": args.widths,
             "args": {k: _portable(v) for k, v in vars(args).items() if k not in OUTPUT_ARGS},
             "collections": [run_collection(name, args, log) for name in args.collections],
         }

@@ -55,14 +55,15 @@ def tfidf_cosine(model: Model, docs_a: Sequence[Doc], docs_b: Sequence[Doc]) -> 
     return numpy.clip(scores, 0.0, 1.0)
 
 
-def lsa(fit_rows: csr_matrix, rows: csr_matrix, *, k: int, seed: int = 0) -> numpy.ndarray:
-    """LSA: `rows` projected on the top `k` right singular vectors of a truncated SVD of
-    `fit_rows` (e.g. the TF-IDF matrix of the training documents, repeated rows once)."""
+def lsa(fit_rows: csr_matrix, rows: csr_matrix, *, width: int, seed: int = 0) -> numpy.ndarray:
+    """LSA: `rows` projected on the top `width` right singular vectors of a truncated SVD of
+    `fit_rows` (e.g. the TF-IDF matrix of the training documents, repeated rows once). The
+    width is at most the number of distinct rows or terms, less one."""
     fit_rows = _distinct_rows(csr_matrix(fit_rows))
-    k = min(k, fit_rows.shape[1] - 1, fit_rows.shape[0] - 1)
-    if k < 1:
+    width = min(width, fit_rows.shape[1] - 1, fit_rows.shape[0] - 1)
+    if width < 1:
         raise ValueError(f"LSA needs at least 2 distinct rows and 2 terms, got a {fit_rows.shape} matrix.")
-    svd = TruncatedSVD(n_components=k, random_state=seed).fit(fit_rows)
+    svd = TruncatedSVD(n_components=width, random_state=seed).fit(fit_rows)
     return numpy.asarray(rows @ svd.components_.T, dtype="f8")
 
 

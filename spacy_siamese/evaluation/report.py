@@ -167,14 +167,14 @@ def retrieval_markdown(report: Mapping[str, Any]) -> str:
     """The table of every method on the held-out documents of one collection."""
     name = report.get("name") or report.get("collection", "documents")
     rows = [
-        [method, str(m.get("k") or "-"), *(fmt(m.get(key), 4) for key, _ in RETRIEVAL_COLUMNS)]
+        [method, str(m.get("width") or "-"), *(fmt(m.get(key), 4) for key, _ in RETRIEVAL_COLUMNS)]
         for method, m in report["results"].items()
     ]
     lines = [
         f"### Retrieval on {name}: {report['n_heldout_docs']:,} held-out query documents "
         f"({report['split']} split), pair AUC on {report['n_eval_pairs']:,} sampled pairs",
         "",
-        *markdown_table(["method", "k", *(title for _, title in RETRIEVAL_COLUMNS)], rows),
+        *markdown_table(["method", "width", *(title for _, title in RETRIEVAL_COLUMNS)], rows),
     ]
     if "tfidf" in report:
         lines += [
@@ -277,14 +277,14 @@ def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[
     title, metrics, baseline_metric, baselines, digits = SUMMARIES[kind]
     if not any(TEACHER in rep["results"] for rep in reports.values()):  # a column only where scored
         baselines = {method: prefix for method, prefix in baselines.items() if method != TEACHER}
-    lead = {"retrieval": ("k", "query docs"), DUPLICATES: ("queries",)}.get(kind, ("pairs",))
+    lead = {"retrieval": ("width", "query docs"), DUPLICATES: ("queries",)}.get(kind, ("pairs",))
     columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
     rows = []
     for name, rep in reports.items():
         res = rep["results"]
         ours = res.get(MODEL, {})
         if kind == "retrieval":
-            cells = [str(ours.get("k", "-")), f"{rep['n_heldout_docs']:,}"]
+            cells = [str(ours.get("width", "-")), f"{rep['n_heldout_docs']:,}"]
         elif kind == DUPLICATES:
             cells = [f"{rep['n_queries']:,}"]
         else:

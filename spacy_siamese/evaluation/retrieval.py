@@ -66,7 +66,8 @@ def evaluate_retrieval(
     ranked by the cosine of the pipe's vectors, and with `baselines` by TF-IDF cosine and
     by LSA at the pipe's width. The TF-IDF is the pipe's own featuriser when it has one
     (S2Net), else the `tfidf` layer fitted on `train_docs`; LSA is a truncated SVD of the
-    training documents' TF-IDF. Pair AUC is on `n_eval_pairs` seeded held-out pairs."""
+    training documents' TF-IDF. Pair AUC is on `n_eval_pairs` seeded held-out pairs. The
+    model's and LSA's results also hold their vector `width`."""
     if len(heldout) < 2:
         raise ValueError(f"Need at least 2 held-out documents, got {len(heldout)}.")
     check_ks(ks)  # before the documents are encoded
@@ -78,7 +79,7 @@ def evaluate_retrieval(
     results: Dict[str, Dict[str, Any]] = {}
     start = time.perf_counter()
     vectors = pipe.vectors(held)
-    results[MODEL] = {**_metrics(vectors, labels, pairs, ks), "k": int(vectors.shape[1])}
+    results[MODEL] = {**_metrics(vectors, labels, pairs, ks), "width": int(vectors.shape[1])}
     timing["model_s"] = time.perf_counter() - start
     report: Dict[str, Any] = {
         "task": "retrieval",
@@ -101,8 +102,8 @@ def evaluate_retrieval(
         results[TFIDF] = _metrics(X, labels, pairs, ks)
         timing["tfidf_s"] = time.perf_counter() - start
         start = time.perf_counter()
-        lsa_vectors = lsa(tfidf_vectors(featuriser, train), X, k=int(vectors.shape[1]), seed=seed)
-        results[LSA] = {**_metrics(lsa_vectors, labels, pairs, ks), "k": int(lsa_vectors.shape[1])}
+        lsa_vectors = lsa(tfidf_vectors(featuriser, train), X, width=int(vectors.shape[1]), seed=seed)
+        results[LSA] = {**_metrics(lsa_vectors, labels, pairs, ks), "width": int(lsa_vectors.shape[1])}
         timing["lsa_s"] = time.perf_counter() - start
         report["tfidf"] = {"source": source, **tfidf_settings(featuriser)}
     report["results"] = results

@@ -2,6 +2,9 @@
 
 import json
 
+from spacy_siamese.evaluation.pair_evaluation import MODEL
+from spacy_siamese.evaluation.retrieval import LSA
+
 from .conftest import invoke
 
 
@@ -15,6 +18,9 @@ def test_evaluate_retrieval(files, tmp_path):
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf8"))
     assert report["task"] == "retrieval" and report["n_heldout_docs"] == 8 and len(report["results"]) == 3
     assert report["n_train_docs"] == 48  # the other 80% of the seeded split
+    width = report["results"][MODEL]["width"]  # the vector width, not a top-k cut-off
+    assert width > 0 and 1 <= report["results"][LSA]["width"] <= width
+    assert "| method | width | MRR |" in result.output and f"| {MODEL} | {width} |" in result.output
     result = invoke("evaluate-retrieval", files / "model", files / "documents.jsonl", "--split", "test")
     assert result.exit_code == 1 and "no test part" in result.output
 

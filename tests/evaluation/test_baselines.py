@@ -63,12 +63,12 @@ def test_lsa_keeps_the_geometry_of_a_low_rank_matrix():
     X = rng.random((30, 3)) @ rng.random((3, 20))  # rank 3
     from scipy.sparse import csr_matrix
 
-    Y = lsa(csr_matrix(X), csr_matrix(X[:5]), k=3)
+    Y = lsa(csr_matrix(X), csr_matrix(X[:5]), width=3)
     assert Y.shape == (5, 3)
     assert numpy.linalg.norm(Y, axis=1) == pytest.approx(numpy.linalg.norm(X[:5], axis=1))
-    assert lsa(csr_matrix(X), csr_matrix(X[:5]), k=50).shape == (5, 19)  # at most n_terms - 1
+    assert lsa(csr_matrix(X), csr_matrix(X[:5]), width=50).shape == (5, 19)  # at most n_terms - 1
     with pytest.raises(ValueError, match="LSA needs"):
-        lsa(csr_matrix(X[:1]), csr_matrix(X[:1]), k=2)
+        lsa(csr_matrix(X[:1]), csr_matrix(X[:1]), width=2)
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ RETRIEVAL = {
     "model": {"encoder": "spacy-siamese.S2NetEncoder.v1", "comparison": "spacy-siamese.CosineSimilarity.v1"},
     "tfidf": {"source": "the pipe's own featuriser", "n_terms": 30},
     "results": {
-        MODEL: {"mrr": 0.9, "p@1": 0.8, "p@10": 0.3, "map": 0.7, "auc": 0.95, "k": 4},
+        MODEL: {"mrr": 0.9, "p@1": 0.8, "p@10": 0.3, "map": 0.7, "auc": 0.95, "width": 4},
         TFIDF: {"mrr": 0.8, "p@1": 0.7, "p@10": 0.3, "map": 0.6, "auc": 0.9},
     },
 }
@@ -74,7 +74,7 @@ def test_json_round_trip(result, tmp_path):
 
 def test_retrieval_markdown():
     md = retrieval_markdown(RETRIEVAL)
-    assert "| method | k | MRR | P@1 | P@10 | MAP | pair AUC |" in md
+    assert "| method | width | MRR | P@1 | P@10 | MAP | pair AUC |" in md
     assert f"| {MODEL} | 4 | 0.9000 | 0.8000 | 0.3000 | 0.7000 | 0.9500 |" in md
     assert f"| {TFIDF} | - |" in md
 
@@ -83,6 +83,7 @@ def test_summary_has_one_table_per_task(result):
     md = summary_markdown({"tiny": result.report, "docs": RETRIEVAL})
     assert "## Pair similarity" in md and "## Document retrieval" in md
     assert "| tiny | MWEEncoder.v" in md and " + CauchySimilarity.v1 | 11 |" in md
+    assert "| evaluation | model | width | query docs | MRR |" in md
     assert "| docs | S2NetEncoder.v1 + CosineSimilarity.v1 | 4 | 12 | 0.9000 |" in md
     assert md.count("### ") == 2  # then each evaluation's own table
 

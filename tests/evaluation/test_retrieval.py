@@ -4,7 +4,7 @@ import pytest
 import spacy
 
 from spacy_siamese.corpora import DocRecord, DocumentPairs, doc_pair_examples, sample_pairs, write_documents
-from spacy_siamese.evaluation import evaluate_retrieval, heldout_documents
+from spacy_siamese.evaluation import evaluate_retrieval, heldout_documents, retrieval_markdown, summary_markdown
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 from spacy_siamese.evaluation.retrieval import LSA
 
@@ -71,7 +71,7 @@ def test_evaluate_retrieval_with_baselines(nlp, collection):
     results = report["results"]
     assert list(results) == [MODEL, TFIDF, LSA]
     width = nlp.get_pipe("siamese_similarity").encoder.get_dim("nO")
-    assert results[MODEL]["k"] == width and 1 <= results[LSA]["k"] <= width
+    assert results[MODEL]["width"] == width and 1 <= results[LSA]["width"] <= width
     for m in results.values():
         assert 0 < m["mrr"] <= 1 and 0 < m["map"] <= 1 and 0 <= m["auc"] <= 1
         assert 0 < m["n_queries"] <= len(held)
@@ -83,7 +83,9 @@ def test_evaluate_retrieval_with_baselines(nlp, collection):
     assert without["results"][MODEL]["mrr"] == results[MODEL]["mrr"]
 
 
-def test_s2net_pipe_is_compared_with_its_own_featuriser(collection):
+@pytest.fixture(scope="module")
+def s2net_report(collection):
+    """The retrieval report, with baselines, of an S2Net pipe of width 4."""
     train, held = heldout_documents("jsonl", collection)
     nlp = spacy.blank("en")
     encoder = {"@architectures": "spacy-siamese.S2NetEncoder.v1", "width": 4, "min_df": 1}
@@ -92,8 +94,25 @@ def test_s2net_pipe_is_compared_with_its_own_featuriser(collection):
     docs = [nlp.make_doc(d.text) for d in train]
     examples = list(doc_pair_examples(docs, sample_pairs(train, n_pairs=50)))
     nlp.initialize(lambda: examples)
-    report = evaluate_retrieval(nlp, train, held, baselines=True, n_eval_pairs=50)
+    return evaluate_retrieval(nlp, train, held, baselines=True, n_eval_pairs=50)
+
+
+def test_s2net_pipe_is_compared_with_its_own_featuriser(s2net_report):
+    report = s2net_report
     assert report["tfidf"]["source"] == "the pipe's own featuriser"
-    assert report["results"][LSA]["k"] == 4
+    assert report["results"][LSA]["width"] == 4
     # S2Net starts as LSA of the same TF-IDF (fitted on the documents of the training pairs)
     assert report["results"][MODEL]["mrr"] == pytest.approx(report["results"][LSA]["mrr"], abs=0.1)
+
+
+def test_retrieval_report_calls_the_vector_width_width(s2net_report):
+    """The vector size is "width", as in the encoders; "k" is kept for top-k cut-offs (P@k, --k)."""
+    results = s2net_report["results"]
+    assert results[MODEL]["width"] == results[LSA]["width"] == 4 and "width" not in results[TFIDF]
+    assert not any("k" in m for m in results.values())
+    md = retrieval_markdown(dict(s2net_report, name="docs", split="dev"))
+    assert "| method | width | MRR | P@1 | P@10 | MAP | pair AUC |" in md
+    assert f"| {MODEL} | 4 |" in md and f"| {LSA} | 4 |" in md and f"| {TFIDF} | - |" in md
+    summary = summary_markdown({"docs": dict(s2net_report, name="docs", split="dev")})
+    assert "| evaluation | model | width | query docs | MRR |" in summary
+    assert "| docs | S2NetEncoder.v1 + CosineSimilarity.v1 | 4 |" in summary
