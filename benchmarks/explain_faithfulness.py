@@ -1,7 +1,7 @@
 """How faithful are token explanations? Delete the tokens an explanation ranks highest and see
 how far the pair's score falls, against deleting random tokens.
 
-For each pair of a labelled pair file (the first `--pairs` pairs whose texts have at least
+For each pair of a labelled pair file (the first `--n-pairs` pairs whose texts have at least
 `--min-tokens` tokens) and each of its two texts: explain the pair
 (`spacy_siamese.explain.explain_pair`, Shapley values and leave-one-token-out), delete the k
 tokens with the largest contributions from that text (k = 1, 2, 3 and a fifth of its tokens),
@@ -39,7 +39,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="Trained pipeline with a siamese_similarity pipe")
     parser.add_argument("pairs", help="Labelled pair file (any format the package reads)")
-    parser.add_argument("--pairs", dest="n_pairs", type=int, default=200, help="Pairs to explain")
+    parser.add_argument("--n-pairs", type=int, default=200, help="Pairs to explain")
     parser.add_argument("--min-tokens", type=int, default=6, help="Skip pairs with a text shorter than this")
     parser.add_argument("--random-draws", type=int, default=20, help="Random deletions per text and k")
     parser.add_argument("--samples", type=int, default=32, help="Shapley permutations for long texts")

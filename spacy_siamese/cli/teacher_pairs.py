@@ -19,7 +19,7 @@ def teacher_pairs_command(
         ..., help="Pair files whose texts (both sides; labels unused) are the texts to pair"
     ),
     output: Path = typer.Option(..., "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"),
-    pairs: int = typer.Option(30000, "--pairs", callback=at_least(1), help="Pairs to write"),
+    n_pairs: int = typer.Option(30000, "--n-pairs", callback=at_least(1), help="Pairs to write"),
     max_texts: int = typer.Option(
         0, "--max-texts", callback=at_least(0), help="Use the first N distinct texts (0: all)"
     ),
@@ -47,7 +47,7 @@ def teacher_pairs_command(
         if max_texts:
             texts = texts[:max_texts]
         vectors = teacher_vectors(teacher, texts, cache_dir=cache_dir, progress=progress)
-        rows = teacher_pairs(texts, vectors, n_pairs=pairs, neighbours=neighbours, seed=seed)
+        rows = teacher_pairs(texts, vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
         write_jsonl(output, rows)
         typer.echo(f"Wrote {len(rows):,} teacher-labelled pairs of {len(texts):,} texts to {output}")
         if vectors_output is not None:

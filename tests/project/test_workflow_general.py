@@ -117,7 +117,7 @@ def stand_in_teacher(project_dir, monkeypatch):
     corpus = project_dir / "corpus/general"
     inputs = [corpus / f"{name}/train.jsonl" for name in GRADED]
     result = invoke("teacher-pairs", "fake-teacher", *inputs, "--output", corpus / "teacher/train.jsonl",
-                    "--pairs", 20, "--vectors-output", corpus / "teacher/vectors", "--no-progress")  # fmt: skip
+                    "--n-pairs", 20, "--vectors-output", corpus / "teacher/vectors", "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
 
 
