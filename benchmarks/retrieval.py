@@ -300,7 +300,7 @@ def main(argv: Optional[List[str]] = None) -> Dict:
         runs = [json.loads(Path(path).read_text()) for path in args.from_json]
         report = {
             "widths": runs[0]["widths"],
-            "runs": [r["args"] for r in runs],
+            "runs": [run for r in runs for run in r.get("runs", [r.get("args")])],  # single runs or merged files
             "collections": [c for r in runs for c in r["collections"]],
         }
     else:
