@@ -71,7 +71,7 @@ def test_teacher_pairs_cli(tmp_path, monkeypatch):
     srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     out = tmp_path / "teacher.jsonl"
     result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "-o", out, "--n-pairs", 12,
-                    "--cache-dir", tmp_path / "cache", "--vectors-output", tmp_path / "table",
+                    "--teacher-cache", tmp_path / "cache", "--vectors-output", tmp_path / "table",
                     "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
     rows = list(srsly.read_jsonl(out))

@@ -37,7 +37,7 @@ from .app import (
 @app.command("evaluate")
 def evaluate_command(
     model: str = MODEL,
-    data: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
+    pairs: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
     format: str = PAIRS_FORMAT,
     limit: int = typer.Option(0, "--limit", "-n", min=0, help="Evaluate on the first N pairs only (0 = all)"),
     group: Optional[List[str]] = typer.Option(
@@ -82,11 +82,11 @@ def evaluate_command(
     of the pipeline's lead over each baseline and compared pipeline (same resamples).
     """
     with errors():
-        for path in (data, fit_texts):
+        for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
         nlp = load_pipeline(model)
         others = compared_pipelines(model, compare or [])
-        records = only_groups(read_pair_records(data, format=format, limit=limit), group or [], data)
+        records = only_groups(read_pair_records(pairs, format=format, limit=limit), group or [], pairs)
         fit: Optional[List[str]] = None
         fit_note = None
         if baselines and fit_texts is not None:
@@ -118,7 +118,7 @@ def evaluate_command(
         report.update(
             name=name,
             files={  # as given if relative, else the last part: a results file names no machine path
-                "data": given_path(data),
+                "pairs": given_path(pairs),
                 "model": given_path(model),
                 "compared": compare or None,  # as given: the labels of their results, which must stay distinct
                 "fit_texts": None if fit_texts is None else given_path(fit_texts),
@@ -145,7 +145,7 @@ def evaluate_command(
         diff = check["max_abs_diff"]
         typer.echo(f"doc.similarity vs the pipe's batch scores on {check['n_pairs']} pairs: max |diff| {diff:.2e}")
         if plot:  # last: the table is printed and saved even if the plot fails (matplotlib missing)
-            plot_curves(plot, result.labels, result.scores, f"{name or data.name} ({len(records):,} pairs)")
+            plot_curves(plot, result.labels, result.scores, f"{name or pairs.name} ({len(records):,} pairs)")
 
 
 def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) -> List[PairRecord]:

@@ -26,7 +26,7 @@ def teacher_pairs_command(
     neighbours: int = typer.Option(
         NEIGHBOURS, "--neighbours", callback=at_least(1), help="Pair anchors with one of their N nearest texts"
     ),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache the teacher's vectors here"),
+    teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
     vectors_output: Optional[Path] = typer.Option(
         None, "--vectors-output", help="Also write the teacher's vectors of the paired texts here (TeacherScores.v1)"
     ),
@@ -35,7 +35,7 @@ def teacher_pairs_command(
 ) -> None:
     r"""Label pairs of texts with a teacher's cosine (pip install 'spacy-siamese\[distill]').
 
-    The teacher encodes every distinct text once (cached in --cache-dir); for seeded anchors,
+    The teacher encodes every distinct text once (cached in --teacher-cache); for seeded anchors,
     the nearest text, one of the --neighbours nearest and a random one become pairs, labelled
     with the teacher's cosine clipped to [0, 1]. Train on the output like any graded pair file
     (e.g. CoSENT or squared error): the student reproduces the teacher's scores without torch.
@@ -46,7 +46,7 @@ def teacher_pairs_command(
         texts = distinct_texts(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2))
         if max_texts:
             texts = texts[:max_texts]
-        vectors = teacher_vectors(teacher, texts, cache_dir=cache_dir, progress=progress)
+        vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         rows = teacher_pairs(texts, vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
         write_jsonl(output, rows)
         typer.echo(f"Wrote {len(rows):,} teacher-labelled pairs of {len(texts):,} texts to {output}")

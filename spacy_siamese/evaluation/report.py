@@ -50,7 +50,7 @@ def _cell(value: str) -> str:
 
 def pairs_markdown(report: Mapping[str, Any]) -> str:
     """The table of every method on one pair file, with how thresholds and baselines were set."""
-    name = report.get("name") or Path(report.get("files", {}).get("data") or "pairs").name
+    name = report.get("name") or Path(report.get("files", {}).get("pairs") or "pairs").name
     columns = PAIR_COLUMNS + (() if report.get("binary", True) else GRADED_COLUMNS)
     rows = [
         [

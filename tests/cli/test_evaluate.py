@@ -25,7 +25,7 @@ def test_evaluate_writes_json_markdown_and_plot(files, tmp_path):
     report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
     assert report["task"] == "pairs" and report["name"] == "tiny" and list(report["results"]) == [MODEL, TFIDF]
     assert report["tfidf"]["fitted_on"].endswith("pairs of train.tsv")  # no machine path
-    assert report["files"]["fit_texts"] == "train.tsv" and report["files"]["data"] == "dev.jsonl"  # no machine path
+    assert report["files"]["fit_texts"] == "train.tsv" and report["files"]["pairs"] == "dev.jsonl"  # no machine path
     assert len(report["examples"]) == 4
     assert "| method | acc | P | R | F1 | AUC | AP | threshold |" in (tmp_path / "m.md").read_text(encoding="utf8")
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
