@@ -215,7 +215,7 @@ class SimilarityIndex:
         keys, tol = self._keys(queries, matrix_scores=matrix_scores)
         if not ranks_exactly:
             tol = numpy.zeros(len(queries), dtype="float32")
-            k = max(k, int(self.c or k))
+            k = max(k, self.c or k)
         rows, cols = _near_kth(keys, k, exclude, tol)
         return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
