@@ -1,9 +1,32 @@
-"""Helpers shared by the in-batch losses (InBatchNegatives.v1, TripletLoss.v1)."""
+"""Helpers shared by the losses: label checks, the in-batch score columns of InBatchNegatives.v1
+and TripletLoss.v1, and the known duplicates among a batch's in-batch negatives."""
 
-from typing import Tuple
+from typing import Any, Callable, Dict, Sequence, Tuple
 
+import numpy
 from thinc.api import get_array_module
-from thinc.types import Floats2d
+from thinc.types import Floats1d, Floats2d
+
+from ..batching import Clusters
+
+Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]  # (scores, labels) -> (d_scores, loss)
+
+
+def check_truths(truths: Floats1d, n: int, loss: str) -> Any:
+    """The labels of a batch of n pairs as float64; raise for a number of labels other than n and
+    for a label that is not a finite number in [0, 1] (a nan label would make the loss nan, or
+    silently drop its pair from a ranking loss)."""
+    xp = get_array_module(truths)
+    y = xp.asarray(truths, dtype="float64")
+    if y.ndim != 1 or len(y) != n:
+        raise ValueError(
+            f"{loss}: need one label for each of the {n} pairs of the batch, got labels of shape {y.shape}"
+        )
+    bad = ~(xp.isfinite(y) & (y >= 0.0) & (y <= 1.0))
+    if bad.any():
+        i = int(bad.argmax())
+        raise ValueError(f"{loss}: a pair label must be a finite number in [0, 1], got {float(y[i])} (label {i})")
+    return y
 
 
 def in_batch_columns(scores: Floats2d, n: int, loss: str, hint: str = "") -> Tuple[Floats2d, Floats2d]:
@@ -17,3 +40,22 @@ def in_batch_columns(scores: Floats2d, n: int, loss: str, hint: str = "") -> Tup
         )
     xp = get_array_module(scores)
     return xp.ascontiguousarray(scores[:, :k]), scores[:, k:]
+
+
+def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: Any) -> numpy.ndarray:
+    """(n, n) bools, True at [i, j] (i != j) when A_i and B_j are the same text or are joined by a
+    chain of the batch's duplicate pairs (`positive`): the in-batch "negatives" that are known
+    positives (false negatives)."""
+    flags = [bool(p) for p in positive.tolist()]
+    if not len(texts_a) == len(texts_b) == len(flags):
+        raise ValueError(f"Got {len(texts_a)} and {len(texts_b)} texts for a batch of {len(flags)} pairs")
+    clusters = Clusters()
+    for a, b, duplicate in zip(texts_a, texts_b, flags):
+        if duplicate:
+            clusters.union(a, b)
+    ids: Dict[str, int] = {}  # cluster root -> number
+    roots_a = numpy.array([ids.setdefault(clusters.find(a), len(ids)) for a in texts_a])
+    roots_b = numpy.array([ids.setdefault(clusters.find(b), len(ids)) for b in texts_b])
+    known = roots_a[:, None] == roots_b[None, :]
+    numpy.fill_diagonal(known, False)
+    return known

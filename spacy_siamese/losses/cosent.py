@@ -5,6 +5,8 @@ from typing import Tuple
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
+from ._util import check_truths
+
 
 class CoSENTLoss:
     """CoSENT loss (Su 2022): every two pairs of the batch whose labels differ should score in
@@ -31,9 +33,9 @@ class CoSENTLoss:
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
         S = xp.asarray(scores, dtype="float64")
-        y = xp.asarray(truths, dtype="float64")
-        if S.ndim != 2 or len(S) != len(y):
-            raise ValueError(f"CoSENTLoss: need (n, k) scores for n labels, got {S.shape} for {len(y)}")
+        if S.ndim != 2 or len(S) != len(truths):
+            raise ValueError(f"CoSENTLoss: need (n, k) scores for n labels, got {S.shape} for {len(truths)}")
+        y = check_truths(truths, len(S), "CoSENTLoss")
         ordered = y[:, None] > y[None, :]  # (i, j): pair i should score above pair j
         d = xp.zeros_like(S)
         if not ordered.any():

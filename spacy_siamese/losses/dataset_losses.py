@@ -6,9 +6,7 @@ from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
 from ..validation import check_dataset_name
-from ._util import in_batch_columns
-
-Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]
+from ._util import Loss, in_batch_columns
 
 
 class DatasetLosses:

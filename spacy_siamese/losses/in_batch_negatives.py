@@ -1,12 +1,12 @@
 """In-batch negatives (multiple-negatives ranking) plus a pair loss: InBatchNegatives.v1."""
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ._util import in_batch_columns
+from ._util import Loss, check_truths, in_batch_columns, known_duplicates
 from .log_loss import PairLogLoss
 
 LOGITS = ("scaled", "logit")
@@ -28,6 +28,9 @@ class InBatchNegativesLoss:
         loss = pair_loss + weight * rank
 
     The sides of non-duplicate pairs take part as further negatives. Returns (d_scores, loss).
+    With the batch's texts (`for_texts`, which the pipe calls), a text that is a known duplicate
+    of the query (the same text as its positive, or joined to it by duplicate pairs of the
+    batch) is left out of the softmax instead of being pushed down as a negative.
     """
 
     uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
@@ -53,14 +56,26 @@ class InBatchNegativesLoss:
         self.weight = weight
         self.eps = eps
 
-    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+    def __call__(
+        self, scores: Floats2d, truths: Floats1d, texts: Optional[Tuple[Sequence[str], Sequence[str]]] = None
+    ) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
+        positive = check_truths(truths, len(scores), "InBatchNegatives") >= 0.5
         pair_scores, M = in_batch_columns(scores, len(truths), "InBatchNegatives")
         d_pair, loss = self.pair_loss(pair_scores, truths)
-        dZ, rank_loss = ranking_loss(self.logit_map(M), xp.asarray(truths) >= 0.5)
+        known = xp.asarray(known_duplicates(*texts, positive)) if texts is not None else None
+        dZ, rank_loss = ranking_loss(self.logit_map(M), positive, known)
         d_matrix = self.weight * dZ * self.logit_grad(M)
         d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
         return d.astype(scores.dtype), float(loss) + self.weight * rank_loss
+
+    def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
+        """The loss of a batch whose pairs have these texts: known duplicates are no negatives."""
+
+        def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+            return self(scores, truths, texts=(texts_a, texts_b))
+
+        return loss
 
     def logit_map(self, M: Floats2d) -> Floats2d:
         xp = get_array_module(M)
@@ -80,13 +95,16 @@ class InBatchNegativesLoss:
         return self.scale * inside / (s * (1.0 - s))
 
 
-def ranking_loss(Z: Floats2d, positive: numpy.ndarray) -> Tuple[Floats2d, float]:
+def ranking_loss(Z: Floats2d, positive: numpy.ndarray, known: Optional[numpy.ndarray] = None) -> Tuple[Floats2d, float]:
     """Symmetric softmax cross-entropy with targets on the diagonal, over the rows and the
-    columns of the positive pairs, averaged over 2 * n_positive; (dZ, loss)."""
+    columns of the positive pairs, averaged over 2 * n_positive; (dZ, loss). `known` (n, n):
+    off-diagonal entries that are positives too, left out of both softmaxes."""
     xp = get_array_module(Z)
     m = int(positive.sum())
     if m == 0:
         return xp.zeros_like(Z), 0.0
+    if known is not None:
+        Z = xp.where(known & ~xp.eye(len(Z), dtype=bool), -xp.inf, Z)
     eye = xp.eye(len(Z), dtype=Z.dtype)
     log_rows = Z - xp.logaddexp.reduce(Z, axis=1, keepdims=True)
     log_cols = Z - xp.logaddexp.reduce(Z, axis=0, keepdims=True)
@@ -111,7 +129,8 @@ def make_in_batch_negatives(
     Use it to train for retrieval, where a text's duplicate must outscore every other text of
     a corpus, not only its pair's partner. The comparison must be wrapped in
     WithInBatchScores.v1; batch with `spacy-siamese.batch_by_clusters.v1` so that the other
-    texts of a batch are true negatives.
+    texts of a batch are true negatives (the loss itself leaves out only the duplicates that
+    the batch's own pairs reveal).
 
         [components.siamese_similarity.model.comparison]
         @architectures = "spacy-siamese.WithInBatchScores.v1"

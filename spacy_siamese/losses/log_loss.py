@@ -5,13 +5,16 @@ from typing import Tuple
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
+from ._util import check_truths
+
 
 class PairLogLoss:
     """Binary cross-entropy on similarity scores, summed over the score columns.
 
     Scores: (n, k) in [0, 1], one column per head; k = 2 with `spacy-siamese.WithAuxiliary.v1`
     (main head first, then the auxiliary head).
-    Labels: n values in {0, 1}; values in between act as soft targets.
+    Labels: n values in {0, 1}; values in between act as soft targets. A label that is not a
+    number in [0, 1] is an error.
 
     Loss, with p = clip(s, eps, 1 - eps):
 
@@ -38,7 +41,7 @@ class PairLogLoss:
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
         p = xp.clip(scores, self.eps, 1.0 - self.eps)
-        y = xp.asarray(truths, dtype=p.dtype)[:, None] * xp.ones_like(p)
+        y = check_truths(truths, len(p), "LogLoss").astype(p.dtype)[:, None] * xp.ones_like(p)
         y = y * (1.0 - self.label_smoothing) + self.label_smoothing / 2
         if self.distill > 0 and p.shape[1] > 1:
             y[:, 0] = (1.0 - self.distill) * y[:, 0] + self.distill * p[:, 1]
@@ -77,7 +80,7 @@ class PairLogLossV1:
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
         p = xp.clip(scores[:, 0], self.eps, 1.0 - self.eps)
-        y = xp.asarray(truths, dtype=p.dtype)
+        y = check_truths(truths, len(p), "LogLoss.v1").astype(p.dtype)
         n = max(len(y), 1)
         loss = -(y * xp.log(p) + (1 - y) * xp.log(1 - p)).sum() / n
         d = (p - y) / (p * (1 - p)) / n

@@ -5,12 +5,14 @@ from typing import Tuple
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
+from ._util import check_truths
+
 
 class PairwiseLogisticLoss:
     """Pairwise logistic loss over the pairs of a batch with different labels.
 
     Scores: (n, 1), one score column (an auxiliary head needs LogLoss.v2 or SquaredError.v1).
-    Labels: n values, 0/1 or graded; only their order matters.
+    Labels: n values in [0, 1], 0/1 or graded; only their order matters.
 
     Over O = {(i, j): y_i > y_j}, the pairs of the batch that should score in that order:
 
@@ -32,15 +34,16 @@ class PairwiseLogisticLoss:
             )
         xp = get_array_module(scores)
         s = xp.asarray(scores[:, 0], dtype="float64")
-        y = xp.asarray(truths, dtype="float64")
+        y = check_truths(truths, len(s), "PairwiseLogisticLoss")
         ordered = y[:, None] > y[None, :]  # (i, j): pair i should score above pair j
         m = int(ordered.sum())
         if m == 0:
             return xp.zeros_like(scores), 0.0
         z = -self.gamma * (s[:, None] - s[None, :])
-        loss = float(xp.logaddexp(0.0, z)[ordered].sum() / m)
-        # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z)
-        g = xp.where(ordered, -self.gamma / (1.0 + xp.exp(-z)), 0.0) / m
+        softplus = xp.logaddexp(0.0, z)
+        loss = float(softplus[ordered].sum() / m)
+        # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z), as exp(z - softplus(z)): no overflow
+        g = xp.where(ordered, -self.gamma * xp.exp(z - softplus), 0.0) / m
         d = g.sum(axis=1) - g.sum(axis=0)
         return d[:, None].astype(scores.dtype), loss
 

@@ -2,8 +2,10 @@
 
 from typing import Tuple
 
-from thinc.api import get_array_module, registry
+from thinc.api import registry
 from thinc.types import Floats1d, Floats2d
+
+from ._util import check_truths
 
 
 class PairSquaredError:
@@ -18,7 +20,7 @@ class PairSquaredError:
     """
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-        y = get_array_module(scores).asarray(truths, dtype=scores.dtype)[:, None]
+        y = check_truths(truths, len(scores), "SquaredError").astype(scores.dtype)[:, None]
         diff = scores - y
         n = max(len(y), 1)
         return (2 * diff / n).astype(scores.dtype), float((diff * diff).sum() / n)

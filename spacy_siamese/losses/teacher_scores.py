@@ -8,10 +8,9 @@ import srsly
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ._util import in_batch_columns
+from ._util import Loss, check_truths, in_batch_columns
 from .cosent import CoSENTLoss
 
-Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]
 TABLE_VECTORS = "vectors.npy"
 TABLE_TEXTS = "texts.json"
 
@@ -90,6 +89,7 @@ class TeacherScoresLoss:
 
     def batch_loss(self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
+        check_truths(truths, len(scores), "TeacherScores")
         pair_scores, M = in_batch_columns(scores, len(truths), "TeacherScores")
         d_pair, loss = self.pair_loss(pair_scores, truths)
         Z = self.scale * xp.asarray(M, dtype="float64")

@@ -1,12 +1,12 @@
 """Triplet loss with in-batch mining: TripletLoss.v1."""
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ._util import in_batch_columns
+from ._util import Loss, check_truths, in_batch_columns, known_duplicates
 
 TRIPLET_FORMS = ("logistic", "margin")
 MINING = ("all", "hard")
@@ -34,8 +34,10 @@ class TripletLoss:
     From labelled pairs (`__call__`): scores (n, k + n), the output of
     `spacy-siamese.WithInBatchScores.v1` as for InBatchNegatives.v1, and n labels in {0, 1}.
     For each duplicate pair (A_i, B_i), B_i is the positive of anchor A_i and every other B_j
-    a negative, and the same with the sides swapped; the two directions are averaged.
-    `pair_loss`, if given, trains the k pair columns too.
+    a negative, and the same with the sides swapped; the two directions are averaged. With the
+    batch's texts (`for_texts`, which the pipe calls), a B_j (A_j) that is a known duplicate of
+    the anchor (the same text as its positive, or joined to it by duplicate pairs of the batch)
+    is not a negative. `pair_loss`, if given, trains the k pair columns too.
     """
 
     uses_in_batch_scores = True  # on pairs, takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
@@ -74,21 +76,36 @@ class TripletLoss:
         dM, loss = self.mine(M, same & ~eye, ~same)
         return (self.weight * dM).astype(M.dtype), self.weight * loss
 
-    def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+    def __call__(
+        self, scores: Floats2d, truths: Floats1d, texts: Optional[Tuple[Sequence[str], Sequence[str]]] = None
+    ) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
-        n = len(truths)
+        n = len(scores)
+        y = check_truths(truths, n, "TripletLoss")
         pair_scores, M = in_batch_columns(scores, n, "TripletLoss", " (or train on labelled docs)")
         d_pair, loss = xp.zeros(pair_scores.shape), 0.0
         if self.pair_loss is not None:
             d_pair, loss = self.pair_loss(pair_scores, truths)
         M = xp.asarray(M, dtype="float64")
         eye = xp.eye(n, dtype=bool)
-        positive = eye & (xp.asarray(truths) >= 0.5)[:, None]
-        d_rows, loss_rows = self.mine(M, positive, ~eye)
-        d_cols, loss_cols = self.mine(xp.ascontiguousarray(M.T), positive, ~eye)
+        positive = eye & (y >= 0.5)[:, None]
+        negative = ~eye
+        if texts is not None:
+            known = xp.asarray(known_duplicates(*texts, y >= 0.5))
+            negative = negative & ~known
+        d_rows, loss_rows = self.mine(M, positive, negative)
+        d_cols, loss_cols = self.mine(xp.ascontiguousarray(M.T), positive, xp.ascontiguousarray(negative.T))
         d_matrix = self.weight * (d_rows + d_cols.T) / 2
         d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
         return d.astype(scores.dtype), float(loss) + self.weight * (loss_rows + loss_cols) / 2
+
+    def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
+        """The loss of a batch of labelled pairs with these texts: known duplicates are no negatives."""
+
+        def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
+            return self(scores, truths, texts=(texts_a, texts_b))
+
+        return loss
 
     def mine(self, M: Floats2d, positive: numpy.ndarray, negative: numpy.ndarray) -> Tuple[Floats2d, float]:
         """(dM, loss) of the triplets (a, p, q) with positive[a, p] and negative[a, q], on rows
@@ -102,7 +119,8 @@ class TripletLoss:
         xp = get_array_module(x)
         if self.form == "logistic":
             z = self.scale * x
-            return xp.logaddexp(0.0, z), self.scale / (1.0 + xp.exp(-z))
+            value = xp.logaddexp(0.0, z)
+            return value, self.scale * xp.exp(z - value)  # scale * sigmoid(z), without overflow
         return xp.maximum(0.0, self.margin + x), (self.margin + x > 0).astype(x.dtype)
 
 

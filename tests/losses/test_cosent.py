@@ -75,3 +75,23 @@ def test_registered_and_checked():
         CoSENTLoss(scale=0.0)
     with pytest.raises(ValueError, match=r"need \(n, k\) scores for n labels"):
         CoSENTLoss()(numpy.zeros((3, 1)), GRADED)
+
+
+def test_a_nan_label_is_an_error_not_a_dropped_pair():
+    """A nan label compared false with every other, so its pair silently left the loss."""
+    with pytest.raises(ValueError, match="CoSENTLoss: a pair label must be a finite number in \\[0, 1\\], got nan"):
+        CoSENTLoss()(rng.uniform(size=(3, 1)), numpy.array([0.2, numpy.nan, 0.9]))
+    with pytest.raises(ValueError, match="CoSENTLoss: .* got 5.0 \\(label 2\\)"):
+        CoSENTLoss()(rng.uniform(size=(3, 1)), numpy.array([0.2, 0.4, 5.0]))
+
+
+def test_pairs_with_equal_labels_contribute_nothing():
+    """Only pairs with different labels are ranked: swapping the scores of two equal labels
+    changes nothing, as long as each keeps the same comparisons with the other labels."""
+    labels = numpy.array([0.5, 0.5, 0.0])
+    loss_fn = CoSENTLoss(scale=5.0)
+    scores = numpy.array([[0.3], [0.8], [0.1]])
+    d, loss = loss_fn(scores, labels)
+    assert loss == pytest.approx(by_hand(scores[:, 0], labels, 5.0), rel=1e-12)
+    # the pair (0, 1) has no term: the loss is the two terms of pair 2 against 0 and 1
+    assert loss == pytest.approx(numpy.log(1 + numpy.exp(5 * (0.1 - 0.3)) + numpy.exp(5 * (0.1 - 0.8))), rel=1e-12)

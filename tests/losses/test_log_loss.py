@@ -134,3 +134,23 @@ def test_log_loss_v1_has_its_original_signature_and_saved_pipelines_resolve():
     loss_fn = registry.resolve({"loss": section}, validate=True)["loss"]
     scores = rng.uniform(0.05, 0.95, size=(6, 1))
     assert loss_fn(scores, TRUTHS)[1] == pytest.approx(original_v1(scores, TRUTHS)[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("make,name", [(PairLogLoss, "LogLoss"), (lambda: make_log_loss_v1(), "LogLoss.v1")])
+def test_bad_labels_are_named(make, name):
+    """A nan label made the loss nan, a label of 2 a negative loss, and one label for three
+    pairs was silently given to all three."""
+    scores = rng.uniform(0.05, 0.95, size=(3, 1))
+    with pytest.raises(ValueError, match=f"{name}: a pair label must be a finite number in \\[0, 1\\], got nan"):
+        make()(scores, numpy.array([1.0, numpy.nan, 0.0]))
+    with pytest.raises(ValueError, match=f"{name}: .* got 2.0 \\(label 2\\)"):
+        make()(scores, numpy.array([1.0, 0.0, 2.0]))
+    with pytest.raises(ValueError, match=f"{name}: need one label for each of the 3 pairs"):
+        make()(scores, numpy.array([1.0]))
+
+
+def test_log_loss_v1_gradient():
+    loss_fn = make_log_loss_v1()
+    scores = rng.uniform(0.05, 0.95, size=(6, 1))
+    d, _ = loss_fn(scores, TRUTHS)
+    assert_grad_close(d, numeric_grad(lambda: loss_fn(scores, TRUTHS)[1], scores, 1e-7), rtol=1e-4)

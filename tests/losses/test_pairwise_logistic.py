@@ -1,3 +1,5 @@
+import warnings
+
 import numpy
 import pytest
 
@@ -50,3 +52,29 @@ def test_pairwise_loss_refuses_a_gamma_that_is_not_positive(gamma):
     """gamma 0 silently gave a zero gradient, a negative gamma silently trained the reverse order."""
     with pytest.raises(ValueError, match=f"gamma must be > 0, got {gamma}"):
         PairwiseLogisticLoss(gamma=gamma)
+
+
+def test_bad_labels_are_named():
+    """A nan label silently left the loss, and one label for three pairs gave a loss of 0."""
+    scores = rng.uniform(size=(3, 1))
+    with pytest.raises(ValueError, match="PairwiseLogisticLoss: .* got nan \\(label 1\\)"):
+        PairwiseLogisticLoss()(scores, numpy.array([1.0, numpy.nan, 0.0]))
+    with pytest.raises(ValueError, match="PairwiseLogisticLoss: need one label for each of the 3 pairs"):
+        PairwiseLogisticLoss()(scores, numpy.array([1.0]))
+
+
+def test_pairs_with_equal_labels_contribute_nothing():
+    labels = numpy.array([1.0, 1.0, 0.0])
+    scores = numpy.array([[0.3], [0.8], [0.1]])
+    _, value = PairwiseLogisticLoss(gamma=4.0)(scores, labels)
+    assert value == pytest.approx((numpy.log1p(numpy.exp(-4 * 0.2)) + numpy.log1p(numpy.exp(-4 * 0.7))) / 2)
+
+
+def test_very_large_score_differences_give_no_overflow_warning():
+    """Unbounded scores (inner products) overflowed exp in the gradient, with a RuntimeWarning."""
+    scores = numpy.array([[-500.0], [500.0], [0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d, value = PairwiseLogisticLoss(gamma=10.0)(scores, numpy.array([1.0, 0.0, 0.5]))
+    assert value == pytest.approx((10000 + 5000 + 5000) / 3)
+    numpy.testing.assert_allclose(d[:, 0], [-20 / 3, 20 / 3, 0.0])

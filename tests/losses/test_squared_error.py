@@ -29,3 +29,14 @@ def test_loss_falls_as_scores_move_toward_the_labels():
     scores = rng.uniform(size=(6, 2))
     losses = [PairSquaredError()(scores + t * (GRADED[:, None] - scores), GRADED)[1] for t in (0.0, 0.5, 1.0)]
     assert losses[0] > losses[1] > losses[2] == 0.0
+
+
+def test_bad_labels_are_named():
+    """A nan label made the loss nan; one label for three pairs was silently given to all three."""
+    scores = rng.uniform(size=(3, 1))
+    with pytest.raises(ValueError, match="SquaredError: a pair label must be a finite number in \\[0, 1\\], got nan"):
+        PairSquaredError()(scores, numpy.array([numpy.nan, 0.5, 1.0]))
+    with pytest.raises(ValueError, match="SquaredError: .* got -1.0 \\(label 0\\)"):
+        PairSquaredError()(scores, numpy.array([-1.0, 0.5, 1.0]))
+    with pytest.raises(ValueError, match="SquaredError: need one label for each of the 3 pairs"):
+        PairSquaredError()(scores, numpy.array([0.5]))

@@ -77,3 +77,9 @@ def test_registered_with_a_nested_pair_loss(table):
     make = registry.losses.get("spacy-siamese.TeacherScores.v1")
     loss_fn = make(vectors=str(table), pair_loss=CoSENTLoss(scale=10.0), weight=0.5)
     assert isinstance(loss_fn, TeacherScoresLoss) and loss_fn.weight == 0.5 and loss_fn.pair_loss.scale == 10.0
+
+
+def test_bad_labels_are_named(table):
+    batch = TeacherScoresLoss(table).for_texts(TEXTS[:2], TEXTS[2:4])
+    with pytest.raises(ValueError, match="TeacherScores: a pair label must be a finite number in \\[0, 1\\], got nan"):
+        batch(rng.uniform(size=(2, 3)), numpy.array([numpy.nan, 0.5]))

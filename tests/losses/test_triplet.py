@@ -1,3 +1,5 @@
+import warnings
+
 import numpy
 import pytest
 from spacy.util import registry
@@ -109,3 +111,40 @@ def test_triplet_loss_bad_settings_and_input():
         TripletLoss()(numpy.zeros((3, 1)), numpy.ones(3))
     with pytest.raises(ValueError, match=r"\(n, n\)"):
         TripletLoss().from_labels(numpy.zeros((3, 2)), numpy.zeros((3, 2), dtype=bool))
+
+
+@pytest.mark.parametrize("mining", ["all", "hard"])
+def test_a_known_duplicate_in_the_batch_is_not_a_negative(mining):
+    """Pairs (q1, d) and (q2, d): B_1 is d, the positive of q1, and q2 a labelled duplicate of d.
+    Without the texts, a perfect scorer still had a loss, pushing the duplicates' scores down."""
+    M = numpy.array([[0.9, 0.9, 0.1], [0.9, 0.9, 0.1], [0.1, 0.1, 0.9]])
+    scores = numpy.hstack([numpy.diag(M)[:, None], M])
+    truths = numpy.ones(3)
+    loss = TripletLoss(form="margin", margin=0.2, mining=mining)
+    d_blind, value_blind = loss(scores, truths)
+    assert value_blind > 0 and d_blind[1, 1 + 0] > 0
+    batch = loss.for_texts(["q1", "q2", "r"], ["d", "d", "s"])
+    d, value = batch(scores, truths)
+    assert value == 0.0 and not d.any()
+    logistic = TripletLoss(scale=3.0, mining=mining).for_texts(["q1", "q2", "r", "t"], ["d", "d", "s", "q1"])
+    scores = rng.normal(size=(4, 1 + 4))
+    truths = numpy.array([1.0, 1.0, 0.0, 1.0])
+    d, _ = logistic(scores, truths)
+    assert_grad_close(d, numeric_grad(lambda: logistic(scores, truths)[1], scores, 1e-6), rtol=1e-4, atol=1e-8)
+
+
+def test_bad_labels_are_named():
+    """A nan label was silently no duplicate."""
+    with pytest.raises(ValueError, match="TripletLoss: a pair label must be a finite number in \\[0, 1\\], got nan"):
+        TripletLoss()(numpy.zeros((2, 3)), numpy.array([numpy.nan, 1.0]))
+    with pytest.raises(ValueError, match="TripletLoss: need one label for each of the 3 pairs"):
+        TripletLoss()(numpy.zeros((3, 4)), numpy.ones(2))
+
+
+def test_huge_scores_give_no_overflow_warning():
+    """Unbounded scores (inner products) overflowed exp in the gradient, with a RuntimeWarning."""
+    scores = numpy.array([[0.0, 1000.0, -1000.0], [0.0, -1000.0, 1000.0]])  # well ordered by far
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d, value = TripletLoss(scale=1.0)(scores, numpy.ones(2))
+    assert value == pytest.approx(0.0, abs=1e-12) and numpy.isfinite(d).all()
