@@ -94,12 +94,37 @@ class Line(NamedTuple):
     error: Optional[str]
 
 
+# How files that are not UTF-8 text start: a compressed file or another encoding given by mistake.
+_NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed: decompress it first (gunzip)"),
+    (b"BZh", "bzip2-compressed: decompress it first (bunzip2)"),
+    (b"\xfd7zXZ\x00", "xz-compressed: decompress it first (unxz)"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it first (unzstd)"),
+    (b"PK\x03\x04", "a zip archive: extract the file from it first"),
+    (b"\xff\xfe", "UTF-16 text: save it as UTF-8"),
+    (b"\xfe\xff", "UTF-16 text: save it as UTF-8"),
+)
+
+
+def not_text(head: bytes) -> Optional[str]:
+    """What a file is if its first bytes say it is not UTF-8 text (e.g. "gzip-compressed: ..."), else None."""
+    for magic, what in _NOT_TEXT:
+        if head.startswith(magic) and (magic != b"BZh" or head[4:10] == b"1AY&SY"):
+            return f"the file is {what}"
+    return None
+
+
 def numbered_lines(path: Path) -> Iterator[Line]:
     """Yield the lines of a UTF-8 file; LF, CRLF and CR all end a line and a BOM at the
     start is dropped. A line that does not decode is yielded with replacement
-    characters and its `error` set."""
+    characters and its `error` set; a compressed or UTF-16 file is one such line 1."""
     number = 0
     with path.open("rb") as file_:
+        problem = not_text(file_.read(16))
+        if problem is not None:
+            yield Line(1, "", "", problem)
+            return
+        file_.seek(0)
         for raw in file_:
             if raw.endswith(b"\r\n"):
                 body, end = raw[:-2], b"\r\n"
@@ -184,22 +209,28 @@ def header_columns(names: Sequence[str], wanted: Sequence[Sequence[str]]) -> Opt
     return found
 
 
+def shorten(value: Any, limit: int = 60) -> str:
+    """repr(value) for a message, cut to about `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 5]}...{text[-1]}"
+
+
 def scaled_label(raw: str, *, low: float = 0.0, high: float = 1.0, binary: bool = False) -> float:
     """A label written as a number in [low, high], mapped linearly to [0, 1]."""
     try:
         value = float(raw.strip())
     except ValueError:
-        raise Malformed(f"label {raw!r} is not a number") from None
+        raise Malformed(f"label {shorten(raw)} is not a number") from None
     if not math.isfinite(value) or not low <= value <= high:
-        raise Malformed(f"label {raw!r} is outside [{low:g}, {high:g}]")
+        raise Malformed(f"label {shorten(raw)} is outside [{low:g}, {high:g}]")
     if binary and value not in (low, high):
-        raise Malformed(f"expected label {low:g} or {high:g}, found {raw!r}")
+        raise Malformed(f"expected label {low:g} or {high:g}, found {shorten(raw)}")
     return (value - low) / (high - low)
 
 
 def check_label(value: float, raw: Any) -> float:
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise Malformed(f"label {raw!r} is outside [0, 1]")
+        raise Malformed(f"label {shorten(raw)} is outside [0, 1]")
     return value
 
 

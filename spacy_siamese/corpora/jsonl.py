@@ -23,6 +23,7 @@ from .base import (
     json_object,
     json_type,
     numbered_lines,
+    shorten,
 )
 
 NAME = "jsonl"
@@ -48,19 +49,10 @@ def read_jsonl_documents(path: Path) -> Iterator[DocItem]:
         if isinstance(obj, PairFormatError):
             yield obj  # type: ignore[misc]
             continue
-        labels = obj.get("labels", [obj["label"]] if "label" in obj else None)
-        if isinstance(labels, str):
-            labels = [labels]
-        text = obj.get("text")
-        if not isinstance(text, str):  # may be empty: 20news messages can be, once stripped
-            yield DocumentFormatError(path, number, 'field "text" is missing or not a string')
-        elif not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
-            yield DocumentFormatError(path, number, 'field "labels" must be a non-empty list of strings')
-        else:
-            try:
-                yield DocRecord(text, tuple(labels), _group(obj), _doc_id(obj, number))
-            except Malformed as err:
-                yield DocumentFormatError(path, number, str(err))
+        try:
+            yield DocRecord(_string(obj, "text"), _labels(obj), _group(obj), _doc_id(obj, number))
+        except Malformed as err:
+            yield DocumentFormatError(path, number, str(err))
 
 
 def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:
@@ -80,11 +72,37 @@ def _objects(path: Path, error: type) -> Iterator[Tuple[int, Any]]:
                 yield line.number, error(path, line.number, str(err))
 
 
+def _string(obj: Dict[str, Any], key: str) -> str:
+    """obj[key]: a string (it may be empty) of valid Unicode."""
+    if key not in obj:
+        raise Malformed(f"missing key {key!r}; keys found: {list(obj)}")
+    return _unicode(obj[key], key)
+
+
+def _unicode(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
+    try:
+        value.encode("utf8")
+    except UnicodeEncodeError as err:  # "\ud800" alone: JSON allows it, spaCy cannot hash it
+        raise Malformed(f"{key!r} holds {value[err.start]!r}, an unpaired surrogate: not valid Unicode") from None
+    return value
+
+
+def _labels(obj: Dict[str, Any]) -> Tuple[str, ...]:
+    """The "labels" (a list of strings, or one string), else the "label" (one string)."""
+    key = "labels" if "labels" in obj or "label" not in obj else "label"
+    if key not in obj:
+        raise Malformed(f"missing key 'labels' (or 'label'); keys found: {list(obj)}")
+    value = obj[key]
+    labels = [value] if isinstance(value, str) else value
+    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
+        raise Malformed(f"{key!r} must be a non-empty string or a non-empty list of them, found {shorten(value)}")
+    return tuple(_unicode(label, key) for label in labels)
+
+
 def _group(obj: Dict[str, Any]) -> str:
-    group = obj.get("group", "")
-    if not isinstance(group, str):
-        raise Malformed(f"'group' must be a string, found {json_type(group)}")
-    return group
+    return _unicode(obj.get("group", ""), "group")
 
 
 def _doc_id(obj: Dict[str, Any], number: int) -> str:
@@ -92,21 +110,20 @@ def _doc_id(obj: Dict[str, Any], number: int) -> str:
     doc_id = obj.get("id", number)
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
         raise Malformed(f"'id' must be a string or an integer, found {json_type(doc_id)}")
-    return str(doc_id)
+    return _unicode(str(doc_id), "id")
 
 
 def _pair(obj: Dict[str, Any]) -> Tuple[str, str, float]:
     missing = [key for key in ("text1", "text2", "label") if key not in obj]
     if missing:
         raise Malformed(f"missing key(s) {', '.join(map(repr, missing))}; keys found: {list(obj)}")
-    for key in ("text1", "text2"):
-        if not isinstance(obj[key], str):
-            raise Malformed(f"{key!r} must be a string, found {json_type(obj[key])}")
+    text1, text2 = _string(obj, "text1"), _string(obj, "text2")
     label = obj["label"]
     if not isinstance(label, (bool, int, float)):
-        raise Malformed(f"'label' must be a number or boolean, found {json_type(label)}")
+        found = f"string {shorten(label)}" if isinstance(label, str) else json_type(label)
+        raise Malformed(f"'label' must be a number or boolean, found {found}")
     try:
         value = float(label)
     except OverflowError:
         value = float("inf")
-    return obj["text1"], obj["text2"], check_label(value, label)
+    return text1, text2, check_label(value, label)

@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 from typing import Iterator, Optional, Tuple
 
-from .base import DocItem, DocRecord, DocumentFormatError
+from .base import DocItem, DocRecord, DocumentFormatError, not_text
 
 NAME = "reuters"
 _BLOCK = re.compile(r"<REUTERS\b([^>]*)>(.*?)</REUTERS>", re.DOTALL)
@@ -87,4 +87,8 @@ def _sgm_files(path: Path) -> Iterator[Tuple[str, str]]:
                 raw = archive.extractfile(member).read()  # type: ignore[union-attr]
                 yield f"{path}:{member.name}", raw.decode("latin-1")
     else:
-        yield str(path), path.read_text(encoding="latin-1")
+        raw = path.read_bytes()
+        problem = not_text(raw[:16])
+        if problem is not None:
+            raise DocumentFormatError(path, None, problem)
+        yield str(path), raw.decode("latin-1")

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
-from .base import Malformed, PairItem, parse_lines, split_fields
+from .base import Malformed, PairItem, parse_lines, shorten, split_fields
 
 NAME = "stackexchange"
 COLUMNS = ("label", "question1", "question2")
@@ -27,7 +27,7 @@ def _parse_line(line: str) -> Tuple[str, str, float]:
     label, text1, text2 = split_fields(line, COLUMNS)
     value = LABELS.get(label.strip().lower())
     if value is None:
-        raise Malformed(f"expected label 'duplicate' or 'non-duplicate', found {label!r}")
+        raise Malformed(f"expected label 'duplicate' or 'non-duplicate', found {shorten(label)}")
     return stackexchange_text(text1), stackexchange_text(text2), value
 
 

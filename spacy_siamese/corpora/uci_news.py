@@ -22,28 +22,47 @@ def read_news(path: Path) -> Iterator[DocItem]:
                 bad[line.number] = line.error
             yield line.text + (line.end or "\n")
 
-    reader = csv.reader(feed())
+    reader = csv.reader(feed(), strict=True)
     try:
         header = next(reader, None)
-        if header is None or [h.strip() for h in header[: len(COLUMNS)]] != list(COLUMNS):
-            raise DocumentFormatError(path, 1, f"expected the header {','.join(COLUMNS)}, found {header}")
-        if bad:
-            raise DocumentFormatError(path, min(bad), bad[min(bad)])  # in the header
-        start = reader.line_num + 1
-        for row in reader:
-            line, start = start, reader.line_num + 1
-            undecodable = [n for n in range(line, start) if n in bad]
-            if undecodable:
-                yield DocumentFormatError(path, undecodable[0], bad[undecodable[0]])
-            elif not row:
-                continue
-            elif len(row) != len(header):
-                spans = f" (one quoted field runs over lines {line}-{start - 1})" if start - line > 1 else ""
-                yield DocumentFormatError(path, line, f"expected {len(header)} fields, found {len(row)}{spans}")
-            else:
-                yield _record(path, line, row)
     except csv.Error as err:
-        raise DocumentFormatError(path, reader.line_num, f"not valid CSV ({err})") from None
+        header = [f"unreadable: {_csv_problem(err)}"]
+    if bad and min(bad) <= reader.line_num:
+        raise DocumentFormatError(path, min(bad), bad[min(bad)])  # in the header
+    if header is None or [h.strip() for h in header[: len(COLUMNS)]] != list(COLUMNS):
+        raise DocumentFormatError(path, 1, f"expected the header {','.join(COLUMNS)}, found {header}")
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as err:  # the reader goes on at the next line
+            line, start = start, reader.line_num + 1
+            yield DocumentFormatError(path, line, f"not valid CSV: {_csv_problem(err)}")
+            continue
+        if row is None:
+            return
+        line, start = start, reader.line_num + 1
+        undecodable = [n for n in range(line, start) if n in bad]
+        if undecodable:
+            yield DocumentFormatError(path, undecodable[0], bad[undecodable[0]])
+        elif not row:
+            continue
+        elif len(row) != len(header):
+            spans = f" (one quoted field runs over lines {line}-{start - 1})" if start - line > 1 else ""
+            yield DocumentFormatError(path, line, f"expected {len(header)} fields, found {len(row)}{spans}")
+        else:
+            yield _record(path, line, row)
+
+
+def _csv_problem(err: csv.Error) -> str:
+    if str(err).startswith("',' expected after"):
+        return (
+            "a quoted field's closing double quote is followed by text, not by a comma or the line end "
+            "(quote the whole field and double the quotes inside it)"
+        )
+    if str(err) == "unexpected end of data":
+        return "a double quote opens a field that is never closed"
+    return str(err)
 
 
 def _record(path: Path, line: int, row: List[str]) -> DocItem:

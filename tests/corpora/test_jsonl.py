@@ -3,6 +3,7 @@ import pytest
 from spacy_siamese.corpora import (
     DocRecord,
     DocumentFormatError,
+    PairFormatError,
     PairRecord,
     read_documents,
     read_pairs,
@@ -57,10 +58,11 @@ def test_jsonl_documents_round_trip_and_errors(tmp_path):
     for line, message in [
         ("{not json", "invalid JSON"),
         ('["a list"]', "expected a JSON object"),
-        ('{"text": 5, "labels": ["x"]}', 'field "text"'),
-        ('{"labels": ["x"]}', 'field "text"'),
-        ('{"text": "t"}', 'field "labels"'),
-        ('{"text": "t", "labels": []}', 'field "labels"'),
+        ('{"text": 5, "labels": ["x"]}', "'text' must be a string, found number"),
+        ('{"labels": ["x"]}', "missing key 'text'"),
+        ('{"text": "t"}', "missing key 'labels'"),
+        ('{"text": "t", "labels": []}', r"'labels' must be a non-empty string or a non-empty list of them, found \[\]"),
+        ('{"text": "t", "label": 1}', "'label' must be a non-empty string or a non-empty list of them, found 1"),
         ('{"text": "t", "labels": ["x"], "group": null}', "'group' must be a string, found null"),
         ('{"text": "t", "labels": ["x"], "group": 3}', "'group' must be a string"),
         ('{"text": "t", "labels": ["x"], "id": null}', "'id' must be a string or an integer, found null"),
@@ -79,3 +81,27 @@ def test_jsonl_documents_invalid_utf8_names_line(tmp_path):
     path.write_bytes(b'{"text": "ok", "labels": ["x"]}\n{"text": "caf\xe9", "labels": ["x"]}\n')
     with pytest.raises(DocumentFormatError, match=r"docs.jsonl:2: invalid UTF-8"):
         read_documents("jsonl", path)
+
+
+def test_jsonl_lone_surrogates_are_errors_not_tracebacks_from_spacy(tmp_path):
+    """JSON may escape half a surrogate pair ("\\ud800"); spaCy's tokenizer cannot hash such a
+    string (UnicodeEncodeError deep inside), so the reader names the line and the key."""
+    path = write(tmp_path, "p.jsonl", '{"text1": "a \\ud800", "text2": "b", "label": 1}\n')
+    with pytest.raises(PairFormatError, match=r"p.jsonl:1: 'text1' holds '\\ud800', an unpaired surrogate"):
+        list(read_pairs(path))
+    good = '{"text1": "\\ud83d\\ude00", "text2": "b", "label": 1}\n'  # a whole pair is an emoji
+    assert next(read_pairs(write(tmp_path, "ok.jsonl", good))).text1 == "\U0001f600"
+    for line, key in [
+        ('{"text": "\\udfff", "labels": ["x"]}', "text"),
+        ('{"text": "t", "labels": ["x\\ud800"]}', "labels"),
+        ('{"text": "t", "label": "x", "group": "\\ud800"}', "group"),
+    ]:
+        path = write(tmp_path, "docs.jsonl", line + "\n")
+        with pytest.raises(DocumentFormatError, match=f"docs.jsonl:1: '{key}' holds .* unpaired surrogate"):
+            read_documents("jsonl", path)
+
+
+def test_jsonl_label_given_as_a_string_shows_it(tmp_path):
+    path = write(tmp_path, "p.jsonl", '{"text1": "a", "text2": "b", "label": "1"}\n')
+    with pytest.raises(PairFormatError, match=r"p.jsonl:1: 'label' must be a number or boolean, found string '1'"):
+        list(read_pairs(path))

@@ -1,3 +1,6 @@
+import bz2
+import gzip
+import lzma
 import warnings
 
 import pytest
@@ -145,3 +148,33 @@ def test_error_pickles():
 
     err = pickle.loads(pickle.dumps(PairFormatError("a.tsv", 3, "bad")))
     assert str(err) == "a.tsv:3: bad" and err.line == 3
+
+
+NOT_TEXT = [
+    (gzip.compress, "gzip-compressed: decompress it first"),
+    (bz2.compress, "bzip2-compressed: decompress it first"),
+    (lzma.compress, "xz-compressed: decompress it first"),
+    (lambda data: data.decode("utf8").encode("utf16"), "UTF-16 text: save it as UTF-8"),
+]
+
+
+@pytest.mark.parametrize("fmt", ["auto", *sorted(set(PAIR_FORMATS) - {"twitter_url"})])
+@pytest.mark.parametrize("pack,reason", NOT_TEXT)
+def test_a_compressed_or_utf16_file_is_named_as_such_in_every_format(tmp_path, fmt, pack, reason):
+    """One message for every format, not "invalid UTF-8 (byte 0x8b ...)" or a header mismatch."""
+    path = tmp_path / "pairs.tsv.gz"
+    path.write_bytes(pack(BIMPM.encode("utf8")))
+    err = error_for(path, format=fmt)
+    assert str(err).startswith(f"{path}:1: the file is {reason}")
+
+
+def test_long_fields_are_cut_short_in_messages(tmp_path):
+    """Columns in the wrong order put a whole question where the label belongs: the message
+    shows its start, not kilobytes of HTML."""
+    body = "<p>" + "words " * 2000 + "</p>"
+    path = write(tmp_path, "se.tsv", f"Title{body}\tOther{body}\tduplicate\n")
+    err = error_for(path, format="stackexchange")
+    assert str(err).startswith(f"{path}:1: expected label 'duplicate' or 'non-duplicate', found 'Title<p>words")
+    assert len(err.reason) < 150
+    path = write(tmp_path, "p.tsv", f"label\ttext1\ttext2\n{body}\ta\tb\n")
+    assert len(error_for(path, format="tsv").reason) < 100

@@ -1,3 +1,5 @@
+import gzip
+
 import pytest
 
 from spacy_siamese.corpora import DocumentFormatError, read_documents
@@ -69,3 +71,10 @@ def test_reuters_reader_tar_archive(tmp_path):
     empty = make_tar(tmp_path / "empty.tar.gz", [("README.txt", "readme")])
     with pytest.raises(DocumentFormatError, match="no reut2-\\*.sgm files in this archive"):
         read_documents("reuters", empty)
+
+
+def test_a_gzipped_sgm_file_is_named_as_such(tmp_path):
+    path = tmp_path / "reut2-000.sgm.gz"
+    path.write_bytes(gzip.compress(SGM.encode("latin-1")))
+    with pytest.raises(DocumentFormatError, match=r"reut2-000.sgm.gz: the file is gzip-compressed"):
+        read_documents("reuters", path)

@@ -1,3 +1,5 @@
+import gzip
+
 import pytest
 
 from spacy_siamese.corpora import DocumentFormatError, read_documents
@@ -52,3 +54,30 @@ def test_a_stray_quote_names_every_line_its_record_swallows(tmp_path):
     path.write_text(NEWS + '6,"Stray quote,http://f,F,e,s4,f.com,6\n7,Next story,http://g,G,e,s4,g.com,7\n8,x",u\n')
     with pytest.warns(UserWarning, match=r"7: expected 8 fields, found 3 \(one quoted field runs over lines 7-9\)"):
         assert len(read_documents("news", path, lenient=True)) == 5
+
+
+def test_a_quote_inside_an_unquoted_title_is_not_silently_dropped(tmp_path):
+    """`"He" said` is not valid CSV: Python's lax csv reader would read it as `He said`."""
+    path = tmp_path / "news.csv"
+    path.write_text(NEWS + '6,"Obama" says no,http://f,F,e,s4,f.com,6\n7,Next story,http://g,G,e,s4,g.com,7\n')
+    with pytest.raises(DocumentFormatError, match=r"news.csv:7: not valid CSV: a quoted field's closing double quote"):
+        read_documents("news", path)
+    with pytest.warns(UserWarning, match="Skipped 1"):
+        docs = read_documents("news", path, lenient=True)
+    assert [d.id for d in docs] == ["1", "2", "3", "4", "5", "7"]
+
+
+def test_a_field_over_the_csv_limit_is_one_skipped_record(tmp_path):
+    path = tmp_path / "news.csv"
+    path.write_text(NEWS + '6,"' + "x" * 200_000 + '",http://f,F,e,s4,f.com,6\n7,Next,http://g,G,e,s4,g.com,7\n')
+    with pytest.raises(DocumentFormatError, match=r"news.csv:7: not valid CSV: field larger than field limit"):
+        read_documents("news", path)
+    with pytest.warns(UserWarning, match="Skipped 1"):
+        assert [d.id for d in read_documents("news", path, lenient=True)][-1] == "7"
+
+
+def test_a_gzipped_news_file_is_named_as_such(tmp_path):
+    path = tmp_path / "news.csv.gz"
+    path.write_bytes(gzip.compress(NEWS.encode("utf8")))
+    with pytest.raises(DocumentFormatError, match=r"news.csv.gz:1: the file is gzip-compressed: decompress it first"):
+        read_documents("news", path)
