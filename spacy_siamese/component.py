@@ -178,7 +178,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     def predict(self, docs: Iterable[Doc]) -> Floats2d:
         """Encode docs into one learned vector each: (n_docs, width)."""
         self._check_initialized()
-        docs = list(docs)
+        docs = [self._own_doc(doc) for doc in docs]
         if not docs:
             return self.model.ops.alloc2f(0, self.encoder.get_dim("nO"))
         # long docs are encoded a few at a time: the activations grow with a batch's tokens
@@ -209,6 +209,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`.
         Calls are padded to a multiple of PAD_ROWS rows (BLAS rounds a matrix's tail rows
         differently), so a pair's score does not depend on the other pairs scored with it."""
+        self._check_initialized()
         a, b = numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f")
         width = self.encoder.get_dim("nO") if self.encoder.has_dim("nO") is True else None
         if a.ndim != 2 or a.shape != b.shape or (width is not None and a.shape[1] != width):
@@ -257,7 +258,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         Cauchy model's by `1 / (1 + sum_i w_i (a_i - b_i)^2)`, i.e. L2 after scaling column i by
         `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`); a hybrid's
         last `lexical_width` columns are its TF-IDF part (see `HybridSimilarity.v1`)."""
-        items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
+        items = _texts_or_docs(texts_or_docs)
         docs = self.processed(items, batch_size=batch_size, n_process=n_process)
         self._require_initialized()
         out = numpy.zeros((len(items), self.encoder.get_dim("nO")), dtype="float32")
@@ -277,10 +278,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
         check_n_process(n_process)
-        items = [texts_or_docs] if isinstance(texts_or_docs, (str, Doc)) else list(texts_or_docs)
-        for item in items:
-            if not isinstance(item, (str, Doc)):
-                raise TypeError(f"encode takes texts (str) or Doc objects, got {type(item).__name__}")
+        items = _texts_or_docs(texts_or_docs)
         texts = [item for item in items if isinstance(item, str)]
         owner = _PIPELINES.get(self)
         nlp = owner() if owner is not None else None
@@ -304,7 +302,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             out.append(stored_vector(doc, model_id))
             if out[-1] is None:
                 self._check_known(doc, model_id)
-                todo.append((i, self._own_doc(doc)))
+                todo.append((i, doc))
         for batch in minibatch(todo, BATCH_SIZE):
             encoded = self.model.ops.to_numpy(self.predict([d for _, d in batch]))
             for (i, _), vector in zip(batch, encoded):
@@ -412,7 +410,9 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         """The loss for a batch of pairs: the pipe's loss, or with per-dataset losses
         (`spacy-siamese.DatasetLosses.v1`) the one of the batch's dataset."""
         loss = self._dataset_loss(examples)
-        if hasattr(loss, "for_texts"):  # a loss that reads the batch's texts (TeacherScores.v1)
+        # a loss that reads the batch's texts: TeacherScores.v1's table, the known duplicates that
+        # InBatchNegatives.v1 and TripletLoss.v1 leave out of their negatives
+        if hasattr(loss, "for_texts"):
             return loss.for_texts([eg.predicted.text for eg in examples], [partner_text(eg) for eg in examples])
         return loss
 
@@ -598,6 +598,23 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
             if source.norm != source.lex.norm:
                 token.norm_ = source.norm_
         return doc
+
+
+def _texts_or_docs(texts_or_docs: Any) -> List[Union[str, Doc]]:
+    """The texts and docs of `encode`'s argument: one text or doc, or an iterable of them. Texts
+    of a str subclass (numpy.str_) become str, which spaCy's tokenizer requires."""
+    if isinstance(texts_or_docs, (str, Doc)):
+        texts_or_docs = [texts_or_docs]
+    elif isinstance(texts_or_docs, (bytes, Span, Token)) or not isinstance(texts_or_docs, Iterable):
+        raise TypeError(
+            f"encode takes texts (str) or Doc objects, or an iterable of them, not {type(texts_or_docs).__name__}"
+        )
+    items: List[Union[str, Doc]] = []
+    for item in texts_or_docs:
+        if not isinstance(item, (str, Doc)):
+            raise TypeError(f"encode takes texts (str) or Doc objects, got {type(item).__name__}")
+        items.append(str(item) if isinstance(item, str) else item)
+    return items
 
 
 def _canonical_order(

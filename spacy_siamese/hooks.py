@@ -15,7 +15,7 @@ import threading
 import warnings
 import weakref
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Protocol, Tuple, TypeVar, Union
 
 import numpy
 import srsly
@@ -39,6 +39,9 @@ class SimilarityPipe(Protocol):
 # Several copies of one model may be loaded (same id, same weights): any live one will do.
 _PIPES: Dict[str, "weakref.WeakSet[SimilarityPipe]"] = {}
 _quiet = threading.local()
+_END: Any = object()  # the end of `hooked_docs` input (None is an item, refused)
+# What `hooked_docs` yields: docs, or the (doc, context) pairs of `nlp.pipe(..., as_tuples=True)`.
+DocOrPair = TypeVar("DocOrPair", Doc, Tuple[Doc, Any])
 
 
 class LostHooksWarning(UserWarning):
@@ -119,10 +122,12 @@ def restore_hooks(docs: Union[Doc, Iterable[Doc]]) -> int:
     """Reinstall the hooks on docs that lost them (after `DocBin`, `Doc.from_bytes` or
     `nlp.pipe(n_process=2)`). Returns how many docs were hooked; docs without a stored
     vector are left alone."""
-    if isinstance(docs, Doc):
+    if isinstance(docs, Doc) or not isinstance(docs, Iterable):
         docs = [docs]
     count = 0
     for doc in docs:
+        if not isinstance(doc, Doc):
+            raise TypeError(f"restore_hooks takes Doc objects, got {type(doc).__name__}")
         model_id = owner(doc)
         if model_id is not None:
             install_hooks(doc, model_id)
@@ -130,20 +135,20 @@ def restore_hooks(docs: Union[Doc, Iterable[Doc]]) -> int:
     return count
 
 
-def hooked_docs(docs: Iterable[Doc]) -> Iterator[Doc]:
+def hooked_docs(docs: Iterable[DocOrPair]) -> Iterator[DocOrPair]:
     """Yield `docs` with their hooks restored, without `LostHooksWarning`: wrap
-    `nlp.pipe(texts, n_process=2)` or `doc_bin.get_docs(vocab)` in it."""
-    docs = iter(docs)
+    `nlp.pipe(texts, n_process=2)` (also with `as_tuples=True`) or `doc_bin.get_docs(vocab)` in it."""
+    items = iter(docs)
     while True:
         _quiet.depth = getattr(_quiet, "depth", 0) + 1
         try:
-            doc = next(docs, None)
+            item = next(items, _END)
         finally:
             _quiet.depth -= 1
-        if doc is None:
+        if item is _END:
             return
-        restore_hooks(doc)
-        yield doc
+        restore_hooks(item[0] if isinstance(item, tuple) else item)
+        yield item
 
 
 def docs_from_docbin(doc_bin: "DocBin", vocab: Vocab) -> Iterator[Doc]:

@@ -218,6 +218,37 @@ def test_untrained_pipe_raises_clear_error():
         nlp("Hello world")
 
 
+def test_every_entry_point_of_an_untrained_pipe_names_the_cause():
+    """Not Thinc's "Parameter 'v' ... has not been allocated yet" from deep inside the comparison."""
+    nlp = make_nlp()
+    pipe = nlp.get_pipe("siamese_similarity")
+    width = pipe.encoder.get_dim("nO")
+    doc = nlp.make_doc("Hello world")
+    calls = [
+        lambda: pipe.compare(numpy.zeros((1, width)), numpy.zeros((1, width))),
+        lambda: pipe.similarity(doc, doc),
+        lambda: pipe.similarity_matrix([doc]),
+        lambda: pipe.encode(["Hello world"]),
+        lambda: pipe.predict([doc]),
+        lambda: list(nlp.pipe([("Hello world", 0)], as_tuples=True, batch_size=1)),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="'siamese_similarity' pipe is not initialized"):
+            call()
+
+
+def test_a_doc_of_another_vocab_is_encoded_as_its_words_in_the_pipes_vocab():
+    """The pipe called on a doc of another pipeline (or nlp(doc)) reads this pipeline's static
+    vectors, not the other vocab's (empty: an IndexError from inside the encoder)."""
+    nlp, _ = train(vectors_nlp(), n_iter=2)
+    text = "How do I learn Python fast?"
+    expected = nlp(text).vector
+    for call in (nlp, nlp.get_pipe("siamese_similarity")):
+        foreign = spacy.blank("en").make_doc(text)
+        numpy.testing.assert_allclose(call(foreign).vector, expected, atol=1e-6)
+        assert foreign.similarity(nlp(text)) == pytest.approx(1.0)
+
+
 def test_bare_initialize_without_pairs_works():
     nlp = make_nlp()
     nlp.initialize()
@@ -462,6 +493,18 @@ def test_encode_texts_and_docs_in_input_order(nlp):
     assert pipe.encode([]).shape == (0, vectors.shape[1])
     with pytest.raises(TypeError, match="texts .str. or Doc objects"):
         pipe.encode([3])
+
+
+def test_encode_names_what_it_cannot_take_and_takes_numpy_strings(nlp):
+    """bytes, a Span or None are named (not "got int" or "got Token" for their items, nor "not
+    iterable"); numpy.str_ texts (a numpy array of str) are encoded as str, not refused by the tokenizer."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    doc = nlp("How do I learn Python fast?")
+    for bad, name in ((b"bytes", "bytes"), (doc[0:2], "Span"), (None, "NoneType"), (3, "int")):
+        with pytest.raises(TypeError, match=rf"texts .str. or Doc objects, or an iterable of them, not {name}$"):
+            pipe.encode(bad)
+    texts = numpy.array(["How do I learn Python fast?", "Why is the sky blue?"])
+    numpy.testing.assert_array_equal(pipe.encode(texts), pipe.encode([str(t) for t in texts]))
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,25 @@ def test_n_process_with_hooked_docs(nlp):
     assert docs[0].similarity(docs[10]) == pytest.approx(nlp(TEXTS[0]).similarity(nlp(TEXTS[10])), abs=1e-6)
 
 
+def test_hooked_docs_with_as_tuples_and_n_process(nlp):
+    """The (doc, context) pairs of nlp.pipe(..., as_tuples=True) are restored and passed on as pairs."""
+    pairs = [(text, i) for i, text in enumerate(TEXTS[:4])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LostHooksWarning)
+        out = list(hooked_docs(nlp.pipe(pairs, as_tuples=True, n_process=2, batch_size=2)))
+    assert [context for _, context in out] == [0, 1, 2, 3]
+    assert out[0][0].similarity(out[2][0]) == pytest.approx(nlp(TEXTS[0]).similarity(nlp(TEXTS[2])), abs=1e-6)
+
+
+def test_restore_hooks_names_what_is_not_a_doc_and_hooked_docs_does_not_stop_at_none(nlp):
+    doc = nlp(TEXTS[0])
+    for bad in (["a text"], doc[0:2], [(doc, 0)]):
+        with pytest.raises(TypeError, match="restore_hooks takes Doc objects, got"):
+            restore_hooks(bad)
+    with pytest.raises(TypeError, match="got NoneType"):
+        list(hooked_docs([doc, None, doc]))  # not a silent end of the stream
+
+
 def test_pickled_doc_keeps_its_hooks_and_is_light(nlp):
     doc = nlp(TEXTS[0])
     data = pickle.dumps(doc)
