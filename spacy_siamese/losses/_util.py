@@ -7,7 +7,7 @@ import numpy
 from thinc.api import get_array_module
 from thinc.types import Floats1d, Floats2d
 
-from ..batching import Clusters
+from ..util import component_labels
 
 Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]  # (scores, labels) -> (d_scores, loss)
 
@@ -46,16 +46,13 @@ def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: A
     """(n, n) bools, True at [i, j] (i != j) when A_i and B_j are the same text or are joined by a
     chain of the batch's duplicate pairs (`positive`): the in-batch "negatives" that are known
     positives (false negatives)."""
-    flags = [bool(p) for p in positive.tolist()]
+    flags = numpy.asarray(positive.tolist(), dtype=bool)
     if not len(texts_a) == len(texts_b) == len(flags):
         raise ValueError(f"Got {len(texts_a)} and {len(texts_b)} texts for a batch of {len(flags)} pairs")
-    clusters = Clusters()
-    for a, b, duplicate in zip(texts_a, texts_b, flags):
-        if duplicate:
-            clusters.union(a, b)
-    ids: Dict[str, int] = {}  # cluster root -> number
-    roots_a = numpy.array([ids.setdefault(clusters.find(a), len(ids)) for a in texts_a])
-    roots_b = numpy.array([ids.setdefault(clusters.find(b), len(ids)) for b in texts_b])
-    known = roots_a[:, None] == roots_b[None, :]
+    ids: Dict[str, int] = {}  # text -> node of the graph of duplicate pairs
+    a = numpy.array([ids.setdefault(text, len(ids)) for text in texts_a], dtype="int64")
+    b = numpy.array([ids.setdefault(text, len(ids)) for text in texts_b], dtype="int64")
+    component = component_labels(len(ids), a[flags], b[flags])
+    known = component[a][:, None] == component[b][None, :]
     numpy.fill_diagonal(known, False)
     return known
