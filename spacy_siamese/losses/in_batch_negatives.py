@@ -1,5 +1,6 @@
 """In-batch negatives (multiple-negatives ranking) plus a pair loss: InBatchNegatives.v1."""
 
+from functools import partial
 from typing import Callable, Optional, Sequence, Tuple
 
 import numpy
@@ -71,11 +72,7 @@ class InBatchNegativesLoss:
 
     def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
         """The loss of a batch whose pairs have these texts: known duplicates are no negatives."""
-
-        def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-            return self(scores, truths, texts=(texts_a, texts_b))
-
-        return loss
+        return partial(self, texts=(texts_a, texts_b))
 
     def logit_map(self, M: Floats2d) -> Floats2d:
         xp = get_array_module(M)

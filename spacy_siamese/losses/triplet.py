@@ -1,5 +1,6 @@
 """Triplet loss with in-batch mining: TripletLoss.v1."""
 
+from functools import partial
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy
@@ -101,11 +102,7 @@ class TripletLoss:
 
     def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
         """The loss of a batch of labelled pairs with these texts: known duplicates are no negatives."""
-
-        def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-            return self(scores, truths, texts=(texts_a, texts_b))
-
-        return loss
+        return partial(self, texts=(texts_a, texts_b))
 
     def mine(self, M: Floats2d, positive: numpy.ndarray, negative: numpy.ndarray) -> Tuple[Floats2d, float]:
         """(dM, loss) of the triplets (a, p, q) with positive[a, p] and negative[a, q], on rows
