@@ -27,11 +27,13 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
     # the weights only ~learn_rate per step, so a badly scaled start would last.
     w0 = 1.0 / nI
     if X is not None and len(X[0]):
-        mean_sq = float(model.ops.to_numpy(((X[0] - X[1]) ** 2).sum(axis=1)).mean())
+        diff = model.ops.to_numpy(X[0] - X[1]).astype("float64")  # float32 squares of huge entries overflow
+        mean_sq = float((diff * diff).sum(axis=1).mean())
         if mean_sq > 1e-8:
             w0 = 1.0 / mean_sq
     v = model.ops.alloc1f(nI)
-    v += float(numpy.log(numpy.expm1(w0)))  # softplus^-1(w0)
+    # softplus^-1(w0) = log(expm1(w0)), in a form that does not overflow for a large w0
+    v += float(w0 + numpy.log(-numpy.expm1(-w0)))
     model.set_param("v", v)
 
 
@@ -45,10 +47,11 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     y = 1.0 / (1.0 + s)
 
     def backprop(dY: Floats2d) -> InT:
-        ds = -dY[:, 0] * y * y
-        dw = (d * d).T @ ds
+        # dy/ds = -y^2, written with y * d: d * d overflows where y is 0 (inf * 0 would be NaN)
+        yd = y[:, None] * d
+        dw = -(yd * yd).T @ dY[:, 0]
         model.inc_grad("v", (dw / (1.0 + xp.exp(-v))).astype(v.dtype))  # d softplus = sigmoid
-        dA = ((2.0 * ds)[:, None] * w[None, :] * d).astype(A.dtype)
+        dA = ((-2.0 * dY[:, 0] * y)[:, None] * w[None, :] * yd).astype(A.dtype)
         return dA, -dA
 
     return y[:, None].astype(A.dtype), backprop

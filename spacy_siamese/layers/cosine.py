@@ -23,20 +23,30 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     xp = model.ops.xp
     A, B = X
-    norm_a = xp.sqrt((A * A).sum(axis=1))
-    norm_b = xp.sqrt((B * B).sum(axis=1))
-    defined = (norm_a > 0) & (norm_b > 0)
-    inv_a = xp.where(defined, 1.0 / xp.where(defined, norm_a, 1.0), 0.0)
-    inv_b = xp.where(defined, 1.0 / xp.where(defined, norm_b, 1.0), 0.0)
-    cos = (A * B).sum(axis=1) * inv_a * inv_b
+    # The cosine does not depend on the vectors' lengths: dividing each row by its largest
+    # |entry| first keeps the squares of huge or tiny entries from overflowing or underflowing.
+    scale_a, scale_b = _row_scale(xp, A), _row_scale(xp, B)
+    U, V = A / scale_a, B / scale_b
+    norm_u = xp.sqrt((U * U).sum(axis=1))
+    norm_v = xp.sqrt((V * V).sum(axis=1))
+    defined = (norm_u > 0) & (norm_v > 0)
+    inv_u = xp.where(defined, 1.0 / xp.where(defined, norm_u, 1.0), 0.0)
+    inv_v = xp.where(defined, 1.0 / xp.where(defined, norm_v, 1.0), 0.0)
+    cos = (U * V).sum(axis=1) * (inv_u * inv_v)
     scale = 0.5 if model.attrs["rescale"] else 1.0
 
     def backprop(dY: Floats2d) -> InT:
         d = dY[:, 0] * scale
-        # d cos / d a = b / (|a| |b|) - cos * a / |a|^2
-        dA = (d * inv_a * inv_b)[:, None] * B - (d * cos * inv_a * inv_a)[:, None] * A
-        dB = (d * inv_a * inv_b)[:, None] * A - (d * cos * inv_b * inv_b)[:, None] * B
+        # d cos / d a = (v / (|u| |v|) - cos * u / |u|^2) / scale_a, with u = a / scale_a, v = b / scale_b
+        dA = ((d * inv_u * inv_v)[:, None] * V - (d * cos * inv_u * inv_u)[:, None] * U) / scale_a
+        dB = ((d * inv_u * inv_v)[:, None] * U - (d * cos * inv_v * inv_v)[:, None] * V) / scale_b
         return dA.astype(A.dtype), dB.astype(B.dtype)
 
     Y = (cos + 1.0) * 0.5 if model.attrs["rescale"] else cos
     return Y[:, None].astype(A.dtype), backprop
+
+
+def _row_scale(xp, X: Floats2d) -> Floats2d:
+    """The largest absolute entry of each row (1 for a zero row), shape (n, 1)."""
+    top = xp.abs(X).max(axis=1, keepdims=True)
+    return xp.where(top > 0, top, 1.0)

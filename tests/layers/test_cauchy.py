@@ -65,3 +65,33 @@ def test_cauchy_is_symmetric():
     A, B = _pair(dtype="f")
     model.initialize(X=(A, B))
     assert numpy.array_equal(model.predict((A, B)), model.predict((B, A)))
+
+
+def test_cauchy_init_on_nearly_identical_pairs_keeps_finite_weights():
+    """A sample whose pairs are close (mean squared distance < 1/709) needs initial weights
+    above 709, where softplus^-1 = log(expm1(w)) overflows to inf (and the scores to NaN)."""
+    model = cauchy_similarity()
+    A, _ = _pair(n=8, dtype="f")
+    B = A + numpy.float32(1e-3) * rng.normal(size=A.shape).astype("f")
+    model.initialize(X=(A, B))
+    w = numpy.logaddexp(0.0, model.get_param("v").astype("f8"))
+    assert numpy.isfinite(w).all()
+    numpy.testing.assert_allclose(((A - B).astype("f8") ** 2 @ w).mean(), 1.0, rtol=1e-3)
+    numpy.testing.assert_array_equal(model.predict((A, A)), 1.0)
+    Y = model.predict((A, B))
+    assert numpy.isfinite(Y).all() and (Y > 0.0).all() and (Y <= 1.0).all()
+
+
+def test_cauchy_gradient_is_finite_for_huge_distances():
+    """Where (a - b)^2 overflows the score rounds to 0; its gradient is 0, not inf * 0 = NaN."""
+    model = cauchy_similarity()
+    A, B = _pair(dtype="f")
+    model.initialize(X=(A, B))
+    A[0] = 1e20
+    B[0] = -1e20
+    with numpy.errstate(over="ignore"):
+        Y, backprop = model((A, B), is_train=True)
+        dA, dB = backprop(numpy.ones((len(A), 1), dtype="f"))
+    assert Y[0, 0] == 0.0 and numpy.isfinite(Y).all()
+    assert numpy.isfinite(dA).all() and numpy.isfinite(dB).all() and numpy.isfinite(model.get_grad("v")).all()
+    assert not dA[0].any()

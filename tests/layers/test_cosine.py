@@ -38,3 +38,20 @@ def test_cosine_rescaled():
     dA, _ = backprop(R)
     loss = lambda: float((rescaled.predict((A, B)) * R).sum())  # noqa: E731
     assert_grad_close(dA, numeric_grad(loss, A, 1e-6))
+
+
+def test_cosine_of_huge_and_tiny_float32_vectors():
+    """The cosine does not depend on length: float32 rows of entries near 1e20 (squares overflow)
+    or 1e-25 (squares underflow to 0) score as at unit scale, with the gradient scaled by 1 / s."""
+    A, B = rng.normal(size=(3, 4)).astype("f"), rng.normal(size=(3, 4)).astype("f")
+    R = rng.normal(size=(3, 1)).astype("f")
+    model = cosine_similarity()
+    expected, backprop = model((A, B), is_train=True)
+    dA1, dB1 = backprop(R)
+    for s in (numpy.float32(1e20), numpy.float32(1e-25)):
+        with numpy.errstate(over="ignore", under="ignore"):
+            Y, backprop = model((A * s, B * s), is_train=True)
+            dA, dB = backprop(R)
+        numpy.testing.assert_allclose(Y, expected, rtol=1e-5)
+        numpy.testing.assert_allclose(dA * s, dA1, rtol=1e-4, atol=1e-6)
+        numpy.testing.assert_allclose(dB * s, dB1, rtol=1e-4, atol=1e-6)
