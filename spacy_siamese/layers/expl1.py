@@ -20,8 +20,8 @@ def exp_l1_similarity(*, norm: str = "l1", scale: float = 1.0, nI: Optional[int]
     """
     if norm not in NORMS:
         raise ValueError(f"ExpL1Similarity: norm must be one of {', '.join(map(repr, NORMS))}, got {norm!r}")
-    if not scale >= 0.0:
-        raise ValueError(f"ExpL1Similarity: scale must be a non-negative number, got {scale!r}")
+    if not 0.0 <= scale < float("inf"):  # an infinite scale made identical vectors score NaN (inf * 0)
+        raise ValueError(f"ExpL1Similarity: scale must be a finite non-negative number, got {scale!r}")
     return Model(
         "exp_l1_similarity",
         forward,

@@ -1,9 +1,10 @@
 from typing import Any, Callable, List, Optional, Tuple
 
-from thinc.api import Model, get_array_module, registry
+import numpy
+from thinc.api import Model, registry
 from thinc.types import Floats2d
 
-Array = Any  # padded (T, B, width) arrays of the model's array module
+Array = Any  # packed (n_tokens, width) arrays of the model's array module
 Cache = Tuple[Array, Array, Array]  # hidden states, cell states, gate activations
 
 
@@ -59,61 +60,86 @@ def init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> None:
 
 
 def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
-    ops = model.ops
-    xp = ops.xp
-    lengths = [len(x) for x in X]
+    xp = model.ops.xp
     n_in = model.get_dim("nI")
     dtype = X[0].dtype if len(X) else "float32"
-    # Padded (T, B, width), sequences left-aligned; positions past a length are zeros and never
-    # reach a valid output (they come after it), so no mask is needed.
-    T, B = max(lengths, default=0), len(X)
-    H = xp.zeros((T, B, n_in), dtype=dtype)
-    for j, x in enumerate(X):
-        H[: len(x), j] = x
-    rev = _reverse_index(xp, lengths, T)
+    # The sequences are packed: sorted by length (longest first) and laid out step by step, so
+    # step t is the rows of the sequences still running, a prefix of the previous step's. Memory
+    # and work follow the number of tokens, not the longest length times the batch size.
+    pack = _Packing(xp, [len(x) for x in X])
+    H = xp.zeros((pack.n_rows, n_in), dtype=dtype)
+    if len(X):
+        H[pack.rows] = xp.concatenate(X)
     caches: List[List[Tuple[Cache, Array]]] = []
     for k in range(model.attrs["depth"]):
         outputs, layer_caches = [], []
         for d in range(_dirs(model)):
-            inp = H if d == 0 else _flip(H, rev)
-            out, cache = _run(model, k, d, inp)
-            outputs.append(out if d == 0 else _flip(out, rev))
+            inp = H if d == 0 else H[pack.reverse]
+            out, cache = _run(model, k, d, inp, pack)
+            outputs.append(out if d == 0 else out[pack.reverse])
             layer_caches.append((cache, inp))
         caches.append(layer_caches)
-        H = xp.concatenate(outputs, axis=2) if len(outputs) > 1 else outputs[0]
-    Y = [H[:n, j] for j, n in enumerate(lengths)]
+        H = xp.concatenate(outputs, axis=1) if len(outputs) > 1 else outputs[0]
+    Y = pack.unpack(H)
 
     def backprop(dY: List[Floats2d]) -> List[Floats2d]:
         dH = xp.zeros(H.shape, dtype=dtype)
-        for j, dy in enumerate(dY):
-            dH[: len(dy), j] = dy
+        if len(dY):
+            dH[pack.rows] = xp.concatenate(dY)
         for k in reversed(range(model.attrs["depth"])):
-            nH = dH.shape[2] // _dirs(model)
+            nH = dH.shape[1] // _dirs(model)
             d_in = None
             for d, (cache, inp) in enumerate(caches[k]):
-                part = dH[:, :, d * nH : (d + 1) * nH]
-                dinp = _run_backward(model, k, d, part if d == 0 else _flip(part, rev), cache, inp)
-                dinp = dinp if d == 0 else _flip(dinp, rev)
+                part = dH[:, d * nH : (d + 1) * nH]
+                dinp = _run_backward(model, k, d, part if d == 0 else part[pack.reverse], cache, inp, pack)
+                dinp = dinp if d == 0 else dinp[pack.reverse]
                 d_in = dinp if d_in is None else d_in + dinp
             dH = d_in
-        return [dH[:n, j] for j, n in enumerate(lengths)]
+        return pack.unpack(dH)
 
     return Y, backprop
 
 
-def _reverse_index(xp, lengths: List[int], T: int):
-    """For each (t, sequence): the position that t maps to when the sequence is reversed within
-    its length (positions past the length map to themselves)."""
-    index = xp.tile(xp.arange(T)[:, None], (1, len(lengths)))
-    for j, n in enumerate(lengths):
-        index[:n, j] = xp.arange(n - 1, -1, -1)
-    return index
+class _Packing:
+    """Where each position of each sequence is in the packed (n_tokens, width) layout."""
 
+    def __init__(self, xp, lengths: List[int]) -> None:
+        order = sorted(range(len(lengths)), key=lambda j: -lengths[j])
+        rank = [0] * len(lengths)
+        for r, j in enumerate(order):
+            rank[j] = r
+        T = max(lengths, default=0)
+        # step t is the rows starts[t] .. starts[t] + sizes[t]: sizes[t] sequences are longer than t
+        ended = numpy.cumsum(numpy.bincount(numpy.asarray(lengths, dtype="int64"), minlength=T + 1))[:T]
+        self.sizes: List[int] = (len(lengths) - ended).tolist()
+        self.starts: List[int] = (numpy.cumsum(self.sizes) - self.sizes).tolist()
+        self.n_rows = sum(lengths)
+        self.n_steps = T
+        self.n_seqs = self.sizes[0] if T else 0  # the non-empty sequences
+        self.lengths = lengths
+        starts = numpy.asarray(self.starts, dtype="int64")
+        # the packed rows of each sequence's positions, sequences in their order; and the
+        # permutation that reverses each sequence within its length
+        seq_rows = [starts[:n] + rank[j] for j, n in enumerate(lengths)]
+        self.rows = xp.asarray(numpy.concatenate(seq_rows) if seq_rows else numpy.zeros(0, "int64"))
+        reverse = numpy.zeros(self.n_rows, dtype="int64")
+        for seq in seq_rows:
+            reverse[seq] = seq[::-1]
+        self.reverse = xp.asarray(reverse)
 
-def _flip(H: Array, index) -> Array:
-    """Each sequence of a padded batch reversed within its length."""
-    xp = get_array_module(H)
-    return H[index, xp.arange(index.shape[1])[None, :]]
+    def step(self, t: int) -> slice:
+        """The rows of step t."""
+        return slice(self.starts[t], self.starts[t] + self.sizes[t])
+
+    def before(self, t: int) -> slice:
+        """The rows of step t - 1 of the sequences in step t (they are a prefix)."""
+        return slice(self.starts[t - 1], self.starts[t - 1] + self.sizes[t])
+
+    def unpack(self, H: Array) -> List[Array]:
+        """The packed rows as a list of sequences, in their order."""
+        out = H[self.rows]
+        ends = numpy.cumsum(self.lengths)
+        return [out[end - n : end] for n, end in zip(self.lengths, ends)]
 
 
 def _param(model: Model, name: str, k: int, d: int) -> Array:
@@ -124,49 +150,55 @@ def _sigmoid(xp, z):
     return 0.5 * (xp.tanh(0.5 * z) + 1.0)
 
 
-def _run(model: Model, k: int, d: int, X: Array) -> Tuple[Array, Cache]:
+def _run(model: Model, k: int, d: int, X: Array, pack: _Packing) -> Tuple[Array, Cache]:
     xp = model.ops.xp
     W, U, b = (_param(model, p, k, d) for p in "WUb")
     nH = U.shape[1]
-    T, B = X.shape[0], X.shape[1]
-    Z = (X.reshape(T * B, X.shape[2]) @ W.T + b).reshape(T, B, 4 * nH)
-    Hs = xp.zeros((T + 1, B, nH), dtype=Z.dtype)  # Hs[t + 1] is h_t; Hs[0] = h_{-1} = 0
-    Cs = xp.zeros((T + 1, B, nH), dtype=Z.dtype)
-    G = xp.zeros((T, B, 4 * nH), dtype=Z.dtype)  # gate activations
-    for t in range(T):
-        z = Z[t] + Hs[t] @ U.T
-        g = G[t]
+    Z = X @ W.T + b
+    Hs = xp.zeros((X.shape[0], nH), dtype=Z.dtype)  # h_t of each packed row
+    Cs = xp.zeros((X.shape[0], nH), dtype=Z.dtype)  # c_t
+    G = xp.zeros((X.shape[0], 4 * nH), dtype=Z.dtype)  # gate activations
+    for t in range(pack.n_steps):
+        rows = pack.step(t)
+        z = Z[rows] if t == 0 else Z[rows] + Hs[pack.before(t)] @ U.T
+        g = G[rows]
         g[:, : 2 * nH] = _sigmoid(xp, z[:, : 2 * nH])
         g[:, 2 * nH : 3 * nH] = xp.tanh(z[:, 2 * nH : 3 * nH])
         g[:, 3 * nH :] = _sigmoid(xp, z[:, 3 * nH :])
-        Cs[t + 1] = g[:, nH : 2 * nH] * Cs[t] + g[:, :nH] * g[:, 2 * nH : 3 * nH]
-        Hs[t + 1] = g[:, 3 * nH :] * xp.tanh(Cs[t + 1])
-    return Hs[1:], (Hs, Cs, G)
+        Cs[rows] = g[:, :nH] * g[:, 2 * nH : 3 * nH]
+        if t:
+            Cs[rows] += g[:, nH : 2 * nH] * Cs[pack.before(t)]
+        Hs[rows] = g[:, 3 * nH :] * xp.tanh(Cs[rows])
+    return Hs, (Hs, Cs, G)
 
 
-def _run_backward(model: Model, k: int, d: int, dY: Array, cache: Cache, X: Array) -> Array:
+def _run_backward(model: Model, k: int, d: int, dY: Array, cache: Cache, X: Array, pack: _Packing) -> Array:
     xp = model.ops.xp
     W, U, _ = (_param(model, p, k, d) for p in "WUb")
     Hs, Cs, G = cache
     nH = U.shape[1]
-    T, B = dY.shape[0], dY.shape[1]
-    dZ = xp.zeros((T, B, 4 * nH), dtype=G.dtype)
-    dh_next = xp.zeros((B, nH), dtype=G.dtype)
-    dc_next = xp.zeros((B, nH), dtype=G.dtype)
-    for t in reversed(range(T)):
-        i, f, g, o = (G[t, :, n * nH : (n + 1) * nH] for n in range(4))
-        dh = dY[t] + dh_next
-        tc = xp.tanh(Cs[t + 1])
-        dc = dh * o * (1.0 - tc * tc) + dc_next
-        dz = dZ[t]
+    dZ = xp.zeros((dY.shape[0], 4 * nH), dtype=G.dtype)
+    H_prev = xp.zeros((dY.shape[0], nH), dtype=G.dtype)  # h_{t-1} of each packed row
+    # the gradients into h_{t-1} and c_{t-1}; a sequence's rows stay zero until its last step
+    dh_next = xp.zeros((pack.n_seqs, nH), dtype=G.dtype)
+    dc_next = xp.zeros((pack.n_seqs, nH), dtype=G.dtype)
+    for t in reversed(range(pack.n_steps)):
+        rows = pack.step(t)
+        size = pack.sizes[t]
+        i, f, g, o = (G[rows, n * nH : (n + 1) * nH] for n in range(4))
+        dh = dY[rows] + dh_next[:size]
+        tc = xp.tanh(Cs[rows])
+        dc = dh * o * (1.0 - tc * tc) + dc_next[:size]
+        dz = dZ[rows]
         dz[:, :nH] = dc * g * i * (1.0 - i)
-        dz[:, nH : 2 * nH] = dc * Cs[t] * f * (1.0 - f)
         dz[:, 2 * nH : 3 * nH] = dc * i * (1.0 - g * g)
         dz[:, 3 * nH :] = dh * tc * o * (1.0 - o)
-        dc_next = dc * f
-        dh_next = dz @ U
-    flat = dZ.reshape(T * B, 4 * nH)
-    model.inc_grad(f"W{k}_{d}", (flat.T @ X.reshape(T * B, X.shape[2])).astype(W.dtype))
-    model.inc_grad(f"U{k}_{d}", (flat.T @ Hs[:-1].reshape(T * B, nH)).astype(U.dtype))
-    model.inc_grad(f"b{k}_{d}", flat.sum(axis=0).astype(W.dtype))
-    return (flat @ W).reshape(T, B, W.shape[1])
+        if t:
+            dz[:, nH : 2 * nH] = dc * Cs[pack.before(t)] * f * (1.0 - f)
+            H_prev[rows] = Hs[pack.before(t)]
+        dc_next[:size] = dc * f
+        dh_next[:size] = dz @ U
+    model.inc_grad(f"W{k}_{d}", (dZ.T @ X).astype(W.dtype))
+    model.inc_grad(f"U{k}_{d}", (dZ.T @ H_prev).astype(U.dtype))
+    model.inc_grad(f"b{k}_{d}", dZ.sum(axis=0).astype(W.dtype))
+    return dZ @ W

@@ -1,6 +1,7 @@
 from typing import Any, Callable, List, Tuple, cast
 
 import numpy
+from spacy.attrs import ORTH
 from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc
 from thinc.api import Model, registry
@@ -41,10 +42,12 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2
         raise ValueError("sentence_vectors: the pipeline has no static vectors (set [initialize] vectors).")
     out: List[Floats2d] = []
     for doc in docs:
-        table = numpy.asarray(ops.to_numpy(doc.vocab.vectors.data))
+        vectors = doc.vocab.vectors
+        table = numpy.asarray(ops.to_numpy(vectors.data))
         T = numpy.zeros((len(doc), width), dtype="float32")
         if len(doc):
-            rows = numpy.asarray(doc.vocab.vectors.find(keys=numpy.asarray([t.orth for t in doc], dtype="uint64")))
+            # keyed as the table is (ORTH unless the vectors say otherwise), as spaCy's StaticVectors
+            rows = numpy.asarray(vectors.find(keys=doc.to_array(getattr(vectors, "attr", ORTH))))
             T[rows >= 0] = table[rows[rows >= 0]]
         starts = sentence_starts(doc)
         bounds = list(zip(starts, starts[1:] + [len(doc)]))

@@ -8,7 +8,7 @@ import spacy
 from thinc.api import chain
 
 from spacy_siamese import make_pair_example
-from spacy_siamese.architectures import build_lstm_encoder
+from spacy_siamese.architectures import build_lstm_encoder, build_sentence_lstm_encoder
 
 from ..conftest import exp_l1_reference, set_random_vectors
 
@@ -112,3 +112,52 @@ def test_lstm_encoder_on_static_vectors_alone():
     Y, backprop = model(docs, is_train=True)
     assert Y.shape == (3, 6) and not Y[1].any() and numpy.isfinite(Y).all()
     backprop(numpy.ones_like(Y))
+
+
+@pytest.mark.parametrize("attrs", [[], ["NORM"]])
+def test_lstm_encoder_with_static_vectors_on_a_batch_without_tokens(attrs):
+    """spaCy's StaticVectors gives no sequences for a batch without a single token: static vectors
+    alone gave no rows for the docs, with hash embeddings blis raised a shape mismatch."""
+    nlp = _vectors_nlp()
+    model = build_lstm_encoder(width=8, hidden_width=6, attrs=attrs, rows=[50] * len(attrs), bidirectional=True)
+    model.initialize(X=_docs(nlp, ["the cat sat"]))
+    for texts in ([""], ["", ""], []):
+        Y, backprop = model(_docs(nlp, texts), is_train=True)
+        assert Y.shape == (len(texts), 6) and Y.dtype == numpy.float32 and not Y.any()
+        backprop(Y)
+    nlp.add_pipe(
+        "siamese_similarity",
+        config={
+            "model": {
+                "encoder": {
+                    "@architectures": "spacy-siamese.LSTMEncoder.v1",
+                    "width": 8,
+                    "hidden_width": 6,
+                    "attrs": attrs,
+                    "rows": [50] * len(attrs),
+                },
+                "comparison": {"@architectures": "spacy-siamese.ExpL1Similarity.v1"},
+            },
+            "loss": {"@losses": "spacy-siamese.SquaredError.v1"},
+        },
+    )
+    optimizer = nlp.initialize(lambda: [make_pair_example(nlp, "the cat", "a dog", 0.5)])
+    losses = nlp.update([make_pair_example(nlp, "", "", 0.5)], sgd=optimizer)  # a batch of empty texts
+    assert numpy.isfinite(losses["siamese_similarity"])
+
+
+@pytest.mark.parametrize("sentences", [False, True])
+def test_lstm_encoders_encode_a_doc_alone_as_beside_a_much_longer_one(sentences):
+    """Padding does not leak: a doc's vector does not depend on the docs that share its batch."""
+    nlp = _vectors_nlp()
+    if sentences:
+        model = build_sentence_lstm_encoder(hidden_width=6, bidirectional=True, pooling="last")
+    else:
+        model = build_lstm_encoder(width=8, hidden_width=6, attrs=["NORM"], rows=[50], bidirectional=True)
+    long_doc = nlp.make_doc(" ".join(["the cat sat on the mat ."] * 300))
+    short = _docs(nlp, ["a dog", "the big red ball . a cat ran", "unknownword", ""])
+    model.initialize(X=short + [long_doc])
+    together = model.predict(short + [long_doc])
+    assert together.dtype == numpy.float32 and numpy.isfinite(together).all()
+    for doc, vector in zip(short, together):
+        numpy.testing.assert_allclose(model.predict([doc])[0], vector, rtol=1e-5, atol=1e-6)

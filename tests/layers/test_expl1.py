@@ -58,5 +58,12 @@ def test_exp_similarity_is_symmetric(norm):
 def test_exp_similarity_rejects_bad_settings():
     with pytest.raises(ValueError, match="norm must be one of 'l1', 'l2', got 'l3'"):
         exp_l1_similarity(norm="l3")
-    with pytest.raises(ValueError, match="scale must be a non-negative number"):
+    with pytest.raises(ValueError, match="scale must be a finite non-negative number, got -1.0"):
         exp_l1_similarity(scale=-1.0)
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_exp_similarity_refuses_an_infinite_scale(norm):
+    """exp(-inf * 0) is NaN: an infinite scale scored identical vectors NaN (and all others 0)."""
+    with pytest.raises(ValueError, match="ExpL1Similarity: scale must be a finite non-negative number, got inf"):
+        exp_l1_similarity(norm=norm, scale=float("inf"))

@@ -1,3 +1,5 @@
+import tracemalloc
+
 import numpy
 import pytest
 from thinc.api import Model, chain
@@ -19,7 +21,7 @@ def _model(bidirectional=False, depth=1, nO=4, nI=3):
 
 @pytest.mark.parametrize("bidirectional", [False, True])
 @pytest.mark.parametrize("depth", [1, 2])
-@pytest.mark.parametrize("lengths", [[3], [3, 2, 0], [1], [4, 1]])
+@pytest.mark.parametrize("lengths", [[3], [3, 2, 0], [1], [4, 1], [2, 5, 0, 1]])
 def test_lstm_gradients(bidirectional, depth, lengths):
     model = _model(bidirectional, depth)
     X = [rng.normal(size=(n, 3)) for n in lengths]
@@ -46,6 +48,43 @@ def test_lstm_sequences_do_not_see_each_other(bidirectional):
     assert len(together) == len(X)
     for x, y in zip(X, together):
         numpy.testing.assert_allclose(model.predict([x])[0], y, rtol=1e-12, atol=1e-12)
+
+
+def test_lstm_float32_short_sequence_alone_and_beside_a_long_one():
+    """float32 stays float32, and a sequence's output and input gradient do not depend on a much
+    longer sequence sharing its batch."""
+    model = lstm(nO=6, nI=3, bidirectional=True, depth=2)
+    model.initialize()
+    short, long = (rng.normal(size=(n, 3)).astype("f") for n in (3, 2000))
+    (alone,), backprop_alone = model([short], is_train=True)
+    (beside, beside_long), backprop = model([short, long], is_train=True)
+    assert alone.dtype == beside.dtype == numpy.float32 and numpy.isfinite(beside_long).all()
+    numpy.testing.assert_allclose(beside, alone, rtol=1e-5, atol=1e-6)
+    R = rng.normal(size=alone.shape).astype("f")
+    (d_alone,) = backprop_alone([R])
+    d_beside, d_long = backprop([R, numpy.zeros_like(beside_long)])
+    assert d_beside.dtype == numpy.float32 and not d_long.any()
+    numpy.testing.assert_allclose(d_beside, d_alone, rtol=1e-5, atol=1e-6)
+    assert all(model.get_grad(name).dtype == numpy.float32 for name in model.param_names)
+
+
+def test_lstm_memory_follows_the_tokens_not_the_longest_sequence():
+    """One long sequence beside many one-token ones costs what as many tokens in short sequences
+    cost (padding every sequence to the longest took length x batch size: quadratic)."""
+    model = lstm(nO=16, nI=8, bidirectional=True)
+    model.initialize()
+
+    def peak_memory(lengths):
+        X = [numpy.ones((n, 8), dtype="f") for n in lengths]
+        tracemalloc.start()
+        try:
+            Y, backprop = model(X, is_train=True)
+            backprop(Y)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    assert peak_memory([300] + [1] * 300) < 2 * peak_memory([2] * 300)
 
 
 def test_bidirectional_backward_half_reads_the_reversed_sequence():

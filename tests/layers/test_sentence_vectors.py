@@ -1,5 +1,6 @@
 import numpy
 import spacy
+from spacy.vectors import Vectors
 
 from spacy_siamese.layers import sentence_vectors
 
@@ -18,3 +19,17 @@ def test_sentence_vectors_average_each_sentence():
     assert not S[2].any()  # no token with a vector
     assert model.predict([nlp.make_doc("")])[0].shape == (0, 6)
     assert not doc.has_annotation("SENT_START")  # the doc is not changed
+
+
+def test_sentence_vectors_look_words_up_as_the_vectors_are_keyed():
+    """A table keyed by LOWER (Vectors(attr="LOWER")) gives "The" the vector of "the", as spaCy's
+    StaticVectors and token.vector do; looking up by ORTH found no vector at all."""
+    nlp = spacy.blank("en")
+    table = Vectors(strings=nlp.vocab.strings, shape=(2, 3), attr="LOWER")
+    table.add("the", vector=numpy.ones(3, dtype="f"))
+    table.add("cat", vector=numpy.full(3, 3.0, dtype="f"))
+    nlp.vocab.vectors = table
+    doc = nlp.make_doc("The Cat .")
+    model = sentence_vectors()
+    model.initialize(X=[doc])
+    numpy.testing.assert_allclose(model.predict([doc])[0], [[4 / 3] * 3], rtol=1e-6)
