@@ -1,5 +1,6 @@
 """Batches of pair examples for in-batch negatives: no two pairs of one batch share a
-duplicate cluster, so every other text in the batch is a true negative; batches of labelled
+duplicate cluster, so every other text in the batch is a true negative, and the pairs of a batch
+can be of one topic, for harder negatives; batches of labelled
 docs grouped by label, for triplet mining; and batches of one dataset each, from a
 multi-dataset corpus."""
 
@@ -8,6 +9,7 @@ import random
 from collections import deque
 from typing import Callable, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
+import numpy
 from spacy.training import Example
 from spacy.util import SimpleFrozenDict, registry
 
@@ -58,6 +60,20 @@ def cluster_batches(
     a teacher's cosine) name no duplicates, so there each text is its own cluster and only pairs
     that share a text are kept apart: joining texts through every pair scored >= 0.5 would chain
     a graded corpus into a few giant clusters and its batches down to single pairs."""
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    return fill_batches(examples, order, size, texts=texts)
+
+
+def fill_batches(
+    examples: Sequence[Example],
+    order: Sequence[int],
+    size: int,
+    *,
+    texts: Callable[[Example], Tuple[str, str]] = pair_texts,
+) -> Iterator[List[Example]]:
+    """Batches of `size` taken from `examples` in `order`, a pair deferred to the first later
+    batch without its duplicate cluster (see `cluster_batches`)."""
     clusters = Clusters()
     sides = [texts(eg) for eg in examples]
     labels = [get_label(eg) for eg in examples]
@@ -66,8 +82,6 @@ def cluster_batches(
             if label == 1.0:
                 clusters.union(a, b)
     keys = [{clusters.find(a), clusters.find(b)} for a, b in sides]
-    order = list(range(len(examples)))
-    random.Random(seed).shuffle(order)
     remaining = deque(order)
     while remaining:
         batch: List[int] = []
@@ -93,6 +107,73 @@ def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
     if size < 1:
         raise ValueError(f"batch_by_clusters: size must be >= 1, got {size}")
     return reseeded(lambda examples, epoch_seed: cluster_batches(examples, size, seed=epoch_seed), seed)
+
+
+def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.ndarray:
+    """A topic id in [0, n_topics) for each text: k-means (scikit-learn's MiniBatchKMeans) of the
+    texts' l2-normalised TF-IDF vectors reduced by truncated SVD (at most 128 dimensions). Texts
+    without a word that occurs twice in `texts` share one topic."""
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    n_topics = max(1, min(n_topics, len(texts)))
+    if n_topics == 1:
+        return numpy.zeros(len(texts), dtype="int64")
+    try:
+        X = TfidfVectorizer(sublinear_tf=True, min_df=2).fit_transform(texts)
+    except ValueError:  # no word occurs twice: nothing to group by
+        return numpy.zeros(len(texts), dtype="int64")
+    if X.shape[1] > 2:
+        X = TruncatedSVD(min(128, X.shape[1] - 1), random_state=seed).fit_transform(X)
+        X /= numpy.maximum(numpy.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    kmeans = MiniBatchKMeans(n_topics, random_state=seed, n_init=1, batch_size=4096)
+    return kmeans.fit_predict(X).astype("int64")
+
+
+def topic_batches(
+    examples: Sequence[Example], size: int, topics: Sequence[int], *, seed: int = 0
+) -> Iterator[List[Example]]:
+    """Batches of `size` pairs of one topic where possible (`topics[i]` is the topic of
+    `examples[i]`): the topics in an order shuffled with `seed`, each topic's pairs shuffled,
+    filled into batches as `cluster_batches` does (no two pairs of a batch share a duplicate
+    cluster). A batch spans two topics where one ends."""
+    rng = random.Random(seed)
+    groups: Dict[int, List[int]] = {}
+    for i, topic in enumerate(topics):
+        groups.setdefault(int(topic), []).append(i)
+    names = list(groups)
+    rng.shuffle(names)
+    order: List[int] = []
+    for name in names:
+        members = groups[name]
+        rng.shuffle(members)
+        order.extend(members)
+    return fill_batches(examples, order, size)
+
+
+@registry.batchers("spacy-siamese.batch_by_topics.v1")
+def configure_batch_by_topics(*, size: int = 128, topic_size: int = 128, seed: int = 0) -> Batcher:
+    """Batches of `size` pairs on one topic, so that in-batch negatives are hard ones (topic-aware
+    sampling, as in TAS-B for dense retrieval): the side-A texts are grouped into topics of about
+    `topic_size` pairs on average (`text_topics`, once for the corpus the batcher is first given),
+    and each batch is filled from one topic (`topic_batches`), no two pairs sharing a duplicate
+    cluster. Each call (epoch) shuffles with the next seed, so epochs differ and a run is
+    reproducible."""
+    if size < 1 or topic_size < 1:
+        raise ValueError(f"batch_by_topics: size and topic_size must be >= 1, got {size} and {topic_size}")
+    known: Dict[str, int] = {}
+
+    def batches(examples: List[Example], epoch_seed: int) -> Iterator[List[Example]]:
+        texts = [eg.predicted.text for eg in examples]
+        if any(text not in known for text in texts):  # the first epoch, or another corpus
+            distinct = list(dict.fromkeys(texts))
+            topics = text_topics(distinct, round(len(examples) / topic_size), seed=seed)
+            known.clear()
+            known.update(zip(distinct, (int(t) for t in topics)))
+        return topic_batches(examples, size, [known[text] for text in texts], seed=epoch_seed)
+
+    return reseeded(batches, seed)
 
 
 def reseeded(batches: Callable[[List[Example], int], Iterator[List[Example]]], seed: int) -> Batcher:

@@ -11,8 +11,11 @@ from spacy_siamese.batching import (
     configure_batch_by_clusters,
     configure_batch_by_dataset,
     configure_batch_by_labels,
+    configure_batch_by_topics,
     dataset_batches,
     pair_texts,
+    text_topics,
+    topic_batches,
 )
 from spacy_siamese.labelled import get_doc_labels, labelled_doc_example
 from spacy_siamese.pair_examples import get_dataset, make_pair_example
@@ -101,6 +104,99 @@ def test_registered_batcher_changes_order_between_epochs():
     epoch1 = [eg.predicted.text for batch in batcher(examples) for eg in batch]
     epoch2 = [eg.predicted.text for batch in batcher(examples) for eg in batch]
     assert sorted(epoch1) == sorted(epoch2) and epoch1 != epoch2
+
+
+TOPIC_WORDS = {
+    "cat": "cats kitten purr whiskers litter",
+    "car": "cars engine brake tyre fuel",
+    "tax": "taxes income refund return deduction",
+}
+
+
+def topic_pairs(n_per_topic=12):
+    """Pairs whose texts use the words of one topic each; every fourth pair a duplicate."""
+    pairs = []
+    for topic, words in TOPIC_WORDS.items():
+        w = words.split()
+        for i in range(n_per_topic):
+            a = f"{topic} {w[i % 5]} {w[(i + 1) % 5]} {topic}{i}"
+            b = f"{topic} {w[(i + 2) % 5]} {w[(i + 3) % 5]} {topic}{i}b"
+            pairs.append((a, b, int(i % 4 == 0)))
+    return pairs
+
+
+def test_text_topics_group_texts_by_their_words():
+    pairs = topic_pairs()
+    texts = [a for a, _, _ in pairs]
+    topics = text_topics(texts, 3, seed=0)
+    assert topics.shape == (len(texts),)
+    by_word = {}
+    for text, topic in zip(texts, topics):
+        by_word.setdefault(text.split()[0], set()).add(int(topic))
+    assert all(len(found) == 1 for found in by_word.values()), by_word
+    assert len({next(iter(found)) for found in by_word.values()}) == 3
+    assert (text_topics(texts, 3, seed=0) == topics).all()
+
+
+@pytest.mark.parametrize(
+    "texts,n_topics",
+    [([], 4), (["one text"], 4), (["", " ", ""], 2), (["alpha", "beta", "gamma"], 2), (["a b", "a b"], 5)],
+)
+def test_text_topics_with_nothing_to_group_by(texts, n_topics):
+    topics = text_topics(texts, n_topics)
+    assert topics.shape == (len(texts),) and topics.dtype == "int64"
+    assert ((topics >= 0) & (topics < max(1, n_topics))).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_topic_batches_take_one_topic_at_a_time(seed):
+    pairs = topic_pairs()
+    examples = pair_examples(make_nlp(), pairs)
+    topics = [int(a.split()[0] == "car") + 2 * int(a.split()[0] == "tax") for a, _, _ in pairs]
+    batches = list(topic_batches(examples, 4, topics, seed=seed))
+    assert sorted(eg.predicted.text for batch in batches for eg in batch) == sorted(a for a, _, _ in pairs)
+    # 12 pairs per topic in batches of 4: every batch holds one topic
+    assert all(len({eg.predicted.text.split()[0] for eg in batch}) == 1 for batch in batches)
+    assert [len(batch) for batch in batches] == [4] * 9
+    again = [[eg.predicted.text for eg in batch] for batch in topic_batches(examples, 4, topics, seed=seed)]
+    assert again == [[eg.predicted.text for eg in batch] for batch in batches]
+
+
+def test_topic_batches_keep_a_duplicate_cluster_out_of_each_batch():
+    examples = pair_examples(make_nlp(), CLUSTER_PAIRS)
+    clusters = Clusters()
+    for a, b, y in CLUSTER_PAIRS:
+        if y:
+            clusters.union(a, b)
+    batches = list(topic_batches(examples, 3, [0] * len(CLUSTER_PAIRS), seed=0))
+    assert sorted(eg.predicted.text for batch in batches for eg in batch) == sorted(a for a, _, _ in CLUSTER_PAIRS)
+    for batch in batches:
+        roots = [r for eg in batch for r in {clusters.find(t) for t in pair_texts(eg)}]
+        assert len(roots) == len(set(roots))
+
+
+def test_batch_by_topics_finds_topics_once_and_changes_order_between_epochs(monkeypatch):
+    from spacy_siamese import batching
+
+    calls = []
+    monkeypatch.setattr(batching, "text_topics", lambda texts, n, seed: calls.append(n) or text_topics(texts, n))
+    batcher = registry.resolve(
+        {"b": {"@batchers": "spacy-siamese.batch_by_topics.v1", "size": 4, "topic_size": 12, "seed": 0}}
+    )["b"]
+    examples = pair_examples(make_nlp(), topic_pairs())
+    epoch1 = [[eg.predicted.text for eg in batch] for batch in batcher(examples)]
+    epoch2 = [[eg.predicted.text for eg in batch] for batch in batcher(list(reversed(examples)))]
+    assert calls == [3]  # 36 pairs / topic_size 12, found in the first epoch only
+    assert sorted(t for b in epoch1 for t in b) == sorted(t for b in epoch2 for t in b) and epoch1 != epoch2
+    assert all(len({text.split()[0] for text in batch}) == 1 for batch in epoch1)
+    list(batcher(pair_examples(make_nlp(), [("a new text", "another", 0)] + topic_pairs())))
+    assert calls == [3, 3]  # a text it has not seen: topics found again
+
+
+@pytest.mark.parametrize("size,topic_size", [(0, 128), (128, 0)])
+def test_batch_by_topics_rejects_bad_sizes(size, topic_size):
+    with pytest.raises(ValueError, match="batch_by_topics: size and topic_size must be >= 1"):
+        configure_batch_by_topics(size=size, topic_size=topic_size)
 
 
 def test_batch_by_labels_groups_docs_of_one_label():

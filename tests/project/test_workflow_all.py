@@ -190,6 +190,7 @@ def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(
     schedule = config["training"]["optimizer"]["learn_rate"]
     assert schedule["@schedules"] == "warmup_linear.v1" and schedule["total_steps"] == 4
     assert config["system"]["seed"] == 1
+    assert config["training"]["batcher"]["@batchers"] == "spacy-siamese.batch_by_topics.v1"
     training = project.dir / "training"
     assert model_id(training / "quora_continued/model-last") != model_id(training / "quora/model-last")
     report = json.loads((project.dir / "metrics/quora_continued.json").read_text())
