@@ -7,7 +7,7 @@ multi-dataset corpus."""
 import math
 import random
 from collections import deque
-from typing import Callable, Deque, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Deque, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy
 from spacy.training import Example
@@ -156,22 +156,23 @@ def topic_batches(
 def configure_batch_by_topics(*, size: int = 128, topic_size: int = 128, seed: int = 0) -> Batcher:
     """Batches of `size` pairs on one topic, so that in-batch negatives are hard ones (topic-aware
     sampling, as in TAS-B for dense retrieval): the side-A texts are grouped into topics of about
-    `topic_size` pairs on average (`text_topics`, once for the corpus the batcher is first given),
+    `topic_size` pairs on average (`text_topics`, once for each corpus the batcher is given),
     and each batch is filled from one topic (`topic_batches`), no two pairs sharing a duplicate
     cluster. Each call (epoch) shuffles with the next seed, so epochs differ and a run is
     reproducible."""
     if size < 1 or topic_size < 1:
         raise ValueError(f"batch_by_topics: size and topic_size must be >= 1, got {size} and {topic_size}")
-    known: Dict[str, int] = {}
+    # the topics of each corpus the batcher is given (under batch_by_dataset.v1: of each dataset)
+    found: Dict[FrozenSet[str], Dict[str, int]] = {}
 
     def batches(examples: List[Example], epoch_seed: int) -> Iterator[List[Example]]:
         texts = [eg.predicted.text for eg in examples]
-        if any(text not in known for text in texts):  # the first epoch, or another corpus
+        corpus = frozenset(texts)
+        if corpus not in found:
             distinct = list(dict.fromkeys(texts))
             topics = text_topics(distinct, round(len(examples) / topic_size), seed=seed)
-            known.clear()
-            known.update(zip(distinct, (int(t) for t in topics)))
-        return topic_batches(examples, size, [known[text] for text in texts], seed=epoch_seed)
+            found[corpus] = dict(zip(distinct, (int(t) for t in topics)))
+        return topic_batches(examples, size, [found[corpus][text] for text in texts], seed=epoch_seed)
 
     return reseeded(batches, seed)
 

@@ -193,6 +193,23 @@ def test_batch_by_topics_finds_topics_once_and_changes_order_between_epochs(monk
     assert calls == [3, 3]  # a text it has not seen: topics found again
 
 
+def test_batch_by_topics_inside_batch_by_dataset_finds_each_datasets_topics_once(monkeypatch):
+    from spacy_siamese import batching
+
+    calls = []
+    monkeypatch.setattr(
+        batching, "text_topics", lambda texts, n, seed: calls.append(len(texts)) or text_topics(texts, n)
+    )
+    examples = tagged_examples({"quora": 8, "sts": 6})
+    batcher = configure_batch_by_dataset(batcher=configure_batch_by_topics(size=2, topic_size=3), seed=0)
+    epochs = [
+        [[eg.predicted.text for eg in b] for b in batcher(list(reversed(examples)) if e else examples)]
+        for e in range(3)
+    ]
+    assert sorted(calls) == [6, 8]  # each dataset's 6 or 8 distinct side-A texts, in the first epoch only
+    assert all(sorted(t for b in epoch for t in b) == sorted(eg.predicted.text for eg in examples) for epoch in epochs)
+
+
 @pytest.mark.parametrize("size,topic_size", [(0, 128), (128, 0)])
 def test_batch_by_topics_rejects_bad_sizes(size, topic_size):
     with pytest.raises(ValueError, match="batch_by_topics: size and topic_size must be >= 1"):
