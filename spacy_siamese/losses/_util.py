@@ -56,3 +56,10 @@ def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: A
     known = component[a][:, None] == component[b][None, :]
     numpy.fill_diagonal(known, False)
     return known
+
+
+def softplus_sigmoid(xp: Any, z: Any) -> Tuple[Any, Any]:
+    """log(1 + exp(z)) and its derivative sigmoid(z), the latter as exp(z - softplus(z)), which
+    does not overflow for a large |z|."""
+    softplus = xp.logaddexp(0.0, z)
+    return softplus, xp.exp(z - softplus)

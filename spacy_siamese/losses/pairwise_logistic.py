@@ -5,7 +5,7 @@ from typing import Tuple
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ._util import check_truths
+from ._util import check_truths, softplus_sigmoid
 
 
 class PairwiseLogisticLoss:
@@ -40,10 +40,10 @@ class PairwiseLogisticLoss:
         if m == 0:
             return xp.zeros_like(scores), 0.0
         z = -self.gamma * (s[:, None] - s[None, :])
-        softplus = xp.logaddexp(0.0, z)
+        softplus, sigmoid = softplus_sigmoid(xp, z)
         loss = float(softplus[ordered].sum() / m)
-        # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z), as exp(z - softplus(z)): no overflow
-        g = xp.where(ordered, -self.gamma * xp.exp(z - softplus), 0.0) / m
+        # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z)
+        g = xp.where(ordered, -self.gamma * sigmoid, 0.0) / m
         d = g.sum(axis=1) - g.sum(axis=0)
         return d[:, None].astype(scores.dtype), loss
 

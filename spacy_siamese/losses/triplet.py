@@ -7,7 +7,7 @@ import numpy
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ._util import Loss, check_truths, in_batch_columns, known_duplicates
+from ._util import Loss, check_truths, in_batch_columns, known_duplicates, softplus_sigmoid
 
 TRIPLET_FORMS = ("logistic", "margin")
 MINING = ("all", "hard")
@@ -116,8 +116,8 @@ class TripletLoss:
         xp = get_array_module(x)
         if self.form == "logistic":
             z = self.scale * x
-            value = xp.logaddexp(0.0, z)
-            return value, self.scale * xp.exp(z - value)  # scale * sigmoid(z), without overflow
+            value, sigmoid = softplus_sigmoid(xp, z)
+            return value, self.scale * sigmoid
         return xp.maximum(0.0, self.margin + x), (self.margin + x > 0).astype(x.dtype)
 
 
