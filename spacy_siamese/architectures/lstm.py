@@ -1,17 +1,16 @@
 """The LSTM siamese encoders: MaLSTM (Mueller & Thyagarajan 2016), token features -> LSTM -> h_T,
 and its document-level variant over sentence vectors (Patel 2017)."""
 
-from typing import Callable, List, Sequence, Tuple, Union
+from typing import List, Sequence, Union
 
 from spacy.ml.models.tok2vec import MultiHashEmbed
 from spacy.ml.staticvectors import StaticVectors
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Dropout, Model, chain, ragged2list
-from thinc.layers.chain import forward as chain_forward
-from thinc.layers.chain import init as chain_init
 from thinc.types import Floats2d
 
+from ..layers.no_tokens import skip_features_without_tokens
 from ..layers.recurrent import lstm
 from ..layers.sentence_vectors import sentence_vectors
 from ..layers.sequence_pool import POOLINGS, sequence_pool
@@ -55,30 +54,17 @@ def build_lstm_encoder(
         embed = chain(StaticVectors(nO=width, dropout=0.0), ragged2list())
     else:
         raise ValueError("LSTMEncoder: no token features: give attrs or set include_static_vectors = true")
-    model = _zeros_without_tokens(
+    model = skip_features_without_tokens(
         chain(
             embed,
             Dropout(dropout),
             lstm(nO=hidden_width, nI=width, bidirectional=bidirectional, depth=depth),
             sequence_pool(mode=pooling, bidirectional=bidirectional),
-        )
+        ),
+        width,
     )
     model.set_dim("nO", hidden_width)
     return model
-
-
-def _zeros_without_tokens(chained: Model[List[Doc], Floats2d]) -> Model[List[Doc], Floats2d]:
-    """The chain, except that a batch without a single token gives zero vectors: spaCy's
-    StaticVectors returns no sequences at all for one (MultiHashEmbed then fails inside blis,
-    static vectors alone lose the docs). The same name, layers and dims, so saved pipes load."""
-    dims = {name: chained.maybe_get_dim(name) for name in chained.dim_names}
-    return Model(chained.name, _forward_zeros_without_tokens, init=chain_init, layers=chained.layers, dims=dims)
-
-
-def _forward_zeros_without_tokens(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
-    if not any(len(doc) for doc in docs):
-        return model.ops.alloc2f(len(docs), model.get_dim("nO")), lambda dY: []
-    return chain_forward(model, docs, is_train)
 
 
 @registry.architectures("spacy-siamese.SentenceLSTMEncoder.v1")

@@ -10,6 +10,7 @@ from thinc.api import Logistic, Maxout, Model, chain, list2ragged, residual
 from thinc.types import Floats2d
 
 from ..layers import mean_max_pool
+from ..layers.no_tokens import skip_features_without_tokens
 
 DEFAULT_ATTRS = ("NORM", "PREFIX", "SUFFIX", "SHAPE")
 DEFAULT_ROWS = (10000, 2500, 2500, 2500)
@@ -66,7 +67,8 @@ def build_pooled_tok2vec(
     `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2` (character features) and
     `spacy.MaxoutWindowEncoder.v2`: mean+max pooling -> `post_depth` residual Maxout layers ->
     optional Maxout projection to `proj_width` -> optional sigmoid squash. The token vectors'
-    width is the tok2vec's nO; use lexical features only (partner docs get no other pipe).
+    width is the tok2vec's nO; use lexical features only (partner docs get no other pipe). On a
+    batch without a single token the tok2vec is not run: its docs pool to zeros, as beside others.
     """
     if post_depth < 0 or proj_width < 0:
         raise ValueError(f"PooledTok2Vec: need post_depth >= 0 and proj_width >= 0, got {post_depth} and {proj_width}")
@@ -80,7 +82,7 @@ def build_pooled_tok2vec(
         layers.append(Maxout(nO=proj_width, nI=2 * width, nP=maxout_pieces, normalize=True))
     if squash:
         layers.append(Logistic())
-    model: Model[List[Doc], Floats2d] = chain(*layers)
+    model: Model[List[Doc], Floats2d] = skip_features_without_tokens(chain(*layers), width)
     model.set_dim("nO", proj_width if proj_width > 0 else 2 * width)
     return model
 

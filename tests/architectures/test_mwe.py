@@ -8,11 +8,13 @@ import numpy
 import pytest
 import spacy
 from spacy.util import registry
+from thinc.api import chain
 
+from spacy_siamese import make_pair_example
 from spacy_siamese.architectures import build_mwe_encoder, build_mwe_encoder_v1, build_pooled_tok2vec
 from spacy_siamese.architectures.mwe import DEFAULT_ATTRS
 
-from ..conftest import PAIRS
+from ..conftest import PAIRS, set_random_vectors
 
 V1_PIPELINE = Path(__file__).parent.parent / "data" / "v1_pipeline"
 
@@ -22,6 +24,28 @@ def _mwe_encoder(docs, **settings):
     model = build_mwe_encoder(width=8, depth=1, rows=50, post_depth=1, **settings)
     model.initialize(X=docs)
     return model
+
+
+def character_tok2vec(*, static_vectors: bool) -> dict:
+    """A small spaCy Tok2Vec config with character features, for PooledTok2Vec.v1."""
+    return {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.CharacterEmbed.v2",
+            "width": 8,
+            "rows": 50,
+            "nM": 4,
+            "nC": 3,
+            "include_static_vectors": static_vectors,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": 8,
+            "window_size": 1,
+            "maxout_pieces": 2,
+            "depth": 1,
+        },
+    }
 
 
 @pytest.mark.parametrize("proj_width,squash", [(0, False), (12, True)])
@@ -44,24 +68,7 @@ def test_pooled_tok2vec_pools_any_spacy_tok2vec_such_as_character_embeddings():
             "@architectures": "spacy-siamese.PooledTok2Vec.v1",
             "post_depth": 1,
             "proj_width": 12,
-            "tok2vec": {
-                "@architectures": "spacy.Tok2Vec.v2",
-                "embed": {
-                    "@architectures": "spacy.CharacterEmbed.v2",
-                    "width": 8,
-                    "rows": 50,
-                    "nM": 4,
-                    "nC": 3,
-                    "include_static_vectors": False,
-                },
-                "encode": {
-                    "@architectures": "spacy.MaxoutWindowEncoder.v2",
-                    "width": 8,
-                    "window_size": 1,
-                    "maxout_pieces": 2,
-                    "depth": 1,
-                },
-            },
+            "tok2vec": character_tok2vec(static_vectors=False),
         }
     }
     assert registry.architectures.get("spacy-siamese.PooledTok2Vec.v1") is build_pooled_tok2vec
@@ -160,3 +167,89 @@ def test_pipeline_saved_with_v1_names_loads_and_scores_the_same():
     nlp = spacy.load(V1_PIPELINE, exclude=["tokenizer", "vocab"])  # the fixture stores neither
     got = [nlp(a).similarity(nlp(b)) for a, b, _ in PAIRS]
     numpy.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+WORDS = ["the", "cat", "sat", "dog", "a"]
+WITHOUT_TOKENS = [[""], ["", ""], []]
+ENCODERS = {
+    "v2": {"@architectures": "spacy-siamese.MWEEncoder.v2", "width": 8, "depth": 1, "rows": 50},
+    "v1_projected": {"@architectures": "spacy-siamese.MWEEncoder.v1", "width": 8, "rows": 50, "proj_width": 12},
+    "pooled_characters": {
+        "@architectures": "spacy-siamese.PooledTok2Vec.v1",
+        "tok2vec": character_tok2vec(static_vectors=True),
+    },
+}
+
+
+def _randomized(model, docs):
+    """`model` initialized on `docs`, every weight seeded random: an empty doc's vector, zero
+    after the pooling, is then not zero after the layers behind it."""
+    model.initialize(X=docs)
+    rng = numpy.random.default_rng(0)
+    for node in model.walk():
+        for name in node.param_names:
+            if node.has_param(name):
+                param = node.get_param(name)
+                node.set_param(name, rng.normal(scale=0.5, size=param.shape).astype(param.dtype))
+    return model
+
+
+def _encoder(name, static_vectors):
+    config = dict(ENCODERS[name])
+    if name != "pooled_characters":
+        config["include_static_vectors"] = static_vectors
+    return registry.resolve({"encoder": config})["encoder"]
+
+
+@pytest.mark.parametrize(
+    "name,static_vectors",
+    [("v2", True), ("v2", False), ("v1_projected", True), ("v1_projected", False), ("pooled_characters", True)],
+)
+def test_encoders_encode_a_batch_without_tokens_as_beside_other_docs(name, static_vectors):
+    """spaCy's StaticVectors gives no sequences for a batch without a single token and
+    MultiHashEmbed then failed inside blis (as did hash features alone on no docs): the tok2vec
+    is now skipped for such a batch, and an empty doc gets the vector it gets beside others."""
+    nlp = set_random_vectors(spacy.blank("en"), WORDS, 6)
+    model = _randomized(_encoder(name, static_vectors), [nlp("the cat sat"), nlp("a dog")])
+    width = model.get_dim("nO")
+    beside = model.predict([nlp("the cat sat"), nlp(""), nlp("a dog")])[1]
+    assert beside.any() and numpy.isfinite(beside).all()
+    for texts in WITHOUT_TOKENS:
+        docs = [nlp(text) for text in texts]
+        Y, backprop = model(docs, is_train=True)
+        assert Y.shape == (len(texts), width) and Y.dtype == numpy.float32 and numpy.isfinite(Y).all()
+        numpy.testing.assert_array_equal(Y, numpy.tile(beside, (len(texts), 1)))
+        assert backprop(numpy.ones_like(Y)) == []
+        numpy.testing.assert_array_equal(model.predict(docs), Y)
+
+
+def test_encoder_without_tokens_keeps_the_layers_of_the_plain_chain():
+    """The guard keeps the chain's name, layers and dims: weights saved with the plain chain
+    (as before the guard) load into the encoder and back, with the same vectors."""
+    nlp = set_random_vectors(spacy.blank("en"), WORDS, 6)
+    docs = [nlp("the cat sat"), nlp(""), nlp("a dog sat")]
+    settings = {"width": 8, "depth": 1, "rows": 50, "include_static_vectors": True, "proj_width": 12}
+    model = _randomized(build_mwe_encoder(**settings), docs)
+    plain = chain(*build_mwe_encoder(**settings).layers)  # the layer tree before the guard
+    assert plain.name == model.name
+    plain.from_bytes(model.to_bytes())
+    numpy.testing.assert_array_equal(plain.predict(docs), model.predict(docs))
+    fresh = build_mwe_encoder(**settings).from_bytes(plain.to_bytes())
+    assert fresh.to_bytes() == model.to_bytes()
+    numpy.testing.assert_array_equal(fresh.predict(docs), model.predict(docs))
+    numpy.testing.assert_array_equal(fresh.predict([nlp("")]), model.predict(docs)[1:2])
+
+
+def test_pipe_trains_on_a_batch_of_empty_texts_with_static_vectors():
+    nlp = set_random_vectors(spacy.blank("en"), WORDS, 6)
+    encoder = {**ENCODERS["v2"], "include_static_vectors": True, "post_depth": 1}
+    nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder}})
+    optimizer = nlp.initialize(lambda: [make_pair_example(nlp, "the cat", "a dog", 1.0)])
+    for pairs in ([("", "", 1.0)], [("", "", 1.0), ("", " ", 0.0)]):
+        losses = nlp.update([make_pair_example(nlp, a, b, y) for a, b, y in pairs], sgd=optimizer)
+        assert numpy.isfinite(losses["siamese_similarity"])
+    pipe = nlp.get_pipe("siamese_similarity")
+    beside = pipe.predict([nlp.make_doc("the cat"), nlp.make_doc("")])[1]
+    for docs in (list(pipe.pipe([nlp.make_doc(""), nlp.make_doc("")])), list(nlp.pipe(["", ""]))):
+        numpy.testing.assert_array_equal([doc.vector for doc in docs], [beside, beside])
+    assert 0.0 <= nlp("").similarity(nlp(" ")) <= 1.0
