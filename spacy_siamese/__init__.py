@@ -2,7 +2,7 @@
 
 from . import architectures, callbacks, corpora, layers, losses, scoring  # noqa: F401  (registrations)
 from .component import SiameseSimilarity, make_siamese_similarity
-from .corpora import DocumentFormatError, PairFormatError, PairRecord, read_pairs
+from .corpora import DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord, read_pairs
 from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
 from .pair_examples import make_pair_example
 from .search import SimilarityIndex, cluster_duplicates, find_duplicates
@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DocumentFormatError",
+    "EmptyTextWarning",
     "LostHooksWarning",
     "PairFormatError",
     "PairRecord",

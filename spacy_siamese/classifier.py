@@ -198,7 +198,13 @@ class SimilarityClassifier(Pipe):
         return srsly.msgpack_dumps({"cfg": self.cfg, "exemplars": self.exemplars})
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> "SimilarityClassifier":
-        self._load(srsly.msgpack_loads(bytes_data), where="bytes")
+        try:
+            data = srsly.msgpack_loads(bytes_data)
+        except ValueError as e:
+            raise ValueError(f"The '{self.name}' pipe's saved bytes are damaged: not valid msgpack ({e}).") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"The '{self.name}' pipe's saved bytes are damaged: no cfg and exemplars.")
+        self._load(data.get("cfg"), data.get("exemplars"), cfg_at="bytes", exemplars_at="bytes")
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
@@ -209,18 +215,39 @@ class SimilarityClassifier(Pipe):
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "SimilarityClassifier":
         path = Path(path)
-        for part in ("cfg", "exemplars.json"):
-            if not (path / part).exists():
-                raise ValueError(f"The '{self.name}' pipe's directory {path} has no file '{part}'.")
-        self._load({"cfg": srsly.read_json(path / "cfg"), "exemplars": srsly.read_json(path / "exemplars.json")}, path)
+        cfg_file, exemplars_file = path / "cfg", path / "exemplars.json"
+        for part in (cfg_file, exemplars_file):
+            if not part.exists():
+                raise ValueError(f"The '{self.name}' pipe's directory {path} has no file '{part.name}'.")
+        cfg, exemplars = self._read_json(cfg_file), self._read_json(exemplars_file)
+        self._load(cfg, exemplars, cfg_at=str(cfg_file), exemplars_at=str(exemplars_file))
         return self
 
-    def _load(self, data: Dict[str, Any], where: Any) -> None:
-        cfg, exemplars = data.get("cfg"), data.get("exemplars")
-        if not isinstance(cfg, dict) or cfg.get("rule") not in RULES or not isinstance(exemplars, dict):
-            raise ValueError(f"The '{self.name}' pipe's saved data ({where}) is damaged: no valid cfg or exemplars.")
-        self.cfg.update(cfg)
+    def _read_json(self, path: Path) -> Any:
+        try:
+            return srsly.read_json(path)
+        except ValueError as e:  # UnicodeDecodeError included
+            raise ValueError(f"The '{self.name}' pipe's saved file {path} is damaged: not valid JSON ({e}).") from None
+
+    def _load(self, cfg: Any, exemplars: Any, *, cfg_at: str, exemplars_at: str) -> None:
+        """Take saved settings and exemplars. A damaged part raises naming where it was read from
+        (`cfg_at`, `exemplars_at`: a file or "bytes") and leaves the pipe as it was."""
+        if not isinstance(cfg, dict) or cfg.get("rule") not in RULES:
+            raise ValueError(
+                f"The '{self.name}' pipe's saved cfg ({cfg_at}) is damaged: no valid rule ({', '.join(RULES)})."
+            )
+        if not isinstance(exemplars, dict):
+            raise ValueError(
+                f"The '{self.name}' pipe's saved exemplars ({exemplars_at}) are damaged: not a mapping of labels "
+                "to texts."
+            )
+        old = self.exemplars
         self.exemplars = {}
+        try:
+            for label, texts in exemplars.items():
+                self.add_exemplars(label, texts)
+        except ValueError as e:
+            self.exemplars = old
+            raise ValueError(f"The '{self.name}' pipe's saved exemplars ({exemplars_at}) are damaged: {e}") from None
+        self.cfg.update(cfg)
         self._cache = None
-        for label, texts in exemplars.items():
-            self.add_exemplars(label, texts)

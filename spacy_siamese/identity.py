@@ -12,9 +12,10 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import srsly
+from spacy.pipeline.pipe import deserialize_config
 from spacy.training import loop
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
@@ -88,16 +89,25 @@ class ModelIdentity:
             )
         old_id = self.cfg["model_id"]
         layers = layer_names(self.model)
+        # The parts TrainablePipe.from_disk reads, in its order, read one by one to name the one that fails.
+        readers: Dict[str, Callable[[Path], Any]] = {
+            "cfg": lambda p: self.cfg.update(deserialize_config(p)),
+            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            "model": lambda p: self.model.from_bytes(p.read_bytes()),
+        }
         with self._unchanged_on_error(exclude):
-            try:
-                super().from_disk(path, exclude=exclude)  # type: ignore[misc]
-            except LOAD_ERRORS as e:
-                check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}", error=e)
-                raise ValueError(
-                    f"Could not load the '{self.name}' pipe from {path} ({type(e).__name__}: {e}). The directory "
-                    "looks incomplete or damaged, e.g. written by a training run that was interrupted while "
-                    "saving: load another checkpoint (model-best) or save the pipeline again."
-                ) from e
+            for part, read in readers.items():
+                if part in exclude:
+                    continue
+                try:
+                    read(path / part)
+                except LOAD_ERRORS as e:
+                    check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}", error=e)
+                    raise ValueError(
+                        f"Could not load the '{self.name}' pipe from {path / part} ({type(e).__name__}: {e}). It "
+                        "looks incomplete or damaged, e.g. written by a training run that was interrupted while "
+                        "saving: load another checkpoint (model-best) or save the pipeline again."
+                    ) from e
             check_architecture(self.model, layers, f"The '{self.name}' pipe saved at {path}")
             self._loaded(old_id, where=str(path / "cfg"))
         return self

@@ -86,6 +86,38 @@ def test_add_exemplars_and_round_trips(nlp, tmp_path):
     assert other.exemplars == clf.exemplars and other.cfg == clf.cfg
 
 
+@pytest.mark.parametrize(
+    "part,text,problem",
+    [
+        ("cfg", "{not json", "not valid JSON"),
+        ("cfg", '{"rule": "median"}', "no valid rule"),
+        ("exemplars.json", "", "not valid JSON"),
+        ("exemplars.json", '["a"]', "not a mapping"),
+        ("exemplars.json", '{"sky": [1]}', "needs one or more exemplar texts"),
+        ("exemplars.json", '{"ok": ["a"], "sky": "one text"}', "not one string"),
+    ],
+)
+def test_a_damaged_saved_file_is_named_and_the_pipe_stays_as_it_was(nlp, tmp_path, part, text, problem):
+    clf = nlp.get_pipe("similarity_classifier")
+    clf.to_disk(tmp_path / "clf")
+    (tmp_path / "clf" / part).write_text(text, encoding="utf8")
+    clf.cfg["rule"] = "max"
+    cfg, exemplars = dict(clf.cfg), {label: list(texts) for label, texts in clf.exemplars.items()}
+    with pytest.raises(ValueError) as error:
+        clf.from_disk(tmp_path / "clf")
+    message = str(error.value)
+    assert str(tmp_path / "clf" / part) in message and "damaged" in message and problem in message, message
+    assert clf.cfg == cfg and clf.exemplars == exemplars
+
+
+def test_damaged_bytes_are_reported_as_such(nlp):
+    clf = nlp.get_pipe("similarity_classifier")
+    for data in (b"garbage", b"", b"\x93\x01"):
+        with pytest.raises(ValueError, match="saved bytes are damaged"):
+            clf.from_bytes(data)
+    assert clf.exemplars == EXEMPLARS
+
+
 def test_exemplars_follow_the_similarity_weights(nlp, base_nlp):
     """Exemplar vectors are cached per model id: new weights, new exemplar vectors."""
     doc_text = "Why is the sky blue?"

@@ -1,6 +1,7 @@
 """The model id of a siamese_similarity pipe: renewed when the weights change (updates,
 use_params), checked when loading, and the training-loop evaluation that retunes the threshold."""
 
+import re
 import subprocess
 import sys
 
@@ -194,17 +195,38 @@ def test_missing_cfg_is_reported_as_missing(nlp, tmp_path):
         spacy.load(path)
 
 
-@pytest.mark.parametrize("keep", [0, 0.5])
-def test_half_written_model_names_the_directory_and_what_to_do(nlp, tmp_path, keep):
+@pytest.mark.parametrize(
+    "part,damage",
+    [
+        ("model", lambda data: b""),
+        ("model", lambda data: data[: len(data) // 2]),  # truncated
+        ("model", lambda data: b"\x00garbage" * 10),
+        ("cfg", lambda data: b"{not json"),
+        ("cfg", lambda data: b"[1, 2]"),
+    ],
+)
+def test_a_damaged_file_is_named_with_what_to_do(nlp, tmp_path, part, damage):
     path = tmp_path / "model"
     nlp.to_disk(path)
-    model_file = path / "siamese_similarity" / "model"
-    data = model_file.read_bytes()
-    model_file.write_bytes(data[: int(len(data) * keep)])
+    damaged = path / "siamese_similarity" / part
+    damaged.write_bytes(damage(damaged.read_bytes()))
     with pytest.raises(ValueError) as error:
         spacy.load(path)
     message = str(error.value)
-    assert str(path / "siamese_similarity") in message and "interrupted" in message
+    assert f"from {damaged} (" in message and "interrupted" in message
+
+
+@pytest.mark.parametrize("part,damage", [("model", b"\x93\x01"), ("cfg", b"{not json")])
+def test_a_pipe_stays_as_it_was_after_a_damaged_file(nlp, tmp_path, part, damage):
+    nlp.to_disk(tmp_path / "m")
+    loaded = spacy.load(tmp_path / "m")
+    pipe = loaded.get_pipe("siamese_similarity")
+    cfg, weights, score = dict(pipe.cfg), pipe.model.to_bytes(), loaded(TEXTS[0]).similarity(loaded(TEXTS[10]))
+    (tmp_path / "m" / "siamese_similarity" / part).write_bytes(damage)
+    with pytest.raises(ValueError, match=f"from {re.escape(str(tmp_path / 'm' / 'siamese_similarity' / part))} "):
+        pipe.from_disk(tmp_path / "m" / "siamese_similarity", exclude=["vocab"])
+    assert pipe.cfg == cfg and pipe.model.to_bytes() == weights
+    assert loaded(TEXTS[0]).similarity(loaded(TEXTS[10])) == score
 
 
 def unloadable_pipes():

@@ -112,12 +112,20 @@ def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language
 
 def dedupe_limit(nlp: Language, threshold: Optional[float]) -> float:
     """The threshold a dedupe command mines with (`dedupe_threshold`), its warning printed as a line."""
+    with warnings_as_lines():
+        return dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
+
+
+@contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Print each warning raised in the block as a `Warning: ...` line, also when the block raises."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        limit = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
-    for warning in caught:
-        typer.echo(f"Warning: {warning.message}", err=True)
-    return limit
+        try:
+            yield
+        finally:
+            for warning in caught:
+                typer.echo(f"Warning: {warning.message}", err=True)
 
 
 def _pipeline_key(model: str) -> str:
@@ -133,10 +141,11 @@ def versions() -> Dict[str, str]:
 def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenient: bool = False) -> List[PairRecord]:
     require_file(path)
     reader = read_pairs(path, format=format, lenient=lenient)
-    try:
-        records = list(islice(reader, limit or None))
-    finally:
-        reader.close()  # the lenient-mode warning now, not at garbage collection
+    with warnings_as_lines():
+        try:
+            records = list(islice(reader, limit or None))
+        finally:
+            reader.close()  # the reader's warnings (skipped lines, empty texts) now, not at garbage collection
     if not records:
         fail(f"No pairs read from {path}")
     return records

@@ -8,10 +8,11 @@ release, QQP-style mirrors), "bimpm" (BiMPM's Quora split), "jsonl", "stackexcha
 (`read_documents(collection, path)`): "20news", "reuters", "news" (UCI News Aggregator),
 "jsonl". `MultiPairCorpus` reads several pair files as one corpus, each pair tagged with its
 dataset's name. A malformed line raises a `PairFormatError` / `DocumentFormatError` naming the
-file and the line, or with `lenient=True` is skipped and reported in one warning.
+file and the line, or with `lenient=True` is skipped and reported in one warning. Pairs with an
+empty or whitespace-only side are kept and reported in one `EmptyTextWarning` per file.
 """
 
-from .base import DocRecord, DocumentFormatError, PairFormatError, PairRecord
+from .base import DocRecord, DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord
 from .bimpm import detokenize_ptb
 from .document_files import COLLECTIONS, read_documents
 from .jsonl import write_documents
@@ -35,6 +36,7 @@ __all__ = [
     "DocRecord",
     "DocumentFormatError",
     "DocumentPairs",
+    "EmptyTextWarning",
     "MultiPairCorpus",
     "PairCorpus",
     "PairFormatError",

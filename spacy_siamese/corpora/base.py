@@ -55,6 +55,11 @@ class DocumentFormatError(PairFormatError):
         self.reason = reason
 
 
+class EmptyTextWarning(UserWarning):
+    """Pairs of a pair file have an empty or whitespace-only text1 or text2. They are kept (a
+    pipe scores an empty doc like any other); the warning names the file and the first lines."""
+
+
 class PairRecord(NamedTuple):
     """One labelled pair; `label` is in [0, 1], `line` is the 1-based line it starts on and
     `group` the part of the file it comes from where the format says ("" if it does not):
@@ -282,6 +287,21 @@ def warn_skipped(skipped: Sequence[PairFormatError], message: str, *, prefix: st
     shown = "; ".join(f"{prefix}{e.line}: {e.reason}" for e in skipped[:MAX_REPORTED])
     more = f"; and {len(skipped) - MAX_REPORTED} more" if len(skipped) > MAX_REPORTED else ""
     warnings.warn(f"{message}: {shown}{more}", UserWarning, stacklevel=stacklevel + 1)
+
+
+def warn_empty_texts(path: Path, lines: Sequence[int], n_pairs: int, *, stacklevel: int = 2) -> None:
+    """One `EmptyTextWarning` naming the lines of the pairs with an empty side, if any."""
+    if not lines:
+        return
+    shown = ", ".join(map(str, lines[:MAX_REPORTED]))
+    more = f" and {len(lines) - MAX_REPORTED} more" if len(lines) > MAX_REPORTED else ""
+    warnings.warn(
+        f"{len(lines)} of the {n_pairs} pair(s) read from {path} have an empty or whitespace-only text1 or "
+        f"text2 (line {shown}{more}). They are kept and scored like any other pair; remove them from the file "
+        "if they should not be.",
+        EmptyTextWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def named_columns(

@@ -4,7 +4,16 @@ from pathlib import Path
 from typing import Callable, Dict, Generator, Iterator, List, Tuple, Union
 
 from . import bimpm, jsonl, mrpc, sick, stackexchange, sts, tsv, twitter_url
-from .base import PairFormatError, PairItem, PairRecord, check_path, numbered_lines, skip_malformed, warn_skipped
+from .base import (
+    PairFormatError,
+    PairItem,
+    PairRecord,
+    check_path,
+    numbered_lines,
+    skip_malformed,
+    warn_empty_texts,
+    warn_skipped,
+)
 
 PAIR_FORMATS = ("tsv", "bimpm", "jsonl", "stackexchange", "sts", "sick", "mrpc", "twitter_url")
 _READERS: Dict[str, Callable[[Path], Iterator[PairItem]]] = {
@@ -77,12 +86,16 @@ def _read(path: Path, format: str, lenient: bool) -> Generator[PairRecord, None,
     if format == "auto":
         format = detect_format(path)
     skipped: List[PairFormatError] = []
+    empty: List[int] = []  # lines of the pairs with an empty side, kept but reported
     n_pairs = 0
     try:
         for record in skip_malformed(_READERS[format](path), lenient, skipped):
             n_pairs += 1
+            if not record.text1.strip() or not record.text2.strip():
+                empty.append(record.line)
             yield record
     finally:
+        warn_empty_texts(path, empty, n_pairs, stacklevel=2)
         warn_skipped(
             skipped,
             f"Skipped {len(skipped)} malformed line(s) in {path} ({format} format, lenient=True)",

@@ -72,3 +72,13 @@ def test_convert_refuses_a_negative_limit(files, tmp_path):
     result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.spacy", "--limit", -1)
     assert result.exit_code == 2 and "Invalid value for '--limit'" in result.output, result.output
     assert not (tmp_path / "dev.spacy").exists()
+
+
+def test_convert_keeps_empty_texts_and_shows_the_warning(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    rows = [("a", "", 1), ("b", "c", 0), ("  ", "d", 0)]
+    path.write_text("".join(json.dumps({"text1": a, "text2": b, "label": y}) + "\n" for a, b, y in rows), "utf8")
+    result = invoke("convert", path, tmp_path / "pairs.spacy")
+    assert result.exit_code == 0 and "Wrote 3 pairs" in result.output, result.output
+    assert f"Warning: 2 of the 3 pair(s) read from {path} have an empty" in result.output
+    assert "(line 1, 3)" in result.output

@@ -1,7 +1,7 @@
 import pytest
 import spacy
 
-from spacy_siamese.corpora import PairRecord, detokenize_ptb, read_pairs
+from spacy_siamese.corpora import EmptyTextWarning, PairRecord, detokenize_ptb, read_pairs
 
 from .util import write
 
@@ -49,6 +49,7 @@ def test_detokenized_text_tokenizes_like_corenlp():
     )
 
 
-def test_empty_texts_are_allowed(tmp_path):
+def test_empty_texts_are_kept_with_a_warning(tmp_path):
     path = write(tmp_path, "dev.tsv", "1\t \tsomething\t7\n")
-    assert list(read_pairs(path, format="bimpm")) == [PairRecord("", "something", 1.0, 1)]
+    with pytest.warns(EmptyTextWarning, match=r"1 of the 1 pair\(s\) read from .*dev.tsv have an empty .*\(line 1\)"):
+        assert list(read_pairs(path, format="bimpm")) == [PairRecord("", "something", 1.0, 1)]

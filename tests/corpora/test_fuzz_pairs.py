@@ -21,7 +21,7 @@ from spacy_siamese.corpora import PAIR_FORMATS, PairFormatError, PairRecord, rea
 from spacy_siamese.corpora.bimpm import detokenize_ptb
 from spacy_siamese.corpora.tsv import is_quoted
 
-from .util import PROFILES, skipped_count
+from .util import PROFILES, check_empty_text_warning, read_warned, skipped_count
 
 ENDINGS = st.sampled_from(["\n", "\r\n", "\r"])
 BREAK = re.compile(r"\r\n|\r|\n")
@@ -87,8 +87,9 @@ def _read_both(path: Path, fmt: str) -> Tuple[Optional[List[PairRecord]], Option
     n_lines = len(_lines(path.read_bytes().decode("utf8", errors="replace")))
     strict: Optional[List[PairRecord]] = None
     try:
-        strict = list(read_pairs(path, format=fmt))
+        strict, caught = read_warned(path, format=fmt)
         _check_records(strict, n_lines)
+        check_empty_text_warning(caught, path, strict)
     except PairFormatError as err:
         _check_error(err, path, n_lines)
     lenient = None
@@ -97,6 +98,7 @@ def _read_both(path: Path, fmt: str) -> Tuple[Optional[List[PairRecord]], Option
         try:
             records = list(read_pairs(path, format=fmt, lenient=True))
             _check_records(records, n_lines)
+            check_empty_text_warning(caught, path, records)
             lenient = (records, skipped_count(caught))
         except PairFormatError as err:  # header problems, or no pairs at all
             _check_error(err, path, n_lines)
@@ -211,7 +213,9 @@ def test_tsv_round_trip(tmp_path, profile):
     def check(data, bom):
         text, expected = data
         path = _write(tmp_path / "pairs.tsv", text, bom)
-        assert list(read_pairs(path)) == expected
+        records, caught = read_warned(path)
+        assert records == expected
+        check_empty_text_warning(caught, path, expected)  # the pairs with an empty side are kept, and named
 
     check()
 
@@ -224,7 +228,9 @@ def test_tsv_any_quoting_round_trips_or_names_the_line(tmp_path, profile):
         text, expected = data
         path = _write(tmp_path / "pairs.tsv", text)
         try:
-            assert list(read_pairs(path, format="tsv")) == expected
+            records, caught = read_warned(path, format="tsv")
+            assert records == expected
+            check_empty_text_warning(caught, path, expected)
         except PairFormatError as err:
             _check_error(err, path, len(_lines(text)))
             assert err.line in [r.line for r in expected]  # the line where a record starts
@@ -294,13 +300,14 @@ def test_line_formats_round_trip_and_lenient_count(tmp_path, profile, fmt):
         assert skipped_count(caught) == len(bad)
         assert [(r.text1, r.text2, r.label) for r in records] == [row[1:] for row in rows]
         assert [r.line for r in records] == [numbers[f"row{i}"] for i in range(len(rows))]
+        check_empty_text_warning(caught, path, records)
         if bad:
             first_bad = min(len(header) + k + 1 for k, (kind, _) in enumerate(entries) if kind == "bad")
             with pytest.raises(PairFormatError) as excinfo:
-                list(read_pairs(path, format=fmt))
+                read_warned(path, format=fmt)
             assert excinfo.value.line == first_bad and str(excinfo.value).startswith(f"{path}:{first_bad}: ")
         else:
-            assert list(read_pairs(path)) == records  # auto-detection finds the format
+            assert read_warned(path)[0] == records  # auto-detection finds the format
 
     check()
 
@@ -337,7 +344,9 @@ def test_jsonl_round_trip(tmp_path, profile):
             expected.append(PairRecord(obj["text1"], obj["text2"], float(obj["label"]), _line_of(out, len(out))))
             out += pad + line + pad + data.draw(ENDINGS)
         path = _write(tmp_path / "pairs.jsonl", out, data.draw(st.booleans()))
-        assert list(read_pairs(path)) == expected
+        records, caught = read_warned(path)
+        assert records == expected
+        check_empty_text_warning(caught, path, expected)
 
     check()
 
@@ -364,17 +373,22 @@ def test_twitter_url_round_trip_or_names_the_file(tmp_path, profile):
         files = {name: root / name for name in columns}
         n_lines = len(pairs)
         blank = [not (a.strip() or b.strip() or s.strip()) for a, b, s in pairs]
-        good = [(a, b, float(s)) for (a, b, s), is_blank in zip(pairs, blank) if not is_blank and s in ("0", "1")]
+        good = [
+            PairRecord(a, b, float(s), k + 1)
+            for k, ((a, b, s), is_blank) in enumerate(zip(pairs, blank))
+            if not is_blank and s in ("0", "1")
+        ]
         # an error is due when a file is cut short, a pair has no 0/1 label, or there is no pair at all
         malformed = cut is not None or len(good) < blank.count(False) or not good
         try:
-            records = list(read_pairs(root))
+            records, caught = read_warned(root)
         except PairFormatError as err:
             assert malformed, f"well-formed corpus rejected: {err}"
             assert err.path in {str(p) for p in files.values()} | {str(root)}
             if err.line is not None:
                 assert 1 <= err.line <= n_lines and str(err).startswith(f"{err.path}:{err.line}: ")
             return
-        assert not malformed and [(r.text1, r.text2, r.label) for r in records] == good
+        assert not malformed and records == good
+        check_empty_text_warning(caught, root, good)
 
     check()

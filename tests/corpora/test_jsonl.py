@@ -1,8 +1,11 @@
+import re
+
 import pytest
 
 from spacy_siamese.corpora import (
     DocRecord,
     DocumentFormatError,
+    EmptyTextWarning,
     PairFormatError,
     PairRecord,
     read_documents,
@@ -24,11 +27,12 @@ def test_jsonl_pairs(tmp_path):
         '\t{"label": false, "text2": "f", "text1": "e"}\t\n'
         "\t\n",
     )
-    assert list(read_pairs(path)) == [
-        PairRecord("a", "b", 1.0, 1),
-        PairRecord("c", "", 0.25, 3, "forum"),
-        PairRecord("e", "f", 0.0, 5),
-    ]
+    with pytest.warns(EmptyTextWarning, match=rf"1 of the 3 pair\(s\) read from {re.escape(str(path))} .*\(line 3\)"):
+        assert list(read_pairs(path)) == [
+            PairRecord("a", "b", 1.0, 1),
+            PairRecord("c", "", 0.25, 3, "forum"),
+            PairRecord("e", "f", 0.0, 5),
+        ]
 
 
 @pytest.mark.parametrize(

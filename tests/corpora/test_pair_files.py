@@ -5,12 +5,12 @@ import warnings
 
 import pytest
 
-from spacy_siamese.corpora import PAIR_FORMATS, PairFormatError, detect_format, read_pairs
+from spacy_siamese.corpora import PAIR_FORMATS, EmptyTextWarning, PairFormatError, PairRecord, detect_format, read_pairs
 
 from .test_bimpm import BIMPM
 from .test_stackexchange import STACKEXCHANGE
 from .test_tsv import QUORA_MIRROR, QUORA_OFFICIAL
-from .util import error_for, write
+from .util import check_empty_text_warning, error_for, read_warned, write
 
 
 @pytest.mark.parametrize(
@@ -114,6 +114,56 @@ def test_lenient_without_errors_does_not_warn(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(list(read_pairs(path, lenient=True))) == 3
+
+
+def test_empty_texts_are_kept_and_named_by_line(tmp_path):
+    """The official Quora release has empty questions: kept, and their lines (where the record
+    starts, after a question over two lines) named in one warning."""
+    text = (
+        QUORA_OFFICIAL
+        + "3\t7\t8\t\tWhy?\t0\n"
+        + '4\t9\t10\t"Is a quoted\nquestion over lines kept?"\t" "\t1\n'
+        + "5\t11\t12\tGood?\tFine.\t0\n"
+    )
+    path = write(tmp_path, "quora_duplicate_questions.tsv", text)
+    records, caught = read_warned(path)
+    assert [(r.text1, r.text2, r.line) for r in records[3:5]] == [
+        ("", "Why?", 6),
+        ("Is a quoted\nquestion over lines kept?", " ", 7),
+    ]
+    assert len(records) == 6
+    check_empty_text_warning(caught, path, records)
+    assert [w.category for w in caught] == [EmptyTextWarning]
+    assert "2 of the 6 pair(s)" in str(caught[0].message) and "(line 6, 7)" in str(caught[0].message)
+
+
+def test_many_empty_texts_list_the_first_lines_and_malformed_ones_are_apart(tmp_path):
+    lines = ["label\ttext1\ttext2"] + [f"1\t\t{k}" for k in range(7)] + ["x\ta\tb", "0\ta\tb"]
+    path = write(tmp_path, "pairs.tsv", "\n".join(lines) + "\n")
+    records, caught = read_warned(path, lenient=True)
+    assert len(records) == 8 and [r.line for r in records if not r.text1] == [2, 3, 4, 5, 6, 7, 8]
+    check_empty_text_warning(caught, path, records)
+    messages = sorted(str(w.message) for w in caught)
+    assert "(line 2, 3, 4, 5, 6 and 2 more)" in messages[0] and messages[1].startswith("Skipped 1 malformed line(s)")
+
+
+def test_empty_text_warning_counts_the_pairs_read(tmp_path):
+    text = "".join(f'{{"text1": "", "text2": "b", "label": {k % 2}}}\n' for k in range(4))
+    path = write(tmp_path, "pairs.jsonl", text)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reader = read_pairs(path)
+        assert next(reader) == PairRecord("", "b", 0.0, 1)
+        reader.close()  # stopped early, e.g. by a reader's limit
+    assert [str(w.message).split(" read")[0] for w in caught] == ["1 of the 1 pair(s)"]
+
+
+def test_files_without_empty_texts_do_not_warn(tmp_path):
+    for name, text in [("quora.tsv", QUORA_OFFICIAL), ("dev.tsv", BIMPM), ("askubuntu.tsv", STACKEXCHANGE)]:
+        path = write(tmp_path, name, text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert list(read_pairs(path))
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "label\tquestion1\tquestion2\tquora_id\n"])

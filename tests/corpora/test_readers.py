@@ -5,6 +5,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from spacy_siamese.corpora import (
+    EmptyTextWarning,
     MultiPairCorpus,
     PairFormatError,
     create_document_pairs,
@@ -72,6 +73,13 @@ def test_pair_reader_lenient_warns(tmp_path, nlp):
         assert len(list(create_pair_corpus(path, lenient=True)(nlp))) == 3
     with pytest.raises(PairFormatError, match="dev.tsv:4:"):
         list(create_pair_corpus(path)(nlp))
+
+
+def test_pair_reader_keeps_empty_texts_and_warns(tmp_path, nlp):
+    path = write(tmp_path, "dev.tsv", BIMPM + "0\t \t-LRB- -RRB-\t9\n")
+    with pytest.warns(EmptyTextWarning, match=r"1 of the 4 pair\(s\) read from .*dev.tsv .*\(line 4\)"):
+        examples = list(create_pair_corpus(path)(nlp))
+    assert len(examples) == 4 and examples[3].predicted.text == "" and get_partner(examples[3]).text == "()"
 
 
 def test_pair_reader_bad_paths(tmp_path, nlp):

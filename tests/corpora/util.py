@@ -5,11 +5,11 @@ import re
 import tarfile
 import warnings
 from pathlib import Path
-from typing import Iterable, List, Tuple, Union
+from typing import Iterable, List, Sequence, Tuple, Union
 
 import pytest
 
-from spacy_siamese.corpora import PairFormatError, PairRecord, read_pairs
+from spacy_siamese.corpora import EmptyTextWarning, PairFormatError, PairRecord, read_pairs
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -35,6 +35,36 @@ def read_lenient(path: Path, **kwargs) -> Tuple[List[PairRecord], int]:
 def skipped_count(caught: Iterable[warnings.WarningMessage]) -> int:
     counts = [re.match(r"Skipped (\d+) malformed", str(w.message)) for w in caught]
     return sum(int(m.group(1)) for m in counts if m)
+
+
+def read_warned(path: Path, **kwargs) -> Tuple[List[PairRecord], List[warnings.WarningMessage]]:
+    """(records, every warning) of a read."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = list(read_pairs(path, **kwargs))
+    return records, caught
+
+
+EMPTY_WARNING = re.compile(
+    r"(\d+) of the (\d+) pair\(s\) read from (.+) have an empty or whitespace-only text1 or text2 "
+    r"\(line ([\d, ]+?)(?: and (\d+) more)?\)\."
+)
+
+
+def check_empty_text_warning(caught: Iterable[warnings.WarningMessage], path: Path, records: Sequence[PairRecord]):
+    """Reading `records` from `path` gave one EmptyTextWarning naming the file, how many pairs have
+    an empty or whitespace-only side and the first lines of them; none if no pair has one."""
+    messages = [str(w.message) for w in caught if issubclass(w.category, EmptyTextWarning)]
+    empty = [r.line for r in records if not r.text1.strip() or not r.text2.strip()]
+    if not empty:
+        assert messages == []
+        return
+    assert len(messages) == 1, messages
+    match = EMPTY_WARNING.match(messages[0])
+    assert match, messages[0]
+    assert (int(match[1]), int(match[2]), match[3]) == (len(empty), len(records), str(path))
+    assert [int(n) for n in match[4].split(", ")] == empty[:5]
+    assert int(match[5] or 0) == len(empty[5:])
 
 
 def make_tar(path: Path, members: Iterable[Tuple[str, Union[str, bytes]]]) -> Path:
