@@ -192,10 +192,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return vectors
 
     def _encode(self, docs: List[Doc]) -> Floats2d:
-        if all(len(doc) == 0 for doc in docs):
-            # Some encoders (static vectors) cannot run a batch without a single token; an empty
-            # doc pools to zeros, whatever else is in its batch.
-            return self.encoder.predict([*docs, Doc(self.vocab, words=["-"])])[:-1]
+        """The vectors of one batch (every encoder takes a batch without a single token)."""
         return self.encoder.predict(docs)
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Floats2d) -> None:

@@ -5,6 +5,7 @@ import pytest
 import spacy
 import srsly
 from spacy.tokens import Token
+from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
 from spacy_siamese import make_pair_example
 
@@ -144,3 +145,23 @@ def data_files(tmp_path_factory, trained):
         "paths.source": str(root / "source"),
         "paths.corpus": str(root / "general"),
     }
+
+
+WORDS = sorted({w for a, b, _ in PAIRS for w in (a + " " + b).replace("?", " ?").split()})
+
+
+def config_pipeline(path, data_files, n_updates: int = 0):
+    """The pipeline of a project config, initialized (and trained `n_updates` times) on the
+    config's own training corpus read from the small data files."""
+    paths = load_config(path, interpolate=False)["paths"]
+    overrides = {key: value for key, value in data_files.items() if paths.get(key.split(".")[1], "") is None}
+    nlp = load_model_from_config(load_config(path, overrides=overrides), auto_fill=True, validate=True)
+    set_random_vectors(nlp, WORDS, 8)
+    filled = nlp.config.interpolate()
+    training = registry.resolve(filled["training"], validate=True)
+    (corpus,) = resolve_dot_names(filled, [training["train_corpus"]])
+    examples = list(corpus(nlp))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(n_updates):
+        nlp.update(examples, sgd=optimizer)
+    return nlp

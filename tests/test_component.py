@@ -4,14 +4,26 @@ import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, DocBin
+from thinc.api import Model
 
-from spacy_siamese import hooks, restore_hooks
+from spacy_siamese import hooks, make_pair_example, restore_hooks
 from spacy_siamese.component import _canonical_order
+from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.heads import predicting_head
 from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
-from .conftest import PAIRS, SMALL_MODEL, cauchy_reference, make_nlp, pair_examples, set_random_vectors, train
+from .conftest import (
+    CONFIGS,
+    PAIRS,
+    SMALL_MODEL,
+    cauchy_reference,
+    config_pipeline,
+    make_nlp,
+    pair_examples,
+    set_random_vectors,
+    train,
+)
 
 TEXTS = [p[0] for p in PAIRS] + [p[1] for p in PAIRS]
 
@@ -591,3 +603,29 @@ def test_canonical_order_puts_each_pair_one_way_and_pads_with_the_first(n, width
         assert {tuple(out_a[i]), tuple(out_b[i])} == {tuple(a[i]), tuple(b[i])}
         assert tuple(out_a[i]) <= tuple(out_b[i])  # the first differing column decides
     assert (out_a[n:] == out_a[0]).all() and (out_b[n:] == out_b[0]).all()
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[c.name for c in CONFIGS])
+def test_every_shipped_config_trains_and_encodes_a_batch_of_empty_texts(path, data_files, monkeypatch):
+    """Every encoder takes a batch without a single token, in training and in prediction, and
+    the pipe gives it those docs alone (no stand-in doc with a token): a finite loss, and an
+    empty doc's vector as beside a non-empty doc."""
+    nlp = config_pipeline(path, data_files)
+    if nlp.config["corpora"]["train"]["@readers"] == "spacy-siamese.LabelledDocuments.v1":
+        examples = [labelled_doc_example(nlp.make_doc(""), [label]) for label in ("a", "b", "a")]
+    else:
+        examples = [make_pair_example(nlp, "", "", 0.5), make_pair_example(nlp, "", "", 0.5)]
+    assert numpy.isfinite(nlp.update(examples)["siamese_similarity"])
+    pipe = nlp.get_pipe("siamese_similarity")
+    beside = pipe.predict([nlp.make_doc("How do I learn Python fast?"), nlp.make_doc("")])[1]
+    batches = []
+    predict = Model.predict
+
+    def spy(model, X):
+        if model is pipe.encoder:
+            batches.append([len(doc) for doc in X])
+        return predict(model, X)
+
+    monkeypatch.setattr(Model, "predict", spy)
+    numpy.testing.assert_array_equal([doc.vector for doc in nlp.pipe(["", ""])], [beside, beside])
+    assert batches == [[0, 0]]

@@ -6,19 +6,17 @@ import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
 from spacy_siamese.component import PREDICT_TOKENS
 from spacy_siamese.explain import EXACT_SHAPLEY_TOKENS, explain_pair, shapley_values, subset_scores, tweak_weights
 
 from .cli.conftest import invoke
-from .conftest import CONFIGS, PAIRS, make_nlp, pair_examples, set_random_vectors, train
+from .conftest import CONFIGS, PAIRS, config_pipeline, make_nlp, pair_examples, train
 
 ENCODERS = {
     "tweak": {"@architectures": "spacy-siamese.TweakEncoder.v1", "width": 4096, "min_df": 1},
     "s2net": {"@architectures": "spacy-siamese.S2NetEncoder.v1", "width": 8, "min_df": 1},
 }
-WORDS = sorted({w for a, b, _ in PAIRS for w in (a + " " + b).replace("?", " ?").split()})
 
 
 def _trained(kind: str, rescale: bool = False, calibrated: bool = False):
@@ -33,23 +31,6 @@ def _trained(kind: str, rescale: bool = False, calibrated: bool = False):
     examples = pair_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(5):
-        nlp.update(examples, sgd=optimizer)
-    return nlp
-
-
-def config_pipeline(path, data_files, n_updates: int = 0):
-    """The pipeline of a project config, initialized (and trained `n_updates` times) on the
-    config's own training corpus read from the small data files."""
-    paths = load_config(path, interpolate=False)["paths"]
-    overrides = {key: value for key, value in data_files.items() if paths.get(key.split(".")[1], "") is None}
-    nlp = load_model_from_config(load_config(path, overrides=overrides), auto_fill=True, validate=True)
-    set_random_vectors(nlp, WORDS, 8)
-    filled = nlp.config.interpolate()
-    training = registry.resolve(filled["training"], validate=True)
-    (corpus,) = resolve_dot_names(filled, [training["train_corpus"]])
-    examples = list(corpus(nlp))
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(n_updates):
         nlp.update(examples, sgd=optimizer)
     return nlp
 
