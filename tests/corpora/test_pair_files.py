@@ -117,7 +117,7 @@ def test_lenient_without_errors_does_not_warn(tmp_path):
 
 
 def test_empty_texts_are_kept_and_named_by_line(tmp_path):
-    """The official Quora release has empty questions: kept, and their lines (where the record
+    """Empty questions in a Quora-style file: kept, and their lines (where the record
     starts, after a question over two lines) named in one warning."""
     text = (
         QUORA_OFFICIAL
