@@ -71,7 +71,7 @@ def test_quora_pipeline_uses_the_static_vectors(run):
     assert hybrid["@architectures"] == "spacy-siamese.HybridEncoder.v1"
     encoder = hybrid["encoder"]
     assert encoder["@architectures"] == "spacy-siamese.MWEEncoder.v2" and encoder["include_static_vectors"]
-    assert nlp.config["training"]["batcher"]["@batchers"] == "spacy-siamese.batch_by_clusters.v1"  # quora_batcher
+    assert nlp.config["training"]["batcher"]["@batchers"] == "spacy-siamese.batch_by_topics.v1"  # quora_batcher
 
 
 def test_finetuned_pipe_is_a_new_model(run):
