@@ -189,12 +189,17 @@ def shapley_values(
     permutations, drawn in antithetic pairs (a permutation and its reverse). Either way the
     values sum to value(all) - value(none): each permutation's marginal gains telescope.
     """
-    return _shapley(value, n, samples, numpy.random.default_rng(seed))
+    return _shapley(value, n, samples, numpy.random.default_rng(seed))[0]
 
 
-def _shapley(value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any) -> numpy.ndarray:
+def _shapley(
+    value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any
+) -> Tuple[numpy.ndarray, float]:
+    """The Shapley values and the value of the empty coalition they were computed from (the
+    pipe's float32 scores depend slightly on what a doc is batched with, so the values add up
+    exactly only to that very score)."""
     if n == 0:
-        return numpy.zeros((0,))
+        return numpy.zeros((0,)), float(value(numpy.zeros((1, 0), dtype=bool))[0])
     if n <= EXACT_SHAPLEY_TOKENS:
         masks = ((numpy.arange(2**n)[:, None] >> numpy.arange(n)) & 1).astype(bool)
         v = numpy.asarray(value(masks), dtype="f8")
@@ -206,7 +211,7 @@ def _shapley(value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: i
             without = numpy.flatnonzero(~masks[:, i])
             weights = fact[size[without]] * fact[n - size[without] - 1] / fact[n]
             phi[i] = (weights * (v[without + (1 << i)] - v[without])).sum()
-        return phi
+        return phi, float(v[0])
     perms = []
     for _ in range((samples + 1) // 2):
         perm = rng.permutation(n)
@@ -225,7 +230,7 @@ def _shapley(value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: i
     phi = numpy.zeros(n)
     for p, perm in enumerate(perms):
         phi[perm] += numpy.diff(v[p])
-    return phi / len(perms)
+    return phi / len(perms), float(ends[0])
 
 
 def _in_blocks(
@@ -263,12 +268,12 @@ def _token_values(pipe: Any, doc: Doc, other: Doc, method: str, samples: int, rn
     def value(masks: numpy.ndarray) -> numpy.ndarray:
         return subset_scores(pipe, doc, other, masks)
 
+    if method != "occlusion":
+        return _shapley(value, n, samples, rng)
     reference = float(value(numpy.zeros((1, n), dtype=bool))[0])
-    if method == "occlusion":
-        score = value(numpy.ones((1, n), dtype=bool))[0] if n else reference
-        left_out = _in_blocks(value, lambda rows: numpy.arange(n)[None, :] != rows[:, None], numpy.arange(n))
-        return (score - left_out) if n else numpy.zeros((0,)), reference
-    return _shapley(value, n, samples, rng), reference
+    score = value(numpy.ones((1, n), dtype=bool))[0] if n else reference
+    left_out = _in_blocks(value, lambda rows: numpy.arange(n)[None, :] != rows[:, None], numpy.arange(n))
+    return (score - left_out) if n else numpy.zeros((0,)), reference
 
 
 def _tokens(doc: Doc, values: numpy.ndarray) -> List[TokenContribution]:
