@@ -69,9 +69,11 @@ class VectorSpace:
         if self.kind == CAUCHY:
             return vectors * self.scale
         if self.kind == COSINE:
-            # float64: in float32 the squares overflow from about 1e19 and vanish below about 1e-19
-            norms = numpy.linalg.norm(vectors.astype("float64"), axis=1, keepdims=True)
-            return (vectors / numpy.where(norms > 0, norms, 1.0)).astype("float32")
+            # Norms in float64 (in float32 the squares overflow from about 1e19 and vanish below
+            # about 1e-19), computed and applied without a float64 copy of the vectors.
+            norms = numpy.sqrt(numpy.einsum("ij,ij->i", vectors, vectors, dtype="float64"))[:, None]
+            out = numpy.empty_like(vectors)
+            return numpy.divide(vectors, numpy.where(norms > 0, norms, 1.0), out=out, casting="unsafe")
         if self.kind == HYBRID and self.inner is not None:
             learned, lexical = self.split(vectors)
             # Cauchy: 1 / (1 + d^2) falls by about d^2 / 4 near d^2 = 1, the lexical part by
