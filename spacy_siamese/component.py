@@ -192,8 +192,30 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return vectors
 
     def _encode(self, docs: List[Doc]) -> Floats2d:
-        """The vectors of one batch (every encoder takes a batch without a single token)."""
-        return self.encoder.predict(docs)
+        """The vectors of one batch. The package's encoders take a batch without a single token
+        (e.g. one empty doc); an encoder of one's own that fails on it, or gives rows of another
+        shape, gets the batch beside a one-token doc whose row is dropped, so each empty doc gets
+        the vector it gets beside other docs."""
+        width = self.encoder.get_dim("nO")
+        if any(len(doc) for doc in docs):
+            return self._checked(self.encoder.predict(docs), len(docs), width)
+        try:
+            vectors = self.encoder.predict(docs)
+        except Exception:  # e.g. blis's shape mismatch in a user's MultiHashEmbed with static vectors
+            vectors = None
+        if vectors is not None and vectors.shape == (len(docs), width):
+            return vectors
+        probe = Doc(self.vocab, words=["."])
+        return self._checked(self.encoder.predict([*docs, probe]), len(docs) + 1, width)[:-1]
+
+    def _checked(self, vectors: Floats2d, n_docs: int, width: int) -> Floats2d:
+        if vectors.shape != (n_docs, width):
+            raise ValueError(
+                f"The '{self.name}' pipe's encoder ('{self.encoder.name}') gave an array of shape "
+                f"{vectors.shape} for {n_docs} docs: an encoder must give one row of its width "
+                f"(nO = {width}) per doc."
+            )
+        return vectors
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Floats2d) -> None:
         model_id = self._require_initialized()

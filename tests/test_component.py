@@ -3,8 +3,9 @@ import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spacy.ml.models import MaxoutWindowEncoder, MultiHashEmbed, build_Tok2Vec_model
 from spacy.tokens import Doc, DocBin
-from thinc.api import Model
+from thinc.api import Model, chain, list2ragged, reduce_mean
 
 from spacy_siamese import hooks, make_pair_example, restore_hooks
 from spacy_siamese.component import _canonical_order
@@ -480,6 +481,53 @@ def test_empty_doc_alone_and_in_batches(name, static, proj_width):
     sim = empty.similarity(other)
     assert sim == pytest.approx(reference(empty, other), abs=1e-6) and sim == other.similarity(empty)
     assert empty.similarity(nlp("")) == pytest.approx(reference(empty, empty), abs=1e-6)
+
+
+@spacy.registry.architectures("test-siamese.UserEncoder.v1")
+def user_encoder(*, width: int = 8, static: bool = False) -> Model:
+    """A user's own encoder from spaCy's layers, without the package's care for a batch without a
+    token: static vectors make blis raise on it, hash features alone give a (1, 0) array."""
+    tok2vec = build_Tok2Vec_model(
+        MultiHashEmbed(width=width, attrs=["NORM"], rows=[100], include_static_vectors=static),
+        MaxoutWindowEncoder(width=width, depth=1, window_size=1, maxout_pieces=2),
+    )
+    model = chain(tok2vec, list2ragged(), reduce_mean())
+    model.set_dim("nO", width)
+    return model
+
+
+@spacy.registry.architectures("test-siamese.RowTooMany.v1")
+def row_too_many() -> Model:
+    def forward(model, docs, is_train):
+        return model.ops.alloc2f(len(docs) + 1, 4), None
+
+    return Model("row_too_many", forward, dims={"nO": 4})
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_a_users_encoder_that_cannot_take_a_batch_without_a_token(static):
+    """Each empty doc gets the vector it gets beside other docs, alone or in a batch of empty docs."""
+    nlp = vectors_nlp()
+    nlp.remove_pipe("siamese_similarity")
+    encoder = {"@architectures": "test-siamese.UserEncoder.v1", "static": static}
+    nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder}})
+    nlp.initialize(lambda: pair_examples(nlp))
+    beside = [doc.vector for doc in nlp.pipe(["", "How do I learn Python fast?", ""])]
+    for batch in ([""], ["", ""]):
+        for doc in nlp.pipe(batch):
+            assert doc.vector.shape == (8,)
+            numpy.testing.assert_allclose(doc.vector, beside[0], atol=1e-6)
+    empty, other = nlp(""), nlp("Why is the sky blue?")
+    assert empty.similarity(other) == other.similarity(empty)
+    assert nlp.get_pipe("siamese_similarity").encode(["", ""]).shape == (2, 8)
+
+
+def test_an_encoder_giving_rows_of_another_shape_is_named():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("siamese_similarity", config={"model": {"encoder": {"@architectures": "test-siamese.RowTooMany.v1"}}})
+    nlp.initialize()
+    with pytest.raises(ValueError, match=r"encoder \('row_too_many'\) gave an array of shape \(2, 4\) for 1 docs"):
+        nlp("What is love?")
 
 
 def test_score_ignores_examples_that_are_not_pairs(trained):
