@@ -168,11 +168,13 @@ def configure_batch_by_topics(*, size: int = 128, topic_size: int = 128, seed: i
     def batches(examples: List[Example], epoch_seed: int) -> Iterator[List[Example]]:
         texts = [eg.predicted.text for eg in examples]
         corpus = frozenset(texts)
-        if corpus not in found:
+        # one lookup: each `found[corpus]` of an equal but new frozenset compares every text
+        topic_of = found.get(corpus)
+        if topic_of is None:
             distinct = list(dict.fromkeys(texts))
             topics = text_topics(distinct, round(len(examples) / topic_size), seed=seed)
-            found[corpus] = dict(zip(distinct, (int(t) for t in topics)))
-        return topic_batches(examples, size, [found[corpus][text] for text in texts], seed=epoch_seed)
+            topic_of = found[corpus] = dict(zip(distinct, (int(t) for t in topics)))
+        return topic_batches(examples, size, [topic_of[text] for text in texts], seed=epoch_seed)
 
     return reseeded(batches, seed)
 
