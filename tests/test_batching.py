@@ -197,8 +197,8 @@ def test_batch_by_topics_finds_topics_once_and_changes_order_between_epochs(monk
 
 def test_batch_by_topics_later_epochs_cost_less_than_the_first():
     """Later epochs look the corpus's topics up once: a lookup per pair compared the corpus with
-    the first epoch's, text by text, which took the main command's second Quora epoch hours.
-    Times within one run: the first epoch also finds the topics."""
+    the first epoch's, text by text, which stalled the main command's Quora training at its
+    second epoch. Times within one run: the first epoch also finds the topics."""
     nlp = spacy.blank("en")
     examples = [make_pair_example(nlp, f"question {i} on topic{i % 50} word{i % 7}", f"q {i}", 0) for i in range(20000)]
     batcher = configure_batch_by_topics(size=128, topic_size=128)
