@@ -24,6 +24,7 @@ from .identity import ModelIdentity, check_architecture, in_training_evaluation,
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
 from .layers.in_batch import cross_scores
+from .layers.no_tokens import encode_docs
 from .metrics import best_threshold, is_binary, precision_threshold
 from .pair_examples import get_dataset, get_label, get_partner, is_pair_example, partner_text, split_pairs
 from .pairwise import vector_similarity_matrix
@@ -192,30 +193,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return vectors
 
     def _encode(self, docs: List[Doc]) -> Floats2d:
-        """The vectors of one batch. The package's encoders take a batch without a single token
-        (e.g. one empty doc); an encoder of one's own that fails on it, or gives rows of another
-        shape, gets the batch beside a one-token doc whose row is dropped, so each empty doc gets
-        the vector it gets beside other docs."""
-        width = self.encoder.get_dim("nO")
-        if any(len(doc) for doc in docs):
-            return self._checked(self.encoder.predict(docs), len(docs), width)
-        try:
-            vectors = self.encoder.predict(docs)
-        except Exception:  # e.g. blis's shape mismatch in a user's MultiHashEmbed with static vectors
-            vectors = None
-        if vectors is not None and vectors.shape == (len(docs), width):
-            return vectors
-        probe = Doc(self.vocab, words=["."])
-        return self._checked(self.encoder.predict([*docs, probe]), len(docs) + 1, width)[:-1]
-
-    def _checked(self, vectors: Floats2d, n_docs: int, width: int) -> Floats2d:
-        if vectors.shape != (n_docs, width):
-            raise ValueError(
-                f"The '{self.name}' pipe's encoder ('{self.encoder.name}') gave an array of shape "
-                f"{vectors.shape} for {n_docs} docs: an encoder must give one row of its width "
-                f"(nO = {width}) per doc."
-            )
-        return vectors
+        """The vectors of one batch (`encode_docs`: any encoder, empty docs included)."""
+        return encode_docs(self.encoder, docs, False)[0]
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Floats2d) -> None:
         model_id = self._require_initialized()
@@ -417,7 +396,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         same = same_label_matrix([get_doc_labels(eg) for eg in examples])
         head = predicting_head(self.comparison, training=True)
         set_dropout_rate(self.model, drop)
-        encoded, backprop_encoder = self.encoder.begin_update(docs)
+        encoded, backprop_encoder = encode_docs(self.encoder, docs, True)
         matrix, backprop_matrix = cross_scores(head, encoded, encoded, True)
         d_matrix, loss = self.loss.from_labels(matrix, same)
         self._check_loss(float(loss), d_matrix, f"a batch of {len(examples)} labelled docs", "Lower the learning rate.")

@@ -522,12 +522,30 @@ def test_a_users_encoder_that_cannot_take_a_batch_without_a_token(static):
     assert nlp.get_pipe("siamese_similarity").encode(["", ""]).shape == (2, 8)
 
 
+@pytest.mark.parametrize("static", [False, True])
+def test_a_users_encoder_trains_on_a_batch_of_pairs_without_a_token(static):
+    """A batch whose every text is empty (the readers keep such pairs, with a warning) is a
+    training step like any other: encoded beside a one-token doc whose row is left out."""
+    nlp = vectors_nlp()
+    nlp.remove_pipe("siamese_similarity")
+    encoder = {"@architectures": "test-siamese.UserEncoder.v1", "static": static}
+    nlp.add_pipe("siamese_similarity", config={"model": {"encoder": encoder}})
+    optimizer = nlp.initialize(lambda: pair_examples(nlp))
+    pipe = nlp.get_pipe("siamese_similarity")
+    batch = [make_pair_example(nlp, "", "", 1), make_pair_example(nlp, "", "", 0)]
+    losses = nlp.update(batch, sgd=optimizer)
+    assert numpy.isfinite(losses["siamese_similarity"]) and losses["siamese_similarity"] > 0
+    after = pipe.encode([""])
+    assert after.shape == (1, 8)
+    numpy.testing.assert_allclose(after, pipe.encode(["", "How do I learn Python fast?"])[:1], atol=1e-6)
+
+
 def test_an_encoder_giving_rows_of_another_shape_is_named():
+    """Found as soon as the pipe is initialized, naming the encoder."""
     nlp = spacy.blank("en")
     nlp.add_pipe("siamese_similarity", config={"model": {"encoder": {"@architectures": "test-siamese.RowTooMany.v1"}}})
-    nlp.initialize()
-    with pytest.raises(ValueError, match=r"encoder \('row_too_many'\) gave an array of shape \(2, 4\) for 1 docs"):
-        nlp("What is love?")
+    with pytest.raises(ValueError, match=r"encoder 'row_too_many' gave an array of shape \(3, 4\) for 2 docs"):
+        nlp.initialize()
 
 
 def test_score_ignores_examples_that_are_not_pairs(trained):
@@ -667,13 +685,13 @@ def test_every_shipped_config_trains_and_encodes_a_batch_of_empty_texts(path, da
     pipe = nlp.get_pipe("siamese_similarity")
     beside = pipe.predict([nlp.make_doc("How do I learn Python fast?"), nlp.make_doc("")])[1]
     batches = []
-    predict = Model.predict
+    call = Model.__call__
 
-    def spy(model, X):
+    def spy(model, X, is_train):
         if model is pipe.encoder:
             batches.append([len(doc) for doc in X])
-        return predict(model, X)
+        return call(model, X, is_train)
 
-    monkeypatch.setattr(Model, "predict", spy)
+    monkeypatch.setattr(Model, "__call__", spy)
     numpy.testing.assert_array_equal([doc.vector for doc in nlp.pipe(["", ""])], [beside, beside])
     assert batches == [[0, 0]]

@@ -40,3 +40,44 @@ def _forward(
         return []
 
     return X, backprop
+
+
+def encode_docs(encoder: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
+    """Run any encoder on docs, checking it gives one row of its width per doc. The package's
+    encoders take a batch without a single token (e.g. one empty doc); an encoder of one's own
+    that fails on it, or gives rows of another shape, gets the batch beside a one-token doc
+    whose row is dropped (and gets no gradient), so each empty doc gets the vector it gets
+    beside other docs, in prediction and in training."""
+    width = encoder.get_dim("nO")
+    if not docs:
+        return encoder.ops.alloc2f(0, width), lambda dY: []
+    if any(len(doc) for doc in docs):
+        V, backprop = encoder(docs, is_train)
+        return check_rows(encoder, V, len(docs), width), backprop
+    try:
+        V, backprop = encoder(docs, is_train)
+        if V.shape == (len(docs), width):
+            return V, backprop
+    except Exception:  # e.g. blis's shape mismatch in a user's MultiHashEmbed with static vectors
+        pass
+    probe = Doc(docs[0].vocab, words=["."])
+    V, backprop_probe = encoder([*docs, probe], is_train)
+    V = check_rows(encoder, V, len(docs) + 1, width)
+
+    def backprop_docs(dY: Floats2d) -> Any:
+        backprop_probe(encoder.ops.xp.vstack([dY, encoder.ops.alloc2f(1, width, dtype=dY.dtype)]))
+        return docs
+
+    return V[:-1], backprop_docs
+
+
+def check_rows(encoder: Model, V: Any, n_docs: int, width: int) -> Floats2d:
+    """V, if it is one row of the encoder's width per doc; otherwise a ValueError naming the encoder."""
+    shape = getattr(V, "shape", None)
+    if shape != (n_docs, width):
+        got = f"an array of shape {shape}" if shape is not None else f"{type(V).__name__}"
+        raise ValueError(
+            f"The encoder '{encoder.name}' gave {got} for {n_docs} docs: an encoder must give one "
+            f"row of its width (nO = {width}) per doc."
+        )
+    return V

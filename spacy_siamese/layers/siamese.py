@@ -5,6 +5,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from .no_tokens import encode_docs
+
 InT = Tuple[List[Doc], List[Doc]]
 # Pairs the comparison is initialized on (the encoder sees every doc it is given).
 INIT_PAIRS = 1000
@@ -57,7 +59,7 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
     docs_a, docs_b = X
     encoder.initialize(X=docs_a + docs_b)
     n = min(len(docs_a), INIT_PAIRS)
-    V = encoder.predict(docs_a[:n] + docs_b[:n])
+    V, _ = encode_docs(encoder, docs_a[:n] + docs_b[:n], False)
     comparison.initialize(X=(V[:n], V[n:]), Y=None if Y is None else Y[:n])
 
 
@@ -68,7 +70,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     n = len(docs_a)
     if len(docs_b) != n:
         raise ValueError(f"siamese: got {n} docs on side A but {len(docs_b)} on side B")
-    V, backprop_encoder = encoder(docs_a + docs_b, is_train)
+    V, backprop_encoder = encode_docs(encoder, docs_a + docs_b, is_train)
     Y, backprop_comparison = comparison((V[:n], V[n:]), is_train)
 
     def backprop(dY: Floats2d) -> InT:
