@@ -2,31 +2,18 @@
 mirror (Quora, StackExchange, STS-B, SICK; the other sources are missing there and skipped), so
 the build has fewer real texts than the size asked for and the top-up path runs too."""
 
-import importlib.util
 import json
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import ROOT, load_benchmark
+
 MIRROR = ROOT / "tests" / "data" / "project_mirror"
 SIZE = 2000
 
 
-def _load_module():
-    name = "benchmarks_dedupe_collection"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "dedupe_collection.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # as benchmarks/dedupe.py loads it: not in sys.modules
-    sys.modules[name] = module
-    return module
-
-
-dc = _load_module()
+dc = load_benchmark("dedupe_collection")
 
 
 def _read(output):

@@ -1,29 +1,16 @@
 """benchmarks/encoder_front.py: variants are trained once (a rerun with the same settings only
 times them), the overrides reach `spacy train`, unknown variants are refused, the plot is drawn."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import load_benchmark
 
-
-def _load_module():
-    name = "benchmarks_encoder_front"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "encoder_front.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return sys.modules[name]
-
-
-front = _load_module()
+front = load_benchmark("encoder_front")
 SETTINGS = {"paths.train": "train.jsonl", "training.max_steps": "10"}
 
 

@@ -1,0 +1,117 @@
+"""The lexical weight of a trained hybrid pipeline, measured at prediction.
+
+`HybridSimilarity.v1` scores (1 - weight) * learned + weight * TF-IDF cosine. Its training output
+is the learned part's own, which never sees the weight, so one trained pipeline can be scored at
+other weights without training again. For each weight, on one labelled 0/1 pair file: pair ROC AUC
+and average precision, and finding each sampled duplicate's partner among all distinct texts of the
+file (MRR@10, recall@1, recall@10, ranked as `python -m spacy_siamese evaluate-duplicates` ranks).
+The texts are encoded once; at the pipeline's own weight the figures are those of `evaluate` and
+`evaluate-duplicates`.
+
+Usage (from the repository root):
+    python benchmarks/hybrid_weight.py project/training/quora/model-best project/corpus/quora/dev.jsonl \
+        --output-json benchmarks/results/hybrid_weight.json
+"""
+
+import dataclasses
+import json
+import platform
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy
+import spacy
+import typer
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+import spacy_siamese
+from spacy_siamese.component import get_similarity_pipe
+from spacy_siamese.corpora import read_pairs
+from spacy_siamese.evaluation.duplicates import duplicate_queries, partner_ranks, pipe_vectors, rank_metrics
+from spacy_siamese.search import vector_space
+from spacy_siamese.search.space import HYBRID
+from spacy_siamese.util import given_path
+
+WEIGHTS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+
+
+def weight_rows(
+    nlp: spacy.Language, records: Sequence[Any], weights: Sequence[float], *, n_pairs: int = 1000, seed: int = 0
+) -> List[Dict[str, float]]:
+    """Pair ROC AUC / AP and duplicate retrieval metrics of the pipe at each weight in `weights`."""
+    if any(not 0.0 <= w <= 1.0 for w in weights):
+        raise ValueError(f"weights must be in [0, 1], got {list(weights)}")
+    space = vector_space(get_similarity_pipe(nlp).comparison)
+    if space.kind != HYBRID or not space.scores_exactly:
+        raise ValueError("The pipeline's similarity is not HybridSimilarity.v1 over Cauchy or cosine: it has no weight")
+    labels = numpy.asarray([r.label for r in records], dtype="f8")
+    if not ((labels == 0) | (labels == 1)).all() or len(set(labels)) < 2:
+        raise ValueError("The pair file needs 0/1 labels, both present")
+    dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
+    position = {text: i for i, text in enumerate(dq.texts)}
+    a = numpy.asarray([position[r.text1] for r in records])
+    b = numpy.asarray([position[r.text2] for r in records])
+    V = pipe_vectors(nlp, dq.texts)
+    rows = []
+    for weight in weights:
+        mixed = dataclasses.replace(space, weight=float(weight))
+        pair_scores = numpy.concatenate(
+            [numpy.diag(mixed.scores(V[a[i : i + 512]], V[b[i : i + 512]])) for i in range(0, len(a), 512)]
+        )
+        ranks = rank_metrics(partner_ranks(lambda queries, mixed=mixed: mixed.scores(V[queries], V), dq))
+        rows.append(
+            {
+                "weight": float(weight),
+                "roc_auc": float(roc_auc_score(labels, pair_scores)),
+                "ap": float(average_precision_score(labels, pair_scores)),
+                **{key: ranks[key] for key in ("mrr@10", "recall@1", "recall@10", "n_queries")},
+            }
+        )
+    return rows
+
+
+def main(
+    model: Path = typer.Argument(..., help="A trained pipeline with HybridSimilarity.v1"),
+    pairs: Path = typer.Argument(..., help="Labelled 0/1 pair file (a format of spacy_siamese.corpora.read_pairs)"),
+    weights: str = typer.Option(",".join(map(str, WEIGHTS)), help="Comma-separated weights in [0, 1]"),
+    n_pairs: int = typer.Option(1000, help="Duplicate pairs sampled as queries, as evaluate-duplicates"),
+    seed: int = typer.Option(0, help="Seed of the sampled queries"),
+    output_json: Optional[Path] = typer.Option(None, help="Write the results here"),
+) -> None:
+    """Score a trained hybrid pipeline at several lexical weights (see the module docstring)."""
+    try:
+        chosen = [float(w) for w in weights.split(",")]
+    except ValueError:
+        raise typer.BadParameter(
+            f"not a comma-separated list of numbers: {weights!r}", param_hint="--weights"
+        ) from None
+    nlp = spacy.load(model)
+    records = list(read_pairs(pairs))
+    rows = weight_rows(nlp, records, chosen, n_pairs=n_pairs, seed=seed)
+    own = vector_space(get_similarity_pipe(nlp).comparison).weight
+    for row in rows:
+        mark = " (the pipeline's)" if row["weight"] == own else ""
+        typer.echo(
+            f"weight {row['weight']:.2f}{mark}: ROC AUC {row['roc_auc']:.3f}, AP {row['ap']:.3f}, "
+            f"MRR@10 {row['mrr@10']:.3f}, recall@1 {row['recall@1']:.3f}, recall@10 {row['recall@10']:.3f}"
+        )
+    if output_json is not None:
+        report = {
+            "model": given_path(model),
+            "pairs": given_path(pairs),
+            "n_pairs": len(records),
+            "seed": seed,
+            "pipeline_weight": own,
+            "rows": rows,
+            "versions": {
+                "python": platform.python_version(),
+                "spacy": spacy.__version__,
+                "spacy_siamese": spacy_siamese.__version__,
+            },
+        }
+        output_json.parent.mkdir(parents=True, exist_ok=True)
+        output_json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf8")
+
+
+if __name__ == "__main__":
+    typer.run(main)
