@@ -8,9 +8,9 @@ file (MRR@10, recall@1, recall@10, ranked as `python -m spacy_siamese evaluate-d
 The texts are encoded once; at the pipeline's own weight the figures are those of `evaluate` and
 `evaluate-duplicates`.
 
-Usage (from the repository root):
+Usage (from the repository root; `--compare` scores other pipelines on the same queries):
     python benchmarks/hybrid_weight.py project/training/quora/model-best project/corpus/quora/dev.jsonl \
-        --output-json benchmarks/results/hybrid_weight.json
+        --compare project/training/quora_continued/model-best --output-json benchmarks/results/hybrid_weight.json
 """
 
 import dataclasses
@@ -74,35 +74,38 @@ def main(
     model: Path = typer.Argument(..., help="A trained pipeline with HybridSimilarity.v1"),
     pairs: Path = typer.Argument(..., help="Labelled 0/1 pair file (a format of spacy_siamese.corpora.read_pairs)"),
     weights: str = typer.Option(",".join(map(str, WEIGHTS)), help="Comma-separated weights in [0, 1]"),
+    compare: List[Path] = typer.Option([], help="Also score another trained hybrid pipeline (repeat for several)"),
     n_pairs: int = typer.Option(1000, help="Duplicate pairs sampled as queries, as evaluate-duplicates"),
     seed: int = typer.Option(0, help="Seed of the sampled queries"),
     output_json: Optional[Path] = typer.Option(None, help="Write the results here"),
 ) -> None:
-    """Score a trained hybrid pipeline at several lexical weights (see the module docstring)."""
+    """Score trained hybrid pipelines at several lexical weights (see the module docstring)."""
     try:
         chosen = [float(w) for w in weights.split(",")]
     except ValueError:
         raise typer.BadParameter(
             f"not a comma-separated list of numbers: {weights!r}", param_hint="--weights"
         ) from None
-    nlp = spacy.load(model)
     records = list(read_pairs(pairs))
-    rows = weight_rows(nlp, records, chosen, n_pairs=n_pairs, seed=seed)
-    own = vector_space(get_similarity_pipe(nlp).comparison).weight
-    for row in rows:
-        mark = " (the pipeline's)" if row["weight"] == own else ""
-        typer.echo(
-            f"weight {row['weight']:.2f}{mark}: ROC AUC {row['roc_auc']:.3f}, AP {row['ap']:.3f}, "
-            f"MRR@10 {row['mrr@10']:.3f}, recall@1 {row['recall@1']:.3f}, recall@10 {row['recall@10']:.3f}"
-        )
+    results = []
+    for path in [model, *compare]:
+        nlp = spacy.load(path)
+        rows = weight_rows(nlp, records, chosen, n_pairs=n_pairs, seed=seed)
+        own = vector_space(get_similarity_pipe(nlp).comparison).weight
+        typer.echo(given_path(path))
+        for row in rows:
+            mark = " (the pipeline's)" if row["weight"] == own else ""
+            typer.echo(
+                f"  weight {row['weight']:.2f}{mark}: ROC AUC {row['roc_auc']:.3f}, AP {row['ap']:.3f}, "
+                f"MRR@10 {row['mrr@10']:.3f}, recall@1 {row['recall@1']:.3f}, recall@10 {row['recall@10']:.3f}"
+            )
+        results.append({"model": given_path(path), "pipeline_weight": own, "rows": rows})
     if output_json is not None:
         report = {
-            "model": given_path(model),
             "pairs": given_path(pairs),
             "n_pairs": len(records),
             "seed": seed,
-            "pipeline_weight": own,
-            "rows": rows,
+            "models": results,
             "versions": {
                 "python": platform.python_version(),
                 "spacy": spacy.__version__,

@@ -72,12 +72,14 @@ def test_the_command_writes_its_rows(hybrid, pair_file, tmp_path, monkeypatch):
     app = typer.Typer()
     app.command()(hybrid_weight.main)
     out = Path("results") / "weights.json"
-    args = ["model", str(pair_file), "--weights", "0,0.3", "--n-pairs", "5", "--output-json", str(out)]
-    result = CliRunner().invoke(app, args)
+    args = ["model", str(pair_file), "--weights", "0,0.3", "--compare", "model", "--n-pairs", "5"]
+    result = CliRunner().invoke(app, [*args, "--output-json", str(out)])
     assert result.exit_code == 0, result.output
     assert "weight 0.30 (the pipeline's)" in result.output
     report = json.loads(out.read_text())
-    assert report["model"] == "model" and report["pipeline_weight"] == OWN_WEIGHT
-    assert [row["weight"] for row in report["rows"]] == [0.0, 0.3]
+    assert [m["model"] for m in report["models"]] == ["model", "model"]
+    assert report["models"][0]["pipeline_weight"] == OWN_WEIGHT
+    assert [row["weight"] for row in report["models"][0]["rows"]] == [0.0, 0.3]
+    assert report["models"][0]["rows"] == report["models"][1]["rows"]
     bad = CliRunner().invoke(app, ["model", str(pair_file), "--weights", "0,a"])
     assert bad.exit_code != 0 and "comma-separated" in bad.output
