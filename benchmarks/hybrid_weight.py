@@ -5,8 +5,8 @@ is the learned part's own, which never sees the weight, so one trained pipeline 
 other weights without training again. For each weight, on one labelled 0/1 pair file: pair ROC AUC
 and average precision, and finding each sampled duplicate's partner among all distinct texts of the
 file (MRR@10, recall@1, recall@10, ranked as `python -m spacy_siamese evaluate-duplicates` ranks).
-The texts are encoded once; at the pipeline's own weight the figures are those of `evaluate` and
-`evaluate-duplicates`.
+The texts are encoded and their two parts scored once; at the pipeline's own weight the figures
+are those of `evaluate` and `evaluate-duplicates`.
 
 Usage (from the repository root; `--compare` scores other pipelines on the same queries):
     python benchmarks/hybrid_weight.py project/training/quora/model-best project/corpus/quora/dev.jsonl \
@@ -52,19 +52,28 @@ def weight_rows(
     a = numpy.asarray([position[r.text1] for r in records])
     b = numpy.asarray([position[r.text2] for r in records])
     V = pipe_vectors(nlp, dq.texts)
+    # the two parts once, mixed at each weight as VectorSpace.scores mixes them
+    parts = [space.score_parts(V[a[i : i + 512]], V[b[i : i + 512]]) for i in range(0, len(a), 512)]
+    pair_learned = numpy.concatenate([numpy.diag(learned) for learned, _ in parts])
+    pair_lexical = numpy.concatenate([numpy.diag(lexical) for _, lexical in parts])
+    ranks = {weight: numpy.zeros(len(dq.queries), dtype="int64") for weight in weights}
+    for start in range(0, len(dq.queries), 64):
+        block = slice(start, start + 64)
+        learned, lexical = space.score_parts(V[dq.queries[block]], V)
+        queries = dataclasses.replace(dq, queries=dq.queries[block], partners=dq.partners[block])
+        for weight in weights:
+            mixed = (1.0 - weight) * learned + weight * lexical
+            ranks[weight][block] = partner_ranks(lambda _, mixed=mixed: mixed, queries, block=len(mixed))
     rows = []
     for weight in weights:
-        mixed = dataclasses.replace(space, weight=float(weight))
-        pair_scores = numpy.concatenate(
-            [numpy.diag(mixed.scores(V[a[i : i + 512]], V[b[i : i + 512]])) for i in range(0, len(a), 512)]
-        )
-        ranks = rank_metrics(partner_ranks(lambda queries, mixed=mixed: mixed.scores(V[queries], V), dq))
+        pair_scores = (1.0 - weight) * pair_learned + weight * pair_lexical
+        metrics = rank_metrics(ranks[weight])
         rows.append(
             {
                 "weight": float(weight),
                 "roc_auc": float(roc_auc_score(labels, pair_scores)),
                 "ap": float(average_precision_score(labels, pair_scores)),
-                **{key: ranks[key] for key in ("mrr@10", "recall@1", "recall@10", "n_queries")},
+                **{key: metrics[key] for key in ("mrr@10", "recall@1", "recall@10", "n_queries")},
             }
         )
     return rows

@@ -143,6 +143,11 @@ class VectorSpace:
     def scores(self, queries: numpy.ndarray, items: numpy.ndarray) -> numpy.ndarray:
         """(n_queries, n_items) hybrid scores from matrix products (in float64), for
         `scores_exactly` spaces."""
+        learned, lexical = self.score_parts(queries, items)
+        return (1.0 - self.weight) * learned + self.weight * lexical
+
+    def score_parts(self, queries: numpy.ndarray, items: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The learned and the lexical (n_queries, n_items) scores that `scores` mixes."""
         if not self.scores_exactly or self.inner is None:
             raise ValueError(f"A {self.kind} space has no matrix scores")
         (q, q_lex), (x, x_lex) = self.split(queries), self.split(items)
@@ -155,7 +160,7 @@ class VectorSpace:
             if self.inner.rescale:
                 learned = (1.0 + learned) / 2.0
         lexical = numpy.clip(q_lex.astype("float64") @ x_lex.T.astype("float64"), 0.0, 1.0)
-        return (1.0 - self.weight) * learned + self.weight * lexical
+        return learned, lexical
 
 
 def vector_space(comparison: Model) -> VectorSpace:

@@ -15,10 +15,10 @@ from spacy_siamese.corpora import read_pairs
 from spacy_siamese.evaluation.duplicates import evaluate_duplicates
 
 from ..conftest import PAIRS, train
-from ..search.conftest import build_nlp
+from ..search.conftest import HYBRID_CAUCHY, build_nlp
 from . import load_benchmark
 
-OWN_WEIGHT = 0.3  # the hybrid pipelines of tests/search/conftest.py
+OWN_WEIGHT = HYBRID_CAUCHY["weight"]
 
 
 hybrid_weight = load_benchmark("hybrid_weight")
