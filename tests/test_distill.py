@@ -4,7 +4,7 @@ import srsly
 
 from spacy_siamese import distill
 from spacy_siamese.distill import distinct_texts, nearest_neighbours, teacher_pairs, teacher_vectors
-from spacy_siamese.losses.teacher_scores import load_teacher_table, text_key
+from spacy_siamese.losses.teacher_scores import TeacherScoresLoss, load_teacher_table, text_key
 
 from .cli.conftest import invoke
 from .conftest import PAIRS, FakeTeacher
@@ -85,3 +85,30 @@ def test_teacher_pairs_cli(tmp_path, monkeypatch):
     expected = FakeTeacher().encode(sorted(paired), 64, True, True, False)
     got = vectors[[rows_of[text_key(t)] for t in sorted(paired)]]
     numpy.testing.assert_allclose(got, expected, atol=1e-3)  # stored as float16
+
+
+def test_teacher_vectors_cli_writes_every_text(tmp_path, monkeypatch):
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    table = tmp_path / "table"
+    result = invoke("teacher-vectors", "fake-teacher", tmp_path / "pairs.jsonl", "-o", table, "--no-progress")
+    assert result.exit_code == 0, result.output
+    texts = sorted({t for a, b, _ in PAIRS for t in (a, b)})
+    rows_of, vectors = load_teacher_table(tmp_path / "table")
+    assert set(rows_of) == {text_key(t) for t in texts} and f"vectors of {len(texts)} texts" in result.output
+    got = vectors[[rows_of[text_key(t)] for t in texts]]
+    numpy.testing.assert_allclose(got, FakeTeacher().encode(texts, 64, True, True, False), atol=1e-3)
+    # every text of a batch of those pairs has its row: TeacherScores.v1 trains on the file itself
+    loss = TeacherScoresLoss(tmp_path / "table").for_texts([a for a, _, _ in PAIRS], [b for _, b, _ in PAIRS])
+    assert callable(loss)
+
+
+def test_teacher_vectors_cli_names_a_file_without_texts(tmp_path, monkeypatch):
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    (tmp_path / "empty.jsonl").write_text("")
+    result = invoke("teacher-vectors", "fake-teacher", tmp_path / "empty.jsonl", "-o", tmp_path / "table")
+    assert result.exit_code == 1 and "no pairs found in" in result.output and "empty.jsonl" in result.output
+    srsly.write_jsonl(tmp_path / "blank.jsonl", [{"text1": " ", "text2": "", "label": 0}])
+    result = invoke("teacher-vectors", "fake-teacher", tmp_path / "blank.jsonl", "-o", tmp_path / "table")
+    assert result.exit_code == 1 and "No text to encode in" in result.output and "blank.jsonl" in result.output
+    assert not (tmp_path / "table").exists()

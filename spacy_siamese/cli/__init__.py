@@ -1,7 +1,8 @@
 """Command line: `python -m spacy_siamese COMMAND`, one command a module. Pairs: `evaluate`,
 `evaluate-duplicates`, `convert`, `report`; documents: `evaluate-retrieval`; collections:
 `index`, `search`, `dedupe`, `dedupe-ray`, `encode`, `calibrate`; the tokens behind a pair's
-score: `explain`; the page in a browser: `serve`; pairs labelled by a teacher: `teacher-pairs`."""
+score: `explain`; the page in a browser: `serve`; pairs labelled by a teacher and its
+vectors: `teacher-pairs`, `teacher-vectors`."""
 
 import inspect
 
@@ -20,6 +21,7 @@ from . import (  # noqa: F401  (each module registers its command)
     search,
     serve,
     teacher_pairs,
+    teacher_vectors,
 )
 from .app import app
 

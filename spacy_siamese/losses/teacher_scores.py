@@ -29,6 +29,10 @@ class TeacherScoresLoss:
         distill = 1/(2n) sum over the n rows and n columns of KL(Q || P)
         loss = pair_loss(pair columns, labels) + weight * distill
 
+    A pair loss that takes in-batch scores itself (InBatchNegatives.v1: hard in-batch negatives
+    from 0/1 labels) gets all the columns and the batch's texts, and its gradient on the matrix
+    adds to the teacher's.
+
     n^2 targets a batch where the pair loss alone has n. The pipe hands the batch's texts over
     (`for_texts`); a text the table does not have is an error naming it. The table is read at
     the first batch, so a trained pipeline loads without it.
@@ -65,9 +69,12 @@ class TeacherScoresLoss:
     def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
         """The loss of a batch whose pairs have these texts."""
         T = self.teacher(texts_a) @ self.teacher(texts_b).T
+        pair_loss = self.pair_loss
+        if hasattr(pair_loss, "for_texts"):
+            pair_loss = pair_loss.for_texts(texts_a, texts_b)
 
         def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-            return self.batch_loss(scores, truths, T)
+            return self.batch_loss(scores, truths, T, pair_loss)
 
         return loss
 
@@ -87,14 +94,25 @@ class TeacherScoresLoss:
             rows.append(row)
         return vectors[rows]
 
-    def batch_loss(self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray) -> Tuple[Floats2d, float]:
+    def batch_loss(
+        self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray, pair_loss: Optional[Loss] = None
+    ) -> Tuple[Floats2d, float]:
         xp = get_array_module(scores)
+        pair_loss = pair_loss if pair_loss is not None else self.pair_loss
+        n = len(truths)
         check_truths(truths, len(scores), "TeacherScores")
-        pair_scores, M = in_batch_columns(scores, len(truths), "TeacherScores")
-        d_pair, loss = self.pair_loss(pair_scores, truths)
+        pair_scores, M = in_batch_columns(scores, n, "TeacherScores")
         Z = self.scale * xp.asarray(M, dtype="float64")
         dZ, distill = soft_ranking_loss(Z, xp.asarray(T, dtype="float64") / self.temperature)
-        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), self.weight * self.scale * dZ])
+        d_matrix = self.weight * self.scale * dZ
+        if getattr(self.pair_loss, "uses_in_batch_scores", False):
+            # InBatchNegatives.v1 (hard labels) trains the same in-batch matrix: the two add up
+            d_all, loss = pair_loss(scores, truths)
+            d = xp.asarray(d_all, dtype="float64")
+            d[:, -n:] += d_matrix
+        else:
+            d_pair, loss = pair_loss(pair_scores, truths)
+            d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
         return d.astype(scores.dtype), float(loss) + self.weight * distill
 
 
@@ -126,7 +144,8 @@ def make_teacher_scores(
     """Distillation of a teacher's in-batch cosines plus a pair loss (TeacherScoresLoss), for
     the teacher-labelled pairs of `python -m spacy_siamese teacher-pairs`: `vectors` is the
     directory its --vectors-output wrote. The comparison must be wrapped in
-    WithInBatchScores.v1; `pair_loss` (default CoSENTLoss.v1) trains on the pair labels.
+    WithInBatchScores.v1; `pair_loss` (default CoSENTLoss.v1) trains on the pair labels, or on
+    them and the in-batch matrix (InBatchNegatives.v1, for 0/1 labels).
 
         [components.siamese_similarity.loss.losses.teacher]
         @losses = "spacy-siamese.TeacherScores.v1"

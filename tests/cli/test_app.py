@@ -31,6 +31,7 @@ COMMANDS = {
     "search",
     "serve",
     "teacher-pairs",
+    "teacher-vectors",
 }
 PACKAGE = Path(spacy_siamese.__file__).parent
 

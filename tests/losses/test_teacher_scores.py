@@ -2,7 +2,7 @@ import numpy
 import pytest
 from spacy.util import registry
 
-from spacy_siamese.losses import CoSENTLoss, TeacherScoresLoss, soft_ranking_loss
+from spacy_siamese.losses import CoSENTLoss, InBatchNegativesLoss, TeacherScoresLoss, soft_ranking_loss
 from spacy_siamese.losses.teacher_scores import load_teacher_table, save_teacher_table
 
 from ..gradcheck import assert_grad_close, numeric_grad
@@ -45,6 +45,26 @@ def test_loss_gradient_pair_columns_and_teacher_matrix(table):
     assert loss == pytest.approx(pair_loss + 0.7 * distill, rel=1e-6)
     numpy.testing.assert_allclose(d[:, :2], pair_d)
     numpy.testing.assert_allclose(d[:, 2:], 0.7 * 4.0 * dZ, rtol=1e-5)
+
+
+def test_an_in_batch_pair_loss_trains_the_matrix_beside_the_teacher(table):
+    # InBatchNegatives.v1 as the pair loss: hard in-batch negatives from the labels and the
+    # teacher's soft ones train the same matrix; the batch's texts reach it (known duplicates)
+    loss_fn = TeacherScoresLoss(table, InBatchNegativesLoss(scale=5.0), scale=4.0, temperature=0.5, weight=0.7)
+    a, b = [TEXTS[i] for i in (0, 2, 1)], [TEXTS[i] for i in (1, 3, 0)]
+    batch = loss_fn.for_texts(a, b)
+    truths = numpy.array([1.0, 1.0, 1.0])  # A_2 == B_0 and B_2 == A_0: known duplicates of rows 0 and 2
+    scores = rng.uniform(0.05, 0.95, size=(3, 1 + 3))
+    d, loss = batch(scores, truths)
+    assert_grad_close(d, numeric_grad(lambda: batch(scores, truths)[1], scores, 1e-7), rtol=1e-4, atol=1e-7)
+    hard_d, hard_loss = InBatchNegativesLoss(scale=5.0).for_texts(a, b)(scores, truths)
+    _, vectors = load_teacher_table(table)
+    T = vectors[[0, 2, 1]] @ vectors[[1, 3, 0]].T
+    dZ, distill = soft_ranking_loss(4.0 * scores[:, 1:], T / 0.5)
+    assert loss == pytest.approx(hard_loss + 0.7 * distill, rel=1e-6)
+    numpy.testing.assert_allclose(d[:, :1], hard_d[:, :1])
+    numpy.testing.assert_allclose(d[:, 1:], hard_d[:, 1:] + 0.7 * 4.0 * dZ, rtol=1e-5)
+    assert not numpy.allclose(hard_d, InBatchNegativesLoss(scale=5.0)(scores, truths)[0])  # the texts mattered
 
 
 def test_texts_are_matched_by_their_words(table):

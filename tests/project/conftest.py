@@ -137,6 +137,14 @@ class Project:
         return result
 
 
+def weights(nlp: spacy.language.Language) -> numpy.ndarray:
+    """Every parameter of a pipeline's siamese_similarity model, flattened into one array."""
+    model = nlp.get_pipe("siamese_similarity").model
+    return numpy.concatenate(
+        [node.get_param(name).ravel() for node in model.walk() for name in node.param_names if node.has_param(name)]
+    )
+
+
 def run_workflow(tmp: Path, workflow: str, **overrides) -> Tuple[Project, subprocess.CompletedProcess]:
     """Run a workflow in a new project copy under `tmp`; fails with the output's tail if it fails."""
     project = Project(tmp)

@@ -8,12 +8,16 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import numpy
 import pytest
 import spacy
 
+from spacy_siamese import distill
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 
-from .conftest import TINY, run_workflow
+from ..cli.conftest import invoke
+from ..conftest import FakeTeacher
+from .conftest import TINY, run_workflow, weights
 
 pytestmark = pytest.mark.slow
 PIPELINES = ("quora", "stackexchange", "stackexchange_finetune")
@@ -197,3 +201,31 @@ def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(
     report = json.loads((project.dir / "metrics/quora_continued.json").read_text())
     assert report["name"] == "quora_continued" and report["n_pairs"] == 80
     assert report["files"]["model"].endswith("training/quora_continued/model-best")
+
+
+def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, monkeypatch):
+    """teacher-vectors-quora's command runs in-process with the tests' FakeTeacher (a real teacher
+    needs torch); continue-quora-distilled trains on from training/quora/model-last with the
+    teacher's in-batch cosines beside in-batch negatives, and evaluate-quora scores its model-last."""
+    project, _ = run
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    corpus = project.dir / "corpus/quora"
+    result = invoke("teacher-vectors", "fake-teacher", corpus / "train.jsonl", "--output", corpus / "teacher_vectors",
+                    "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    settings = {**TINY, "quora_continue_steps": 4, "quora_name": "quora_distilled", "quora_model": "model-last"}
+    for step in ("continue-quora-distilled", "evaluate-quora"):
+        result = project(step, **settings)
+        assert result.returncode == 0, result.output[-6000:]
+    source = spacy.load(project.dir / "training/quora/model-last")
+    distilled = spacy.load(project.dir / "training/quora_distilled/model-last")
+    loss = distilled.config.interpolate()["components"]["siamese_similarity"]["loss"]
+    assert loss["@losses"] == "spacy-siamese.TeacherScores.v1" and loss["vectors"] == "corpus/quora/teacher_vectors"
+    assert loss["pair_loss"]["@losses"] == "spacy-siamese.InBatchNegatives.v1"
+    assert loss["pair_loss"]["pair_loss"]["@losses"] == "spacy-siamese.LogLoss.v2"
+    # four steps inside the warm-up barely move the weights it starts from (see the general workflow's test)
+    assert numpy.allclose(weights(distilled), weights(source), rtol=0.05, atol=1e-3)
+    report = json.loads((project.dir / "metrics/quora_distilled.json").read_text())
+    assert report["name"] == "quora_distilled"
+    assert report["files"]["model"].endswith("training/quora_distilled/model-last")
+    assert (project.dir / "metrics/quora_distilled_duplicates.json").exists()

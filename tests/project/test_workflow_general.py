@@ -13,7 +13,7 @@ from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, VECTORS
 
 from ..cli.conftest import invoke
 from ..conftest import FakeTeacher
-from .conftest import TINY, run_workflow
+from .conftest import TINY, run_workflow, weights
 
 pytestmark = pytest.mark.slow
 TINY_GENERAL = {
@@ -119,13 +119,6 @@ def stand_in_teacher(project_dir, monkeypatch):
     result = invoke("teacher-pairs", "fake-teacher", *inputs, "--output", corpus / "teacher/train.jsonl",
                     "--n-pairs", 20, "--vectors-output", corpus / "teacher/vectors", "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
-
-
-def weights(nlp):
-    model = nlp.get_pipe("siamese_similarity").model
-    return numpy.concatenate(
-        [node.get_param(name).ravel() for node in model.walk() for name in node.param_names if node.has_param(name)]
-    )
 
 
 def test_the_distilled_pipeline_is_trained_then_continued_from_its_weights(run, monkeypatch):

@@ -1,0 +1,37 @@
+"""`teacher-vectors`: a sentence-transformers teacher's vectors of every text of pair files, for
+`spacy-siamese.TeacherScores.v1`."""
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..distill import distinct_texts, teacher_vectors
+from ..losses.teacher_scores import save_teacher_table
+from .app import PROGRESS, app, errors, read_pair_records
+
+
+@app.command("teacher-vectors")
+def teacher_vectors_command(
+    teacher: str = typer.Argument(
+        ..., help="sentence-transformers model name (e.g. sentence-transformers/all-MiniLM-L6-v2) or directory"
+    ),
+    inputs: List[Path] = typer.Argument(..., help="Pair files whose texts (both sides) the teacher encodes"),
+    output: Path = typer.Option(..., "--output", "-o", help="Directory to write the teacher table to"),
+    teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
+    progress: bool = PROGRESS,
+) -> None:
+    r"""Write a teacher's vectors of every distinct text of the pair files (pip install 'spacy-siamese\[distill]').
+
+    The output is the table spacy-siamese.TeacherScores.v1 reads: train on the same pair files
+    with that loss, and the student's in-batch scores of every text against every other learn
+    the teacher's cosines of the same texts, beside the pair loss on the files' own labels (for
+    0/1 duplicates, InBatchNegatives.v1 as TeacherScores.v1's pair loss).
+    """
+    with errors():
+        texts = distinct_texts(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2))
+        if not texts:
+            raise ValueError(f"No text to encode in {', '.join(str(path) for path in inputs)}")
+        vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
+        save_teacher_table(output, texts, vectors)
+        typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {output}")
