@@ -103,12 +103,15 @@ def test_teacher_vectors_cli_writes_every_text(tmp_path, monkeypatch):
     assert callable(loss)
 
 
-def test_teacher_vectors_cli_names_a_file_without_texts(tmp_path, monkeypatch):
+def test_teacher_vectors_cli_keeps_blank_texts(tmp_path, monkeypatch):
     monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
     (tmp_path / "empty.jsonl").write_text("")
     result = invoke("teacher-vectors", "fake-teacher", tmp_path / "empty.jsonl", "-o", tmp_path / "table")
     assert result.exit_code == 1 and "no pairs found in" in result.output and "empty.jsonl" in result.output
-    srsly.write_jsonl(tmp_path / "blank.jsonl", [{"text1": " ", "text2": "", "label": 0}])
-    result = invoke("teacher-vectors", "fake-teacher", tmp_path / "blank.jsonl", "-o", tmp_path / "table")
-    assert result.exit_code == 1 and "No text to encode in" in result.output and "blank.jsonl" in result.output
     assert not (tmp_path / "table").exists()
+    # a pair with an empty side trains like any other, so the table has the teacher's vector of it
+    srsly.write_jsonl(tmp_path / "blank.jsonl", [{"text1": "", "text2": "Rain", "label": 0}])
+    result = invoke("teacher-vectors", "fake-teacher", tmp_path / "blank.jsonl", "-o", tmp_path / "table")
+    assert result.exit_code == 0 and "vectors of 2 texts" in result.output, result.output
+    loss = TeacherScoresLoss(tmp_path / "table")
+    numpy.testing.assert_allclose(loss.teacher([" "]), FakeTeacher().encode([""], 64, True, True, False), atol=1e-3)

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import distinct_texts, teacher_vectors
+from ..distill import teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
 from .app import PROGRESS, app, errors, read_pair_records
 
@@ -29,9 +29,8 @@ def teacher_vectors_command(
     0/1 duplicates, InBatchNegatives.v1 as TeacherScores.v1's pair loss).
     """
     with errors():
-        texts = distinct_texts(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2))
-        if not texts:
-            raise ValueError(f"No text to encode in {', '.join(str(path) for path in inputs)}")
+        # every distinct text, blank ones too: the loss looks up each text of a training batch
+        texts = list(dict.fromkeys(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2)))
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         save_teacher_table(output, texts, vectors)
         typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {output}")

@@ -142,8 +142,9 @@ def make_teacher_scores(
     weight: float = 1.0,
 ) -> TeacherScoresLoss:
     """Distillation of a teacher's in-batch cosines plus a pair loss (TeacherScoresLoss), for
-    the teacher-labelled pairs of `python -m spacy_siamese teacher-pairs`: `vectors` is the
-    directory its --vectors-output wrote. The comparison must be wrapped in
+    the teacher-labelled pairs of `python -m spacy_siamese teacher-pairs` (`vectors`: the
+    directory its --vectors-output wrote) or any pair file whose texts `teacher-vectors`
+    encoded (`vectors`: its --output). The comparison must be wrapped in
     WithInBatchScores.v1; `pair_loss` (default CoSENTLoss.v1) trains on the pair labels, or on
     them and the in-batch matrix (InBatchNegatives.v1, for 0/1 labels).
 
