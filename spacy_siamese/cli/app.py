@@ -151,6 +151,11 @@ def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenie
     return records
 
 
+def pair_file_texts(paths: Sequence[Path]) -> List[str]:
+    """Both sides of every pair of the pair files, in file order (repeats and blank texts kept)."""
+    return [text for path in paths for r in read_pair_records(path) for text in (r.text1, r.text2)]
+
+
 def read_fit_texts(path: Path, limit: int) -> Tuple[List[str], str]:
     """The distinct texts of the first `limit` pairs (0 = all) of the pair file that a TF-IDF
     baseline is fitted on, and a note saying so: `evaluate` and `evaluate-duplicates` fit it alike."""

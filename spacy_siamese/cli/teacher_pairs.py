@@ -7,7 +7,7 @@ import typer
 
 from ..distill import NEIGHBOURS, distinct_texts, teacher_pairs, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
-from .app import PROGRESS, app, at_least, errors, read_pair_records, write_jsonl
+from .app import PROGRESS, app, at_least, errors, pair_file_texts, write_jsonl
 
 
 @app.command("teacher-pairs")
@@ -43,7 +43,7 @@ def teacher_pairs_command(
     loss spacy-siamese.TeacherScores.v1 (the student's in-batch scores against the teacher's).
     """
     with errors():
-        texts = distinct_texts(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2))
+        texts = distinct_texts(pair_file_texts(inputs))
         if max_texts:
             texts = texts[:max_texts]
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)

@@ -8,7 +8,7 @@ import typer
 
 from ..distill import teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
-from .app import PROGRESS, app, errors, read_pair_records
+from .app import PROGRESS, app, errors, pair_file_texts
 
 
 @app.command("teacher-vectors")
@@ -30,7 +30,7 @@ def teacher_vectors_command(
     """
     with errors():
         # every distinct text, blank ones too: the loss looks up each text of a training batch
-        texts = list(dict.fromkeys(t for path in inputs for r in read_pair_records(path) for t in (r.text1, r.text2)))
+        texts = list(dict.fromkeys(pair_file_texts(inputs)))
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         save_teacher_table(output, texts, vectors)
         typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {output}")

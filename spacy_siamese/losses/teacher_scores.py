@@ -95,10 +95,10 @@ class TeacherScoresLoss:
         return vectors[rows]
 
     def batch_loss(
-        self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray, pair_loss: Optional[Loss] = None
+        self, scores: Floats2d, truths: Floats1d, T: numpy.ndarray, pair_loss: Loss
     ) -> Tuple[Floats2d, float]:
+        """The loss of one batch: `pair_loss` is `self.pair_loss`, given the batch's texts if it takes them."""
         xp = get_array_module(scores)
-        pair_loss = pair_loss if pair_loss is not None else self.pair_loss
         n = len(truths)
         check_truths(truths, len(scores), "TeacherScores")
         pair_scores, M = in_batch_columns(scores, n, "TeacherScores")
