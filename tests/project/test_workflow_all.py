@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy
 import pytest
 import spacy
+import srsly
 
 from spacy_siamese import distill
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
@@ -203,10 +204,27 @@ def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(
     assert report["files"]["model"].endswith("training/quora_continued/model-best")
 
 
+def test_a_second_round_continues_the_continued_pipeline_into_its_own_directory(run):
+    """continue-quora's vars quora_continue_from and quora_continue_name: a second round reads
+    training/quora_continued and leaves it as it was."""
+    project, _ = run
+    training = project.dir / "training"
+    first = model_id(training / "quora_continued/model-last")
+    settings = {"quora_continue_from": "training/quora_continued/model-last", "quora_continue_name": "quora_continued2"}
+    result = project("continue-quora", **TINY, quora_continue_steps=4, quora_continue_seed=2, **settings)
+    assert result.returncode == 0, result.output[-6000:]
+    assert model_id(training / "quora_continued/model-last") == first
+    assert model_id(training / "quora_continued2/model-last") != first
+    assert spacy.load(training / "quora_continued2/model-last").config["system"]["seed"] == 2
+    (script,) = srsly.read_yaml(project.dir / "project.lock")["continue-quora"]["script"]
+    assert '{"source": "training/quora_continued/model-last"}' in script
+
+
 def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, monkeypatch):
     """teacher-vectors-quora's command runs in-process with the tests' FakeTeacher (a real teacher
-    needs torch); continue-quora-distilled trains on from training/quora/model-last with the
-    teacher's in-batch cosines beside in-batch negatives, and evaluate-quora scores its model-last."""
+    needs torch); continue-quora-distilled trains on from training/quora_continued/model-last
+    (continue-quora's, run first) in another batch order, with the teacher's in-batch cosines
+    beside in-batch negatives, and evaluate-quora scores its model-last."""
     project, _ = run
     monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
     corpus = project.dir / "corpus/quora"
@@ -214,12 +232,15 @@ def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, mo
                     "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
     settings = {**TINY, "quora_continue_steps": 4, "quora_name": "quora_distilled", "quora_model": "model-last"}
-    for step in ("continue-quora-distilled", "evaluate-quora"):
+    for step in ("continue-quora", "continue-quora-distilled", "evaluate-quora"):
         result = project(step, **settings)
         assert result.returncode == 0, result.output[-6000:]
-    source = spacy.load(project.dir / "training/quora/model-last")
+    source = spacy.load(project.dir / "training/quora_continued/model-last")
     distilled = spacy.load(project.dir / "training/quora_distilled/model-last")
-    loss = distilled.config.interpolate()["components"]["siamese_similarity"]["loss"]
+    config = distilled.config.interpolate()
+    assert config["paths"]["init_weights"] == "training/quora_continued/model-last"
+    assert config["system"]["seed"] == 2
+    loss = config["components"]["siamese_similarity"]["loss"]
     assert loss["@losses"] == "spacy-siamese.TeacherScores.v1" and loss["vectors"] == "corpus/quora/teacher_vectors"
     assert loss["pair_loss"]["@losses"] == "spacy-siamese.InBatchNegatives.v1"
     assert loss["pair_loss"]["pair_loss"]["@losses"] == "spacy-siamese.LogLoss.v2"
