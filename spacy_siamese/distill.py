@@ -116,6 +116,6 @@ def teacher_pairs(
     ]
 
 
-def distinct_texts(texts: Iterable[str]) -> List[str]:
-    """The distinct non-blank texts, in first-seen order."""
-    return list(dict.fromkeys(text for text in texts if text.strip()))
+def distinct_texts(texts: Iterable[str], *, keep_blank: bool = False) -> List[str]:
+    """The distinct texts, in first-seen order; blank ones only with `keep_blank`."""
+    return list(dict.fromkeys(text for text in texts if keep_blank or text.strip()))

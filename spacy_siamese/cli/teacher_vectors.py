@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import teacher_vectors
+from ..distill import distinct_texts, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
 from .app import PROGRESS, app, errors, pair_file_texts
 
@@ -30,7 +30,7 @@ def teacher_vectors_command(
     """
     with errors():
         # every distinct text, blank ones too: the loss looks up each text of a training batch
-        texts = list(dict.fromkeys(pair_file_texts(inputs)))
+        texts = distinct_texts(pair_file_texts(inputs), keep_blank=True)
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         save_teacher_table(output, texts, vectors)
         typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {output}")
