@@ -52,7 +52,7 @@ def weight_rows(
     a = numpy.asarray([position[r.text1] for r in records])
     b = numpy.asarray([position[r.text2] for r in records])
     V = pipe_vectors(nlp, dq.texts)
-    # the two parts once, mixed at each weight as VectorSpace.scores mixes them
+    # the two parts once, mixed at each weight
     parts = [space.score_parts(V[a[i : i + 512]], V[b[i : i + 512]]) for i in range(0, len(a), 512)]
     pair_learned = numpy.concatenate([numpy.diag(learned) for learned, _ in parts])
     pair_lexical = numpy.concatenate([numpy.diag(lexical) for _, lexical in parts])
@@ -62,11 +62,11 @@ def weight_rows(
         learned, lexical = space.score_parts(V[dq.queries[block]], V)
         queries = dataclasses.replace(dq, queries=dq.queries[block], partners=dq.partners[block])
         for weight in weights:
-            mixed = (1.0 - weight) * learned + weight * lexical
+            mixed = space.mix(learned, lexical, weight)
             ranks[weight][block] = partner_ranks(lambda _, mixed=mixed: mixed, queries, block=len(mixed))
     rows = []
     for weight in weights:
-        pair_scores = (1.0 - weight) * pair_learned + weight * pair_lexical
+        pair_scores = space.mix(pair_learned, pair_lexical, weight)
         metrics = rank_metrics(ranks[weight])
         rows.append(
             {

@@ -143,8 +143,12 @@ class VectorSpace:
     def scores(self, queries: numpy.ndarray, items: numpy.ndarray) -> numpy.ndarray:
         """(n_queries, n_items) hybrid scores from matrix products (in float64), for
         `scores_exactly` spaces."""
-        learned, lexical = self.score_parts(queries, items)
-        return (1.0 - self.weight) * learned + self.weight * lexical
+        return self.mix(*self.score_parts(queries, items))
+
+    def mix(self, learned: numpy.ndarray, lexical: numpy.ndarray, weight: Optional[float] = None) -> numpy.ndarray:
+        """Hybrid scores from the two parts of `score_parts`, at the space's weight or at `weight`."""
+        weight = self.weight if weight is None else weight
+        return (1.0 - weight) * learned + weight * lexical
 
     def score_parts(self, queries: numpy.ndarray, items: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The learned and the lexical (n_queries, n_items) scores that `scores` mixes."""

@@ -59,6 +59,21 @@ def test_score_range_and_space():
             )
 
 
+def test_space_mixes_its_parts_at_any_weight():
+    """`mix` of `score_parts` is `scores` at the space's weight, and at another weight the scores of
+    the same comparison built with that weight (cosine has no parameters to differ)."""
+    A, B = vectors(), vectors()
+    spaces = {}
+    for weight in (0.25, 0.6):
+        model = hybrid_similarity(comparison=cosine_similarity(rescale=True), lexical_width=N_LEX, weight=weight)
+        model.initialize(X=(A, B))
+        spaces[weight] = vector_space(model)
+    learned, lexical = spaces[0.25].score_parts(A, B)
+    numpy.testing.assert_allclose(spaces[0.25].mix(learned, lexical), spaces[0.25].scores(A, B))
+    numpy.testing.assert_allclose(spaces[0.25].mix(learned, lexical, 0.6), spaces[0.6].scores(A, B))
+    numpy.testing.assert_allclose(spaces[0.25].mix(learned, lexical, 0.0), learned)
+
+
 def test_bad_settings():
     with pytest.raises(ValueError, match="weight"):
         hybrid_similarity(comparison=cosine_similarity(), lexical_width=3, weight=1.5)
