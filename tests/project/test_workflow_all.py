@@ -206,8 +206,10 @@ def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(
 
 def test_a_second_round_continues_the_continued_pipeline_into_its_own_directory(run):
     """continue-quora's vars quora_continue_from and quora_continue_name: a second round reads
-    training/quora_continued and leaves it as it was."""
+    training/quora_continued (continue-quora's, run first) and leaves it as it was."""
     project, _ = run
+    result = project("continue-quora", **TINY, quora_continue_steps=4)
+    assert result.returncode == 0, result.output[-6000:]
     training = project.dir / "training"
     first = model_id(training / "quora_continued/model-last")
     settings = {"quora_continue_from": "training/quora_continued/model-last", "quora_continue_name": "quora_continued2"}
@@ -224,7 +226,8 @@ def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, mo
     """teacher-vectors-quora's command runs in-process with the tests' FakeTeacher (a real teacher
     needs torch); continue-quora-distilled trains on from training/quora_continued/model-last
     (continue-quora's, run first) in another batch order, with the teacher's in-batch cosines
-    beside in-batch negatives, and evaluate-quora scores its model-last."""
+    beside in-batch negatives, and evaluate-quora scores its model-last; another run with var
+    quora_distill_name writes its own directory."""
     project, _ = run
     monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
     corpus = project.dir / "corpus/quora"
@@ -250,3 +253,16 @@ def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, mo
     assert report["name"] == "quora_distilled"
     assert report["files"]["model"].endswith("training/quora_distilled/model-last")
     assert (project.dir / "metrics/quora_distilled_duplicates.json").exists()
+    # another teacher weight from another pipeline, into its own directory: the first is kept
+    first = model_id(project.dir / "training/quora_distilled/model-last")
+    other = {
+        "quora_distill_weight": 0.1,
+        "quora_distill_from": "training/quora/model-last",
+        "quora_distill_name": "quora_distilled2",
+    }
+    result = project("continue-quora-distilled", **TINY, quora_continue_steps=4, **other)
+    assert result.returncode == 0, result.output[-6000:]
+    assert model_id(project.dir / "training/quora_distilled/model-last") == first
+    config = spacy.load(project.dir / "training/quora_distilled2/model-last").config.interpolate()
+    assert config["paths"]["init_weights"] == "training/quora/model-last"
+    assert config["components"]["siamese_similarity"]["loss"]["weight"] == 0.1
