@@ -89,7 +89,10 @@ class TeacherScoresLoss:
             if row is None:
                 raise ValueError(
                     f"TeacherScores: the teacher table {self.path} has no vector for the text {text[:80]!r}: "
-                    "write the table from the same pair file (teacher-pairs --vectors-output)."
+                    "write the table from the pair files this loss trains on (teacher-vectors, or "
+                    "teacher-pairs --vectors-output). A pipe sourced from a distilled pipeline keeps this "
+                    "loss; to train it on other pairs, start from its weights instead "
+                    "(--paths.init_weights) and set the loss."
                 )
             rows.append(row)
         return vectors[rows]

@@ -70,7 +70,8 @@ def test_an_in_batch_pair_loss_trains_the_matrix_beside_the_teacher(table):
 def test_texts_are_matched_by_their_words(table):
     loss_fn = TeacherScoresLoss(table)
     numpy.testing.assert_array_equal(loss_fn.teacher(["Best way to learn python "]), loss_fn.teacher([TEXTS[1]]))
-    with pytest.raises(ValueError, match="has no vector for the text 'Unseen text'.*--vectors-output"):
+    message = "has no vector for the text 'Unseen text'.*--vectors-output.*--paths.init_weights"
+    with pytest.raises(ValueError, match=message):
         loss_fn.for_texts(["Unseen text"], [TEXTS[0]])
 
 
