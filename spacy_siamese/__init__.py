@@ -1,6 +1,7 @@
 """spacy-siamese: supervised, learned similarity for spaCy pipelines."""
 
 from . import architectures, callbacks, corpora, layers, losses, scoring  # noqa: F401  (registrations)
+from .averaging import average_pipelines
 from .component import SiameseSimilarity, make_siamese_similarity
 from .corpora import DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord, read_pairs
 from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
@@ -20,6 +21,7 @@ __all__ = [
     "cluster_duplicates",
     "find_duplicates",
     "__version__",
+    "average_pipelines",
     "docs_from_docbin",
     "hooked_docs",
     "make_pair_example",

@@ -60,6 +60,10 @@ class ModelIdentity:
         self._trained = True
         super().finish_update(sgd)  # type: ignore[misc]
 
+    def mark_changed(self) -> None:
+        """The weights were changed outside training (e.g. averaged): a new id at the next use."""
+        self._stale = True
+
     def use_params(self, params: dict) -> Iterator[None]:
         """Use other weights (e.g. averages) inside the block, under their own model id."""
         saved = self.model_id

@@ -84,6 +84,20 @@ def train(nlp, n_iter=40, pairs=PAIRS, seed=0):
     return nlp, losses
 
 
+def fine_tune(parent_bytes, seed, n_iter=10):
+    """A copy of a pipeline of `make_nlp()` (as bytes) trained `n_iter` more steps with its own seed
+    and pairs: pipelines trained further from one parent, as `average_pipelines` expects."""
+    nlp = make_nlp()
+    nlp.initialize(lambda: pair_examples(nlp))
+    nlp.from_bytes(parent_bytes)
+    spacy.util.fix_random_seed(seed)
+    optimizer = nlp.resume_training()
+    examples = pair_examples(nlp, PAIRS[seed % 4 :])
+    for _ in range(n_iter):
+        nlp.update(examples, sgd=optimizer, drop=0.2)
+    return nlp
+
+
 @pytest.fixture(scope="session")
 def trained():
     """A small Cauchy model trained to fit PAIRS, plus its last loss."""

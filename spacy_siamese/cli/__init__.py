@@ -1,12 +1,13 @@
 """Command line: `python -m spacy_siamese COMMAND`, one command a module. Pairs: `evaluate`,
 `evaluate-duplicates`, `convert`, `report`; documents: `evaluate-retrieval`; collections:
 `index`, `search`, `dedupe`, `dedupe-ray`, `encode`, `calibrate`; the tokens behind a pair's
-score: `explain`; the page in a browser: `serve`; pairs labelled by a teacher and its
-vectors: `teacher-pairs`, `teacher-vectors`."""
+score: `explain`; trained pipelines averaged into one: `average`; the page in a browser:
+`serve`; pairs labelled by a teacher and its vectors: `teacher-pairs`, `teacher-vectors`."""
 
 import inspect
 
 from . import (  # noqa: F401  (each module registers its command)
+    average,
     calibrate,
     convert,
     dedupe,

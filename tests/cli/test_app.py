@@ -17,6 +17,7 @@ from spacy_siamese.cli import app
 from .conftest import invoke
 
 COMMANDS = {
+    "average",
     "calibrate",
     "convert",
     "dedupe",

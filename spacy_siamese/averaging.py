@@ -1,0 +1,119 @@
+"""Average the weights of trained pipelines of one architecture (a "model soup", Wortsman et al.
+2022): pipelines trained further from one trained pipeline (other seeds, losses or teachers) lie
+close enough in weight space that their mean is a model too; pipelines trained from different
+random starts are not expected to. `python -m spacy_siamese average` prints the dev figures of
+the mean beside each pipeline's."""
+
+import math
+from typing import Dict, List, Optional, Sequence
+
+import numpy
+import srsly
+from spacy.language import Language
+from thinc.api import Model
+
+from .component import SiameseSimilarity, get_similarity_pipe
+
+
+def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
+    """Set the weights of every pipe of the first pipeline to the weighted mean of the same pipe's
+    weights in all of them, and return it. The pipelines must have the same pipes, each pipe the
+    same layers and sizes, the same fitted state beside its weights (e.g. a TF-IDF vocabulary) and,
+    where a pipe reads static vectors, the same vectors. Everything else (config, settings such as
+    thresholds, meta) stays the first pipeline's: tune the thresholds again on dev pairs, as the
+    `average` command does."""
+    mix = normalized_weights(weights, len(nlps))
+    names = [nlp.pipe_names for nlp in nlps]
+    for i, other in enumerate(names[1:], start=2):
+        if other != names[0]:
+            raise ValueError(
+                f"Pipeline {i} has the pipes {other}, pipeline 1 {names[0]}: average one kind of pipeline."
+            )
+    averaged = []  # every pipe is checked before any is changed: an error leaves the pipelines as they were
+    for name in names[0]:
+        pipes = [nlp.get_pipe(name) for nlp in nlps]
+        models: List[Model] = [m for m in (getattr(pipe, "model", None) for pipe in pipes) if isinstance(m, Model)]
+        if len(models) < len(pipes):
+            continue  # a pipe without weights, e.g. a rule-based one
+        for i, (nlp, pipe) in enumerate(zip(nlps, pipes), start=1):
+            if isinstance(pipe, SiameseSimilarity):
+                try:
+                    get_similarity_pipe(nlp, name, initialized=True)
+                except ValueError as err:
+                    raise ValueError(f"Pipeline {i}: {err}") from None
+        if any(node.name == "static_vectors" for node in models[0].walk()):
+            _check_same_vectors(nlps, name)
+        averaged.append((pipes[0], models[0], _average_dicts([model.to_dict() for model in models], mix, name)))
+    for pipe, model, msg in averaged:
+        model.from_dict(msg)
+        if isinstance(pipe, SiameseSimilarity):
+            pipe.mark_changed()  # a new model_id: vectors of the first pipeline's weights are not these
+    return nlps[0]
+
+
+def normalized_weights(weights: Optional[Sequence[float]], n: int) -> List[float]:
+    """The weights of `n` pipelines to average, summing to 1 (default: equal), or a ValueError."""
+    if n < 2:
+        raise ValueError(f"Averaging needs at least two pipelines, got {n}.")
+    if weights is None:
+        return [1.0 / n] * n
+    values = [float(w) for w in weights]
+    if len(values) != n:
+        raise ValueError(f"{len(values)} weights for {n} pipelines: give one weight a pipeline.")
+    if not all(math.isfinite(w) and w >= 0 for w in values) or sum(values) <= 0:
+        raise ValueError(f"The weights must be finite, at least 0 and not all 0, got {values}.")
+    total = sum(values)
+    return [w / total for w in values]
+
+
+def _check_same_vectors(nlps: Sequence[Language], name: str) -> None:
+    first = nlps[0].vocab.vectors
+    for i, nlp in enumerate(nlps[1:], start=2):
+        vectors = nlp.vocab.vectors
+        if vectors.shape != first.shape or not numpy.array_equal(vectors.data, first.data):
+            raise ValueError(
+                f"The '{name}' pipe reads static vectors, and pipeline {i}'s (shape {vectors.shape}) are not "
+                f"pipeline 1's (shape {first.shape}): its weights were trained on other inputs."
+            )
+
+
+def _average_dicts(msgs: List[Dict], mix: List[float], name: str) -> Dict:
+    """The first of the models' `Model.to_dict` messages with each parameter the weighted mean."""
+    first = msgs[0]
+    for i, msg in enumerate(msgs[1:], start=2):
+        where = f"The '{name}' pipe of pipeline {i}"
+        if msg["nodes"] != first["nodes"]:
+            raise ValueError(f"{where} has other layers or sizes than pipeline 1's: average one architecture.")
+        if any(msg["shims"]) or any(first["shims"]):
+            raise ValueError(f"{where} wraps another framework's model (a Thinc shim), whose weights are not averaged.")
+        for node, mine, theirs in zip(first["nodes"], first["attrs"], msg["attrs"]):
+            differ = sorted(
+                k for k in {*mine, *theirs} if srsly.msgpack_dumps(mine.get(k)) != srsly.msgpack_dumps(theirs.get(k))
+            )
+            if differ:
+                raise ValueError(
+                    f"{where} differs from pipeline 1's in the fitted state of its '{node['name']}' layer "
+                    f"({', '.join(differ)}), e.g. a TF-IDF fitted on other texts: average pipelines "
+                    "trained further from one pipeline."
+                )
+        for node, mine, theirs in zip(first["nodes"], first["params"], msg["params"]):
+            if _shapes(mine) != _shapes(theirs):
+                raise ValueError(f"{where} has other parameters in its '{node['name']}' layer than pipeline 1's.")
+    params = []
+    for layer in zip(*(msg["params"] for msg in msgs)):
+        params.append(
+            {
+                key: None if value is None else _mean([p[key] for p in layer], mix).astype(value.dtype)
+                for key, value in layer[0].items()
+            }
+        )
+    return {**first, "params": params}
+
+
+def _shapes(params: Dict) -> Dict:
+    return {key: None if value is None else tuple(value.shape) for key, value in params.items()}
+
+
+def _mean(arrays: List, mix: List[float]) -> numpy.ndarray:
+    """The weighted mean, summed in float64."""
+    return sum(w * numpy.asarray(a, dtype="f8") for w, a in zip(mix, arrays))  # type: ignore[return-value]

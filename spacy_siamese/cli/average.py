@@ -1,0 +1,81 @@
+"""`average`: average the weights of trained pipelines and save the result (a "model soup")."""
+
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import typer
+from spacy.language import Language
+
+from ..averaging import average_pipelines, normalized_weights
+from ..component import get_similarity_pipe
+from ..metrics import is_binary
+from ..pair_examples import make_pair_example
+from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records
+
+# The figures shown for 0/1 and for graded dev pairs: the pipe's score keys and their titles.
+COLUMNS = {
+    "binary": {"sim_acc": "acc", "sim_auc": "ROC AUC", "sim_ap": "AP"},
+    "graded": {"sim_spearman": "Spearman", "sim_pearson": "Pearson"},
+}
+
+
+@app.command("average")
+def average_command(
+    models: List[str] = typer.Argument(
+        ..., help="Two or more trained pipelines of one config (directories or packages)"
+    ),
+    dev: Path = typer.Option(..., "--dev", help="Labelled dev pairs: the scores printed, and the thresholds tuned"),
+    output: Path = typer.Option(..., "--output", "-o", help="Save the averaged pipeline here"),
+    weights: Optional[str] = typer.Option(
+        None, "--weights", help="Comma-separated weight of each pipeline, in order (default: equal)"
+    ),
+    format: str = PAIRS_FORMAT,
+) -> None:
+    """Average the weights of trained pipelines of one architecture and save the result with its
+    decision and dedupe thresholds tuned on the dev pairs; print each pipeline's dev figures and
+    the average's (at thresholds tuned on the same pairs).
+
+    Average pipelines trained further from one trained pipeline (e.g. `spacy train` with
+    `--paths.init_weights` or a sourced pipe, other seeds, losses or teachers); pipelines trained
+    from different random starts are not expected to average into a model. The config, settings
+    and vocabulary are the first pipeline's; its meta gets the average's dev scores
+    (`performance`) and what was averaged (`averaged`)."""
+    with errors():
+        mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
+        records = read_pair_records(dev, format=format)
+        nlps = [load_pipeline(model) for model in models]
+        rows = {model: _tuned_scores(nlp, records) for model, nlp in zip(models, nlps)}
+        averaged = average_pipelines(nlps, weights=mix)
+        rows[f"average (saved to {output})"] = scores = _tuned_scores(averaged, records)
+        # spacy train's meta holds the dev scores of the weights it saved: these weights' scores
+        averaged.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
+        averaged.meta["averaged"] = {"pipelines": list(models), "weights": mix, "dev": str(dev)}
+        output.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
+        averaged.to_disk(output)
+        labels = [r.label for r in records]
+        binary = is_binary(labels)
+        columns = COLUMNS["binary" if binary else "graded"]
+        shown = [f"{w:.3g}" for w in mix] + [""]
+        tuned = "thresholds tuned on them for every row" if binary else "graded: no threshold tuned"
+        typer.echo(f"Dev pairs: {dev} ({len(records):,}; {tuned}).\n")
+        typer.echo("| pipeline | weight | " + " | ".join(columns.values()) + " |")
+        typer.echo("|---|---|" + "---|" * len(columns))
+        for (name, row), weight in zip(rows.items(), shown):
+            figures = " | ".join("-" if row.get(key) is None else f"{row[key]:.3f}" for key in columns)
+            typer.echo(f"| {name} | {weight} | {figures} |")
+
+
+def _parse_weights(text: Optional[str]) -> Optional[List[float]]:
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        fail(f"--weights: give numbers separated by commas, got {text!r}")
+
+
+def _tuned_scores(nlp: Language, records: List) -> Dict[str, Optional[float]]:
+    """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does)."""
+    pipe = get_similarity_pipe(nlp, initialized=True)
+    examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
+    return pipe.score(examples, tune_threshold=True)
