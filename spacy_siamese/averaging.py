@@ -13,6 +13,7 @@ from spacy.language import Language
 from thinc.api import Model
 
 from .component import SiameseSimilarity, get_similarity_pipe
+from .identity import reads_static_vectors
 
 
 def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
@@ -41,7 +42,7 @@ def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[fl
                     get_similarity_pipe(nlp, name, initialized=True)
                 except ValueError as err:
                     raise ValueError(f"Pipeline {i}: {err}") from None
-        if any(node.name == "static_vectors" for node in models[0].walk()):
+        if reads_static_vectors(models[0]):
             _check_same_vectors(nlps, name)
         averaged.append((pipes[0], models[0], _average_dicts([model.to_dict() for model in models], mix, name)))
     for pipe, model, msg in averaged:

@@ -20,7 +20,7 @@ from thinc.types import Floats2d
 from tqdm import tqdm
 
 from . import hooks
-from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names
+from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names, reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
 from .layers.in_batch import cross_scores
@@ -462,7 +462,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         training goes on from them with this config's loss, data and scorer. Sourcing the
         component instead keeps the source's whole component config, loss and scorer included."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
-        if any(node.name == "static_vectors" for node in self.model.walk()) and self.vocab.vectors.shape[0] == 0:
+        if reads_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
                 f"The '{self.name}' encoder uses static vectors (include_static_vectors = true), "
                 "but the pipeline has no word vectors. Set [initialize] vectors in the config "
@@ -494,7 +494,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         if not (path / "config.cfg").is_file():
             raise ValueError(f"{where}: no trained pipeline there (no config.cfg).")
         source = get_similarity_pipe(spacy.load(path), self.name)
-        if any(node.name == "static_vectors" for node in self.model.walk()):
+        if reads_static_vectors(self.model):
             mine, theirs = self.vocab.vectors.shape, source.vocab.vectors.shape
             if mine != theirs:
                 raise ValueError(

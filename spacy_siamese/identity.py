@@ -171,6 +171,11 @@ def layer_names(model: Model) -> List[str]:
     return [node.name for node in model.walk()]
 
 
+def reads_static_vectors(model: Model) -> bool:
+    """Whether the model reads the pipeline's word vectors: its weights fit those vectors."""
+    return "static_vectors" in layer_names(model)
+
+
 def check_architecture(
     model: Model,
     layers: List[str],

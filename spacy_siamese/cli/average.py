@@ -5,6 +5,7 @@ from typing import Dict, List, Optional
 
 import typer
 from spacy.language import Language
+from spacy.training import Example
 
 from ..averaging import average_pipelines, normalized_weights
 from ..component import get_similarity_pipe
@@ -44,9 +45,10 @@ def average_command(
         mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
         records = read_pair_records(dev, format=format)
         nlps = [load_pipeline(model) for model in models]
-        rows = {model: _tuned_scores(nlp, records) for model, nlp in zip(models, nlps)}
-        averaged = average_pipelines(nlps, weights=mix)
-        rows[f"average (saved to {output})"] = scores = _tuned_scores(averaged, records)
+        examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in records] for nlp in nlps]
+        rows = {model: _tuned_scores(nlp, egs) for model, nlp, egs in zip(models, nlps, examples)}
+        averaged = average_pipelines(nlps, weights=mix)  # the first pipeline, whose examples serve again
+        rows[f"average (saved to {output})"] = scores = _tuned_scores(averaged, examples[0])
         # spacy train's meta holds the dev scores of the weights it saved: these weights' scores
         averaged.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
         averaged.meta["averaged"] = {"pipelines": list(models), "weights": mix, "dev": str(dev)}
@@ -74,8 +76,6 @@ def _parse_weights(text: Optional[str]) -> Optional[List[float]]:
         fail(f"--weights: give numbers separated by commas, got {text!r}")
 
 
-def _tuned_scores(nlp: Language, records: List) -> Dict[str, Optional[float]]:
+def _tuned_scores(nlp: Language, examples: List[Example]) -> Dict[str, Optional[float]]:
     """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does)."""
-    pipe = get_similarity_pipe(nlp, initialized=True)
-    examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
-    return pipe.score(examples, tune_threshold=True)
+    return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True)
