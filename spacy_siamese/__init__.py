@@ -2,7 +2,7 @@
 
 from . import architectures, callbacks, corpora, layers, losses, scoring  # noqa: F401  (registrations)
 from .averaging import average_pipelines
-from .component import SiameseSimilarity, make_siamese_similarity
+from .component import SiameseSimilarity, get_lexical_weight, make_siamese_similarity, set_lexical_weight
 from .corpora import DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord, read_pairs
 from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
 from .pair_examples import make_pair_example
@@ -23,9 +23,11 @@ __all__ = [
     "__version__",
     "average_pipelines",
     "docs_from_docbin",
+    "get_lexical_weight",
     "hooked_docs",
     "make_pair_example",
     "make_siamese_similarity",
     "read_pairs",
     "restore_hooks",
+    "set_lexical_weight",
 ]

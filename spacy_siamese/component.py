@@ -23,6 +23,7 @@ from . import hooks
 from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names, reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
+from .layers.hybrid import set_hybrid_weight
 from .layers.in_batch import cross_scores
 from .layers.no_tokens import encode_docs
 from .metrics import best_threshold, is_binary, precision_threshold
@@ -55,6 +56,7 @@ squash = false
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 PIPE_NAME = "siamese_similarity"
+HYBRID = "spacy-siamese.HybridSimilarity.v1"
 # The pipeline each pipe made by the factory belongs to (not an attribute: pipes are pickled).
 _PIPELINES: "weakref.WeakKeyDictionary[Any, weakref.ReferenceType[Language]]" = weakref.WeakKeyDictionary()
 BATCH_SIZE = 256
@@ -650,3 +652,44 @@ def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bo
     if initialized:
         pipe._check_initialized()
     return pipe
+
+
+def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -> None:
+    """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight` from now
+    on, in the pipe and in the pipeline's config (the saved weight is what loads: a config
+    override at `spacy.load` does not change it). The learned part never sees the weight in
+    training, so it stays as trained; the pipe gets a new model id, and its thresholds, tuned at
+    the old weight, are only kept inside the new score range: tune them again on dev pairs
+    (`pipe.score(examples, tune_threshold=True)`), as `calibrate --lexical-weight` does."""
+    pipe = get_similarity_pipe(nlp, name, initialized=True)
+    head = _hybrid_head(pipe)
+    blocks = [block for block in _config_blocks(nlp.get_pipe_config(name)) if block.get("@architectures") == HYBRID]
+    if len(blocks) != 1:
+        raise ValueError(f"The '{name}' pipe's config has {len(blocks)} {HYBRID} blocks, not one: it cannot be set.")
+    set_hybrid_weight(head, weight)
+    blocks[0]["weight"] = float(weight)
+    pipe.score_range = low, high = score_range(pipe.comparison)
+    pipe.cfg["threshold"] = min(max(pipe.threshold, low), high)
+    if pipe.dedupe_threshold is not None:
+        pipe.cfg["dedupe_threshold"] = min(max(pipe.dedupe_threshold, low), high)
+    pipe.mark_changed()  # doc.similarity finds a doc's pipe by its model id: this one scores otherwise
+
+
+def get_lexical_weight(nlp: Language, *, name: str = PIPE_NAME) -> float:
+    """The weight of a `HybridSimilarity.v1` pipe's lexical (TF-IDF) part in its scores."""
+    return float(_hybrid_head(get_similarity_pipe(nlp, name)).attrs["weight"])
+
+
+def _hybrid_head(pipe: SiameseSimilarity) -> Model:
+    head = predicting_head(pipe.comparison)
+    if head.name != "hybrid_similarity":
+        raise ValueError(f"The '{pipe.name}' pipe's similarity is {head.name}, not {HYBRID}: it has no lexical weight.")
+    return head
+
+
+def _config_blocks(block: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+    """`block` and every block nested in it."""
+    yield block
+    for value in block.values():
+        if isinstance(value, dict):
+            yield from _config_blocks(value)

@@ -8,10 +8,12 @@ from spacy.tokens import Doc, DocBin
 from thinc.api import Model, chain, list2ragged, reduce_mean
 
 from spacy_siamese import hooks, make_pair_example, restore_hooks
-from spacy_siamese.component import _canonical_order
+from spacy_siamese.component import _canonical_order, get_lexical_weight, set_lexical_weight
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.heads import predicting_head
+from spacy_siamese.pair_examples import get_partner
 from spacy_siamese.pairwise import vector_similarity_matrix
+from spacy_siamese.search.space import vector_space
 from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
 from .conftest import (
@@ -25,6 +27,7 @@ from .conftest import (
     set_random_vectors,
     train,
 )
+from .search.conftest import COSINE_RAW, build_nlp, hybrid, hybrid_nlp
 
 TEXTS = [p[0] for p in PAIRS] + [p[1] for p in PAIRS]
 
@@ -695,3 +698,50 @@ def test_every_shipped_config_trains_and_encodes_a_batch_of_empty_texts(path, da
     monkeypatch.setattr(Model, "__call__", spy)
     numpy.testing.assert_array_equal([doc.vector for doc in nlp.pipe(["", ""])], [beside, beside])
     assert batches == [[0, 0]]
+
+
+def test_set_lexical_weight_changes_the_scores_config_and_id(tmp_path):
+    """A trained hybrid pipe mixed at another weight scores (1 - w) * learned + w * lexical, keeps
+    it in its config and through spacy.load, and gets a new model id."""
+    nlp, _ = train(build_nlp("hybrid_cauchy"), n_iter=5)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = pair_examples(nlp)
+    assert get_lexical_weight(nlp) == 0.3
+    vectors_a = pipe.vectors([eg.predicted for eg in examples])
+    vectors_b = pipe.vectors([get_partner(eg, nlp.vocab) for eg in examples])
+    learned, lexical = (numpy.diag(part) for part in vector_space(pipe.comparison).score_parts(vectors_a, vectors_b))
+    old_id = pipe.model_id
+    set_lexical_weight(nlp, 0.6)
+    assert get_lexical_weight(nlp) == 0.6 and pipe.model_id != old_id
+    scores = pipe.pair_scores(examples)[0]
+    numpy.testing.assert_allclose(scores, 0.4 * learned + 0.6 * lexical, rtol=1e-5)
+    assert nlp.config["components"]["siamese_similarity"]["model"]["comparison"]["weight"] == 0.6
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert get_lexical_weight(loaded) == 0.6 and loaded.get_pipe("siamese_similarity").model_id == pipe.model_id
+    numpy.testing.assert_allclose(loaded.get_pipe("siamese_similarity").pair_scores(examples)[0], scores, rtol=1e-6)
+
+
+def test_set_lexical_weight_keeps_the_thresholds_in_the_new_range():
+    """Over a raw cosine the score range starts at -(1 - w): thresholds below it are moved up to it."""
+    nlp, _ = train(hybrid_nlp(hybrid(COSINE_RAW)), n_iter=2)
+    pipe = nlp.get_pipe("siamese_similarity")
+    pipe.cfg["threshold"] = pipe.cfg["dedupe_threshold"] = -0.5
+    set_lexical_weight(nlp, 0.9)
+    assert pipe.score_range == pytest.approx((-0.1, 1.0))
+    assert pipe.threshold == pytest.approx(-0.1) and pipe.dedupe_threshold == pytest.approx(-0.1)
+
+
+def test_set_lexical_weight_refuses_other_pipes_and_weights(nlp):
+    with pytest.raises(ValueError, match="cauchy_similarity, not spacy-siamese.HybridSimilarity.v1"):
+        set_lexical_weight(nlp, 0.2)
+    with pytest.raises(ValueError, match="no lexical weight"):
+        get_lexical_weight(nlp)
+    hybrid, _ = train(build_nlp("hybrid_cauchy"), n_iter=1)
+    model_id = hybrid.get_pipe("siamese_similarity").model_id
+    with pytest.raises(ValueError, match=r"weight must be in \[0, 1\]"):
+        set_lexical_weight(hybrid, 1.5)
+    assert get_lexical_weight(hybrid) == 0.3 and hybrid.get_pipe("siamese_similarity").model_id == model_id
+    assert hybrid.config["components"]["siamese_similarity"]["model"]["comparison"]["weight"] == 0.3
+    with pytest.raises(ValueError, match="not initialized"):
+        set_lexical_weight(build_nlp("hybrid_cauchy"), 0.2)

@@ -1,13 +1,18 @@
-"""`calibrate`: set a trained pipe's dedupe threshold from labelled pairs and save the pipeline."""
+"""`calibrate`: set a trained pipe's dedupe threshold (and a hybrid's lexical weight) from
+labelled pairs and save the pipeline."""
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
+from spacy.language import Language
+from spacy.training import Example
 
-from ..component import get_similarity_pipe
+from ..component import get_lexical_weight, get_similarity_pipe, set_lexical_weight
+from ..metrics import is_binary
 from ..pair_examples import make_pair_example
 from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records
+from .average import COLUMNS
 
 
 @app.command("calibrate")
@@ -17,13 +22,26 @@ def calibrate_command(
     precision: Optional[float] = typer.Option(
         None, "--precision", "-p", help="Precision the threshold must reach on the pairs (default: the pipe's setting)"
     ),
+    lexical_weight: Optional[float] = typer.Option(
+        None,
+        "--lexical-weight",
+        help="A hybrid pipe (HybridSimilarity.v1): mix its TF-IDF part at this weight in [0, 1] and tune the "
+        "decision threshold again too",
+    ),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Save the pipeline here (default: in place)"),
     format: str = PAIRS_FORMAT,
 ) -> None:
     """Set the dedupe threshold: the lowest score at which the pairs' duplicates are found with
     the given precision. `dedupe` uses it by default; `spacy train` sets it with the decision
-    threshold, so this is for pipelines trained before it existed or for another precision."""
+    threshold, so this is for pipelines trained before it existed or for another precision.
+
+    With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (the learned
+    part never sees it in training, so no training is needed; `benchmarks/hybrid_weight.py`
+    measures the weights), then tune both thresholds on the pairs, as `spacy train` does, and
+    print the pair figures at the old weight and the new one."""
     with errors():
+        if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
+            fail(f"--lexical-weight must be in [0, 1], got {lexical_weight:g}")
         if not model.is_dir():
             fail(f"Not a pipeline directory: {model} (calibrate saves the pipeline, so it needs a directory)")
         nlp = load_pipeline(str(model))
@@ -31,6 +49,10 @@ def calibrate_command(
         records = read_pair_records(pairs, format=format)
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
         before = pipe.dedupe_threshold
+        if not is_binary([r.label for r in records]):
+            fail("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
+        if lexical_weight is not None:
+            _reweigh(nlp, examples, lexical_weight)
         threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision)
         wanted = pipe.cfg["dedupe_precision"]
         if threshold is None:  # saving would drop the threshold the pipeline has
@@ -45,3 +67,21 @@ def calibrate_command(
         typer.echo(
             f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
         )
+
+
+def _reweigh(nlp: Language, examples: List[Example], weight: float) -> None:
+    """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
+    figures at the old weight and the new one, each at thresholds tuned on the examples."""
+    pipe = get_similarity_pipe(nlp)
+    old = get_lexical_weight(nlp)  # before the slow part: a pipe without one is refused here
+    before = pipe.score(examples, tune_threshold=True)
+    set_lexical_weight(nlp, weight)
+    after = pipe.score(examples, tune_threshold=True)
+    # spacy train's meta holds the dev scores of the weights it saved: these are the new ones
+    nlp.meta["performance"] = {key: value for key, value in after.items() if key.startswith("sim_")}
+    typer.echo(f"On {len(examples):,} pairs, thresholds tuned on them at each weight:")
+    for shown, scores in ((old, before), (weight, after)):
+        figures = ", ".join(
+            f"{title} {scores[key]:.3f}" for key, title in COLUMNS["binary"].items() if scores.get(key) is not None
+        )
+        typer.echo(f"  lexical weight {shown:g}: {figures}")

@@ -23,11 +23,9 @@ def hybrid_similarity(
     the learned part (its loss trains the encoder as without the lexical part); the mixed
     score is what predicts, and so what the dev evaluation of `spacy train` scores.
     """
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"HybridSimilarity: weight must be in [0, 1], got {weight}")
+    _check_weight(weight)
     if lexical_width < 1:
         raise ValueError(f"HybridSimilarity: lexical_width must be positive, got {lexical_width}")
-    low, high = score_range(comparison)
     return Model(
         "hybrid_similarity",
         forward,
@@ -38,9 +36,27 @@ def hybrid_similarity(
         attrs={
             "weight": weight,
             "lexical_width": lexical_width,
-            "score_range": ((1.0 - weight) * low, (1.0 - weight) * high + weight),
+            "score_range": _mixed_range(comparison, weight),
         },
     )
+
+
+def set_hybrid_weight(model: Model, weight: float) -> None:
+    """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on. Its
+    training output never sees the weight, so the learned part stays as trained."""
+    _check_weight(weight)
+    model.attrs["weight"] = float(weight)
+    model.attrs["score_range"] = _mixed_range(model.get_ref("comparison"), weight)
+
+
+def _check_weight(weight: float) -> None:
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"HybridSimilarity: weight must be in [0, 1], got {weight}")
+
+
+def _mixed_range(comparison: Model, weight: float) -> Tuple[float, float]:
+    low, high = score_range(comparison)
+    return (1.0 - weight) * low, (1.0 - weight) * high + weight
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

@@ -4,10 +4,12 @@ import pytest
 import spacy
 import srsly
 
-from spacy_siamese.metrics import precision_threshold
+from spacy_siamese.component import get_lexical_weight
+from spacy_siamese.metrics import best_threshold, precision_threshold
 from spacy_siamese.pair_examples import make_pair_example
 
-from ..conftest import PAIRS
+from ..conftest import PAIRS, train
+from ..search.conftest import build_nlp
 from .conftest import invoke
 
 
@@ -54,3 +56,38 @@ def test_calibrate_saves_nothing_when_no_threshold_reaches_the_precision(collect
     assert result.exit_code == 1, result.output
     assert "No threshold reaches precision" in result.output and "nothing saved" in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def hybrid_files(tmp_path_factory):
+    """A trained hybrid pipeline (lexical weight 0.3) and its 0/1 pairs."""
+    root = tmp_path_factory.mktemp("calibrate_hybrid")
+    train(build_nlp("hybrid_cauchy"), n_iter=10)[0].to_disk(root / "model")
+    srsly.write_jsonl(root / "dev.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    return root
+
+
+def test_calibrate_sets_a_hybrids_lexical_weight_and_tunes_both_thresholds(hybrid_files, tmp_path):
+    out = tmp_path / "reweighted"
+    args = ("calibrate", hybrid_files / "model", hybrid_files / "dev.jsonl", "--precision", 0.75)
+    result = invoke(*args, "--lexical-weight", 0.1, "--output", out)
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(out)
+    pipe = nlp.get_pipe("siamese_similarity")
+    assert get_lexical_weight(nlp) == 0.1 and pipe.cfg["dedupe_precision"] == 0.75
+    assert pipe.model_id != spacy.load(hybrid_files / "model").get_pipe("siamese_similarity").model_id
+    examples = [make_pair_example(nlp, a, b, y) for a, b, y in PAIRS]
+    scores, labels = pipe.pair_scores(examples)
+    assert pipe.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6)
+    assert pipe.dedupe_threshold == pytest.approx(precision_threshold(scores, labels, 0.75), abs=1e-6)
+    assert nlp.meta["performance"]["sim_auc"] == pytest.approx(pipe.score(examples)["sim_auc"])
+    assert "lexical weight 0.3: acc" in result.output and "lexical weight 0.1: acc" in result.output
+
+
+def test_calibrate_refuses_a_lexical_weight_it_cannot_set(hybrid_files, collection, tmp_path):
+    pairs = hybrid_files / "dev.jsonl"
+    result = invoke("calibrate", collection / "model", pairs, "--lexical-weight", 0.1, "--output", tmp_path / "o")
+    assert result.exit_code == 1 and "it has no lexical weight" in result.output
+    result = invoke("calibrate", hybrid_files / "model", pairs, "--lexical-weight", 1.5, "--output", tmp_path / "o")
+    assert result.exit_code == 1 and "--lexical-weight must be in [0, 1], got 1.5" in result.output
+    assert not (tmp_path / "o").exists()

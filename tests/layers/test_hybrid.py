@@ -2,6 +2,7 @@ import numpy
 import pytest
 
 from spacy_siamese.layers import cauchy_similarity, cosine_similarity, hybrid_similarity
+from spacy_siamese.layers.hybrid import set_hybrid_weight
 from spacy_siamese.search.space import CAUCHY, COSINE, HYBRID, vector_space
 
 from ..gradcheck import assert_grad_close, numeric_grad
@@ -80,3 +81,20 @@ def test_bad_settings():
     model = hybrid_similarity(comparison=cosine_similarity(), lexical_width=8)
     with pytest.raises(ValueError, match="no learned part"):
         model.initialize(X=(numpy.zeros((2, 8)), numpy.zeros((2, 8))))
+
+
+@pytest.mark.parametrize("inner", [cauchy_similarity, cosine_similarity])
+def test_set_hybrid_weight_mixes_at_the_new_weight(inner):
+    """Set on a built layer, the weight gives the predictions and score range of the layer built with it."""
+    A, B = vectors(), vectors()
+    model = hybrid_similarity(comparison=inner(), lexical_width=N_LEX, weight=0.25)
+    model.initialize(X=(A, B))
+    built = hybrid_similarity(comparison=inner(), lexical_width=N_LEX, weight=0.6)
+    built.initialize(X=(A, B))
+    built.get_ref("comparison").from_bytes(model.get_ref("comparison").to_bytes())
+    set_hybrid_weight(model, 0.6)
+    assert model.attrs["weight"] == 0.6 and model.attrs["score_range"] == built.attrs["score_range"]
+    numpy.testing.assert_allclose(model.predict((A, B)), built.predict((A, B)), rtol=1e-12)
+    with pytest.raises(ValueError, match="weight must be in"):
+        set_hybrid_weight(model, float("nan"))
+    assert model.attrs["weight"] == 0.6

@@ -70,13 +70,18 @@ def build_nlp(name):
     """An untrained pipeline with the named comparison (hybrids with a HybridEncoder)."""
     if not name.startswith("hybrid"):
         return make_nlp(COMPARISONS[name])
+    return hybrid_nlp(COMPARISONS[name])
+
+
+def hybrid_nlp(comparison):
+    """An untrained pipeline with a HybridEncoder and the given HybridSimilarity comparison."""
     encoder = {
         "@architectures": "spacy-siamese.HybridEncoder.v1",
         "encoder": {"@architectures": "spacy-siamese.MWEEncoder.v2", **SMALL_MODEL["model"]["encoder"]},
         "lexical_width": LEXICAL_WIDTH,
         "min_df": 1,
     }
-    return make_nlp(COMPARISONS[name], model={"encoder": encoder})
+    return make_nlp(comparison, model={"encoder": encoder})
 
 
 @pytest.fixture(params=sorted(COMPARISONS))
