@@ -91,6 +91,12 @@ def _average_dicts(msgs: List[Dict], mix: List[float], name: str) -> Dict:
             differ = sorted(
                 k for k in {*mine, *theirs} if srsly.msgpack_dumps(mine.get(k)) != srsly.msgpack_dumps(theirs.get(k))
             )
+            if node["name"] == "hybrid_similarity" and "weight" in differ:
+                weights = [srsly.msgpack_loads(attrs["weight"]) for attrs in (theirs, mine)]
+                raise ValueError(
+                    f"{where} mixes its lexical part at weight {weights[0]:g}, pipeline 1's at {weights[1]:g}: set "
+                    "one weight first (spacy_siamese.set_lexical_weight or calibrate --lexical-weight)."
+                )
             if differ:
                 raise ValueError(
                     f"{where} differs from pipeline 1's in the fitted state of its '{node['name']}' layer "

@@ -460,9 +460,10 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
 
         `init_weights` (`[initialize.components.siamese_similarity]`) names a trained pipeline
         whose pipe of this name has the same architecture: its weights (with a fitted TF-IDF's
-        vocabulary, not refitted on this config's texts) and threshold are the initial ones, and
-        training goes on from them with this config's loss, data and scorer. Sourcing the
-        component instead keeps the source's whole component config, loss and scorer included."""
+        vocabulary, not refitted on this config's texts) and threshold are the initial ones (a
+        hybrid's lexical weight is this config's), and training goes on from them with this
+        config's loss, data and scorer. Sourcing the component instead keeps the source's whole
+        component config, loss and scorer included."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if reads_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -504,6 +505,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                     "initialize with the same vectors (e.g. --paths.vectors)."
                 )
         layers = layer_names(self.model)
+        head = predicting_head(self.comparison)
+        lexical_weight = head.attrs["weight"] if head.name == "hybrid_similarity" else None
         with self._unchanged_on_error(exclude=["vocab"]):
             try:
                 self.model.from_bytes(source.model.to_bytes())
@@ -517,8 +520,18 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 f"{where}: its '{self.name}' pipe",
                 advice="Train from a pipe with this config's model.",
             )
+            if lexical_weight is not None:  # this config's setting, where the source may mix at another
+                set_hybrid_weight(head, lexical_weight)
         self.cfg["threshold"] = source.threshold
         self.cfg["dedupe_threshold"] = source.dedupe_threshold
+        self._clip_thresholds()
+
+    def _clip_thresholds(self) -> None:
+        """Keep the thresholds inside the score range, e.g. ones tuned at another lexical weight."""
+        low, high = self.score_range
+        self.cfg["threshold"] = min(max(self.threshold, low), high)
+        if self.dedupe_threshold is not None:
+            self.cfg["dedupe_threshold"] = min(max(self.dedupe_threshold, low), high)
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Pair metrics at the stored threshold. The threshold is retuned on these examples first
@@ -668,10 +681,8 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
         raise ValueError(f"The '{name}' pipe's config has {len(blocks)} {HYBRID} blocks, not one: it cannot be set.")
     set_hybrid_weight(head, weight)
     blocks[0]["weight"] = float(weight)
-    pipe.score_range = low, high = score_range(pipe.comparison)
-    pipe.cfg["threshold"] = min(max(pipe.threshold, low), high)
-    if pipe.dedupe_threshold is not None:
-        pipe.cfg["dedupe_threshold"] = min(max(pipe.dedupe_threshold, low), high)
+    pipe.score_range = score_range(pipe.comparison)
+    pipe._clip_thresholds()
     pipe.mark_changed()  # doc.similarity finds a doc's pipe by its model id: this one scores otherwise
 
 

@@ -7,9 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spacy_siamese import set_lexical_weight
 from spacy_siamese.averaging import average_pipelines
 
 from .conftest import GRADED, PAIRS, fine_tune, make_nlp, pair_examples, set_random_vectors, train
+from .search.conftest import HYBRID_CAUCHY, hybrid_nlp
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +162,14 @@ def test_an_error_leaves_the_pipelines_as_they_were(tuned):
         average_pipelines([first, second])
     for key, value in params(first).items():
         numpy.testing.assert_array_equal(value, before[key])
+
+
+def test_hybrids_mixed_at_other_lexical_weights_are_refused():
+    """The lexical weight is a setting, not a weight: the message says how to make it one."""
+    pipelines = [train(hybrid_nlp(HYBRID_CAUCHY), n_iter=1)[0] for _ in range(2)]
+    pipelines[1].from_bytes(pipelines[0].to_bytes())
+    set_lexical_weight(pipelines[1], 0.1)
+    with pytest.raises(ValueError, match=r"lexical part at weight 0.1, pipeline 1's at 0.3: set one weight first"):
+        average_pipelines(pipelines)
+    set_lexical_weight(pipelines[0], 0.1)
+    average_pipelines(pipelines)

@@ -8,13 +8,14 @@ import pytest
 import spacy
 from scipy.stats import spearmanr
 
-from spacy_siamese import make_pair_example
+from spacy_siamese import get_lexical_weight, make_pair_example, set_lexical_weight
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.losses.teacher_scores import save_teacher_table
 from spacy_siamese.metrics import best_threshold
 
 from .architectures.test_lstm import SMALL
-from .conftest import GRADED, PAIRS, SMALL_MODEL, exp_l1_reference, make_nlp, pair_examples
+from .conftest import GRADED, PAIRS, SMALL_MODEL, exp_l1_reference, make_nlp, pair_examples, train
+from .search.conftest import COSINE_RAW, hybrid, hybrid_nlp
 
 
 @pytest.mark.parametrize(
@@ -363,3 +364,20 @@ def test_init_weights_that_fail_to_load_leave_the_pipe_as_it_was(tmp_path, nlp):
     with pytest.raises(ValueError, match="has another architecture"):
         cosine.initialize(lambda: examples)
     numpy.testing.assert_allclose(pipe.pair_scores(examples)[0], before.pair_scores(examples)[0], atol=1e-6)
+
+
+def test_init_weights_keeps_this_configs_lexical_weight(tmp_path):
+    """A source mixed at another lexical weight (set_lexical_weight) gives its weights, not its weight."""
+    source, _ = train(hybrid_nlp(hybrid(COSINE_RAW)), n_iter=5)
+    examples = pair_examples(source)
+    at_config_weight = source.get_pipe("siamese_similarity").pair_scores(examples)[0]
+    set_lexical_weight(source, 0.1)  # scores from -0.9: a threshold this config's range (from -0.7) cannot hold
+    source.get_pipe("siamese_similarity").cfg["threshold"] = -0.8
+    source.to_disk(tmp_path / "source")
+    nlp = hybrid_nlp(hybrid(COSINE_RAW))
+    nlp.config["initialize"]["components"]["siamese_similarity"] = {"init_weights": str(tmp_path / "source")}
+    nlp.initialize(lambda: pair_examples(nlp))
+    pipe = nlp.get_pipe("siamese_similarity")
+    assert get_lexical_weight(nlp) == 0.3 and pipe.score_range == pytest.approx((-0.7, 1.0))
+    assert pipe.threshold == pytest.approx(-0.7)
+    numpy.testing.assert_allclose(pipe.pair_scores(pair_examples(nlp))[0], at_config_weight, atol=1e-6)
