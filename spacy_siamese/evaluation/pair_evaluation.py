@@ -11,6 +11,7 @@ from spacy.tokens import Doc
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
+from ..layers.heads import predicting_head
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
@@ -215,10 +216,15 @@ def check_similarity(nlp: Language, records: Sequence[PairLike], scores: numpy.n
 
 
 def describe_pipe(nlp: Language, pipe: Any) -> Dict[str, Any]:
-    """The pipe's threshold and the architectures of its encoder and comparison."""
+    """The pipe's threshold, the architectures of its encoder and comparison and, for a hybrid,
+    the weight of its lexical part."""
     config = nlp.config["components"].get(pipe.name, {}).get("model", {})
     arch = {part: config.get(part, {}).get("@architectures") for part in ("encoder", "comparison")}
-    return {"pipe": pipe.name, "threshold": pipe.threshold, **arch, "pipeline": list(nlp.pipe_names)}
+    out = {"pipe": pipe.name, "threshold": pipe.threshold, **arch, "pipeline": list(nlp.pipe_names)}
+    head = predicting_head(pipe.comparison)
+    if head.name == "hybrid_similarity":
+        out["lexical_weight"] = float(head.attrs["weight"])
+    return out
 
 
 def pick_examples(labels: numpy.ndarray, n: int, seed: int = 0) -> List[int]:

@@ -154,6 +154,7 @@ def test_hybrid_rows_are_the_pipe_scores_and_the_index_agrees():
         expected = pipe.compare(numpy.repeat(V[q : q + 1], len(V), axis=0), V)
         numpy.testing.assert_allclose(row, expected, atol=1e-6)
     report = evaluate_duplicates(nlp, RECORDS)
+    assert report["model"]["lexical_weight"] == 0.3  # the weight the figures are at
     result = report["results"]["siamese_similarity (trained)"]
     assert result["index"]["mrr@10"] == pytest.approx(result["mrr@10"], abs=0.05)
     assert 0.0 <= result["index"]["recall@10"] <= 1.0
