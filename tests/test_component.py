@@ -745,3 +745,7 @@ def test_set_lexical_weight_refuses_other_pipes_and_weights(nlp):
     assert hybrid.config["components"]["siamese_similarity"]["model"]["comparison"]["weight"] == 0.3
     with pytest.raises(ValueError, match="not initialized"):
         set_lexical_weight(build_nlp("hybrid_cauchy"), 0.2)
+    del hybrid.get_pipe_config("siamese_similarity")["model"]["comparison"]["@architectures"]
+    with pytest.raises(ValueError, match="config has 0 spacy-siamese.HybridSimilarity.v1 blocks, not one"):
+        set_lexical_weight(hybrid, 0.2)  # its saved config could not say the weight it mixes at
+    assert get_lexical_weight(hybrid) == 0.3
