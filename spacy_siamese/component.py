@@ -56,7 +56,7 @@ squash = false
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 PIPE_NAME = "siamese_similarity"
-HYBRID = "spacy-siamese.HybridSimilarity.v1"
+HYBRID_ARCHITECTURE = "spacy-siamese.HybridSimilarity.v1"
 # The pipeline each pipe made by the factory belongs to (not an attribute: pipes are pickled).
 _PIPELINES: "weakref.WeakKeyDictionary[Any, weakref.ReferenceType[Language]]" = weakref.WeakKeyDictionary()
 BATCH_SIZE = 256
@@ -676,9 +676,15 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
     (`pipe.score(examples, tune_threshold=True)`), as `calibrate --lexical-weight` does."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
     head = _hybrid_head(pipe)
-    blocks = [block for block in _config_blocks(nlp.get_pipe_config(name)) if block.get("@architectures") == HYBRID]
+    blocks = [
+        block
+        for block in _config_blocks(nlp.get_pipe_config(name))
+        if block.get("@architectures") == HYBRID_ARCHITECTURE
+    ]
     if len(blocks) != 1:
-        raise ValueError(f"The '{name}' pipe's config has {len(blocks)} {HYBRID} blocks, not one: it cannot be set.")
+        raise ValueError(
+            f"The '{name}' pipe's config has {len(blocks)} {HYBRID_ARCHITECTURE} blocks, not one: it cannot be set."
+        )
     set_hybrid_weight(head, weight)
     blocks[0]["weight"] = float(weight)
     pipe.score_range = score_range(pipe.comparison)
@@ -694,7 +700,9 @@ def get_lexical_weight(nlp: Language, *, name: str = PIPE_NAME) -> float:
 def _hybrid_head(pipe: SiameseSimilarity) -> Model:
     head = predicting_head(pipe.comparison)
     if head.name != "hybrid_similarity":
-        raise ValueError(f"The '{pipe.name}' pipe's similarity is {head.name}, not {HYBRID}: it has no lexical weight.")
+        raise ValueError(
+            f"The '{pipe.name}' pipe's similarity is {head.name}, not {HYBRID_ARCHITECTURE}: it has no lexical weight."
+        )
     return head
 
 
