@@ -3,6 +3,7 @@
 import math
 import uuid
 import weakref
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
@@ -23,7 +24,7 @@ from . import hooks
 from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names, reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
-from .layers.hybrid import set_hybrid_weight
+from .layers.hybrid import check_weight, set_hybrid_weight
 from .layers.in_batch import cross_scores
 from .layers.no_tokens import encode_docs
 from .metrics import best_threshold, is_binary, precision_threshold
@@ -505,8 +506,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                     "initialize with the same vectors (e.g. --paths.vectors)."
                 )
         layers = layer_names(self.model)
-        head = predicting_head(self.comparison)
-        lexical_weight = head.attrs["weight"] if head.name == "hybrid_similarity" else None
+        lexical_weight = self._lexical_weight()
         with self._unchanged_on_error(exclude=["vocab"]):
             try:
                 self.model.from_bytes(source.model.to_bytes())
@@ -520,18 +520,47 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 f"{where}: its '{self.name}' pipe",
                 advice="Train from a pipe with this config's model.",
             )
-            if lexical_weight is not None:  # this config's setting, where the source may mix at another
-                set_hybrid_weight(head, lexical_weight)
         self.cfg["threshold"] = source.threshold
         self.cfg["dedupe_threshold"] = source.dedupe_threshold
-        self._clip_thresholds()
+        if lexical_weight is not None:  # this config's setting, where the source may mix at another
+            self._mix_lexical_part(lexical_weight)
 
-    def _clip_thresholds(self) -> None:
-        """Keep the thresholds inside the score range, e.g. ones tuned at another lexical weight."""
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "SiameseSimilarity":
+        with self._keeping_lexical_weight():
+            return super().from_disk(path, exclude=exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> "SiameseSimilarity":
+        with self._keeping_lexical_weight():
+            return super().from_bytes(bytes_data, exclude=exclude)
+
+    @contextmanager
+    def _keeping_lexical_weight(self) -> Iterator[None]:
+        """A hybrid's lexical weight is a setting of the config the pipe was built from (e.g. with
+        a config override at `spacy.load`): weights saved at another weight are mixed at it."""
+        weight = self._lexical_weight()
+        yield
+        if weight is not None and weight != self._lexical_weight():
+            self._mix_lexical_part(weight)
+
+    def _lexical_weight(self) -> Optional[float]:
+        head = predicting_head(self.comparison)
+        return float(head.attrs["weight"]) if head.name == "hybrid_similarity" else None
+
+    def _mix_lexical_part(self, weight: float) -> None:
+        """Mix the hybrid's lexical part at `weight`: its score range, that of the wrappers that
+        pass it on, the thresholds kept inside it, and a new model id (doc.similarity finds a
+        doc's pipe by its model id, and this pipe now scores otherwise)."""
+        head = _hybrid_head(self)
+        set_hybrid_weight(head, weight)
+        for node in self.comparison.walk():
+            if node is not head and "score_range" in node.attrs and predicting_head(node) is head:
+                node.attrs["score_range"] = head.attrs["score_range"]  # e.g. WithInBatchScores.v1 around it
+        self.score_range = score_range(self.comparison)
         low, high = self.score_range
         self.cfg["threshold"] = min(max(self.threshold, low), high)
         if self.dedupe_threshold is not None:
             self.cfg["dedupe_threshold"] = min(max(self.dedupe_threshold, low), high)
+        self.mark_changed()
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Pair metrics at the stored threshold. The threshold is retuned on these examples first
@@ -669,13 +698,15 @@ def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bo
 
 def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -> None:
     """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight` from now
-    on, in the pipe and in the pipeline's config (the saved weight is what loads: a config
-    override at `spacy.load` does not change it). The learned part never sees the weight in
-    training, so it stays as trained; the pipe gets a new model id, and its thresholds, tuned at
-    the old weight, are only kept inside the new score range: tune them again on dev pairs
-    (`pipe.score(examples, tune_threshold=True)`), as `calibrate --lexical-weight` does."""
+    on, in the pipe and in the pipeline's config, which saves it (a config override at
+    `spacy.load` sets it for that pipeline alone). The training loss never sees the weight, so
+    the learned part stays as trained. The pipe gets a new model id (encode stored collections
+    again), and its thresholds, tuned at the old weight, are only kept inside the new score
+    range: tune them again on dev pairs (`pipe.score(examples, tune_threshold=True)`), as
+    `calibrate --lexical-weight` does."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
-    head = _hybrid_head(pipe)
+    _hybrid_head(pipe)
+    check_weight(weight)  # before anything changes
     blocks = [
         block
         for block in _config_blocks(nlp.get_pipe_config(name))
@@ -685,11 +716,8 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
         raise ValueError(
             f"The '{name}' pipe's config has {len(blocks)} {HYBRID_ARCHITECTURE} blocks, not one: it cannot be set."
         )
-    set_hybrid_weight(head, weight)
+    pipe._mix_lexical_part(weight)
     blocks[0]["weight"] = float(weight)
-    pipe.score_range = score_range(pipe.comparison)
-    pipe._clip_thresholds()
-    pipe.mark_changed()  # doc.similarity finds a doc's pipe by its model id: this one scores otherwise
 
 
 def get_lexical_weight(nlp: Language, *, name: str = PIPE_NAME) -> float:
@@ -698,6 +726,7 @@ def get_lexical_weight(nlp: Language, *, name: str = PIPE_NAME) -> float:
 
 
 def _hybrid_head(pipe: SiameseSimilarity) -> Model:
+    """The pipe's `HybridSimilarity.v1` layer, or a ValueError naming its similarity."""
     head = predicting_head(pipe.comparison)
     if head.name != "hybrid_similarity":
         raise ValueError(

@@ -722,6 +722,33 @@ def test_set_lexical_weight_changes_the_scores_config_and_id(tmp_path):
     numpy.testing.assert_allclose(loaded.get_pipe("siamese_similarity").pair_scores(examples)[0], scores, rtol=1e-6)
 
 
+def test_a_config_override_at_load_sets_the_lexical_weight(tmp_path):
+    """The weight is a config setting: spacy.load with another one mixes at it, under a new model id."""
+    nlp, _ = train(build_nlp("hybrid_cauchy"), n_iter=5)
+    nlp.to_disk(tmp_path / "nlp")
+    override = {"components": {"siamese_similarity": {"model": {"comparison": {"weight": 0.6}}}}}
+    loaded = spacy.load(tmp_path / "nlp", config=override)
+    assert get_lexical_weight(loaded) == 0.6
+    assert loaded.config["components"]["siamese_similarity"]["model"]["comparison"]["weight"] == 0.6
+    set_lexical_weight(nlp, 0.6)
+    examples = pair_examples(nlp)
+    expected = nlp.get_pipe("siamese_similarity").pair_scores(examples)[0]
+    pipe = loaded.get_pipe("siamese_similarity")
+    numpy.testing.assert_allclose(pipe.pair_scores(pair_examples(loaded))[0], expected, rtol=1e-6)
+    assert pipe.model_id != spacy.load(tmp_path / "nlp").get_pipe("siamese_similarity").model_id
+
+
+def test_set_lexical_weight_sets_the_range_of_a_wrapper_around_the_hybrid(tmp_path):
+    """WithInBatchScores.v1 declares its comparison's score range: outside the hybrid, it follows the weight."""
+    nlp, _ = train(
+        hybrid_nlp({"@architectures": "spacy-siamese.WithInBatchScores.v1", "comparison": hybrid(COSINE_RAW)}), n_iter=0
+    )
+    set_lexical_weight(nlp, 0.9)
+    assert nlp.get_pipe("siamese_similarity").score_range == pytest.approx((-0.1, 1.0))
+    nlp.to_disk(tmp_path / "nlp")
+    assert spacy.load(tmp_path / "nlp").get_pipe("siamese_similarity").score_range == pytest.approx((-0.1, 1.0))
+
+
 def test_set_lexical_weight_keeps_the_thresholds_in_the_new_range():
     """Over a raw cosine the score range starts at -(1 - w): thresholds below it are moved up to it."""
     nlp, _ = train(hybrid_nlp(hybrid(COSINE_RAW)), n_iter=2)

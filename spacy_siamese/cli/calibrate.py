@@ -35,10 +35,11 @@ def calibrate_command(
     the given precision. `dedupe` uses it by default; `spacy train` sets it with the decision
     threshold, so this is for pipelines trained before it existed or for another precision.
 
-    With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (the learned
-    part never sees it in training, so no training is needed; `benchmarks/hybrid_weight.py`
-    measures the weights), then tune both thresholds on the pairs, as `spacy train` does, and
-    print the pair figures at the old weight and the new one."""
+    With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (the training
+    loss never sees it, so no training is needed; `benchmarks/hybrid_weight.py` measures the
+    weights), then tune both thresholds on the pairs, as `spacy train` does, print the pair
+    figures at the old weight and the new one, and write the new ones to the meta's
+    `performance`. The pipe gets a new model id: encode stored collections again."""
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
             fail(f"--lexical-weight must be in [0, 1], got {lexical_weight:g}")
@@ -46,6 +47,8 @@ def calibrate_command(
             fail(f"Not a pipeline directory: {model} (calibrate saves the pipeline, so it needs a directory)")
         nlp = load_pipeline(str(model))
         pipe = get_similarity_pipe(nlp, initialized=True)
+        if lexical_weight is not None:
+            get_lexical_weight(nlp)  # a pipe without one is refused before the pairs are read
         records = read_pair_records(pairs, format=format)
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
         before = pipe.dedupe_threshold
@@ -64,6 +67,8 @@ def calibrate_command(
         target = output or model
         target.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
         nlp.to_disk(target)
+        if lexical_weight is not None:
+            typer.echo(f"lexical weight = {lexical_weight:g}, threshold = {pipe.threshold:g}")
         typer.echo(
             f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
         )
@@ -73,9 +78,9 @@ def _reweigh(nlp: Language, examples: List[Example], weight: float) -> None:
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
     figures at the old weight and the new one, each at thresholds tuned on the examples."""
     pipe = get_similarity_pipe(nlp)
-    old = get_lexical_weight(nlp)  # before the slow part: a pipe without one is refused here
+    old = get_lexical_weight(nlp)
     before = pipe.score(examples, tune_threshold=True)
-    set_lexical_weight(nlp, weight)
+    set_lexical_weight(nlp, weight)  # a new model id: the pairs are encoded again, as any pipe's would be
     after = pipe.score(examples, tune_threshold=True)
     # spacy train's meta holds the dev scores of the weights it saved: these are the new ones
     nlp.meta["performance"] = {key: value for key, value in after.items() if key.startswith("sim_")}

@@ -80,8 +80,10 @@ def test_calibrate_sets_a_hybrids_lexical_weight_and_tunes_both_thresholds(hybri
     scores, labels = pipe.pair_scores(examples)
     assert pipe.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6)
     assert pipe.dedupe_threshold == pytest.approx(precision_threshold(scores, labels, 0.75), abs=1e-6)
-    assert nlp.meta["performance"]["sim_auc"] == pytest.approx(pipe.score(examples)["sim_auc"])
+    scored = pipe.score(examples)  # at the saved thresholds
+    assert all(nlp.meta["performance"][key] == pytest.approx(scored[key]) for key in ("sim_acc", "sim_f", "sim_auc"))
     assert "lexical weight 0.3: acc" in result.output and "lexical weight 0.1: acc" in result.output
+    assert f"lexical weight = 0.1, threshold = {pipe.threshold:g}" in result.output
 
 
 def test_calibrate_refuses_a_lexical_weight_it_cannot_set(hybrid_files, collection, tmp_path):
