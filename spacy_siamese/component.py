@@ -24,7 +24,7 @@ from . import hooks
 from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names, reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
-from .layers.hybrid import check_weight, set_hybrid_weight
+from .layers.hybrid import set_hybrid_weight
 from .layers.in_batch import cross_scores
 from .layers.no_tokens import encode_docs
 from .metrics import best_threshold, is_binary, precision_threshold
@@ -506,8 +506,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                     "initialize with the same vectors (e.g. --paths.vectors)."
                 )
         layers = layer_names(self.model)
-        lexical_weight = self._lexical_weight()
-        with self._unchanged_on_error(exclude=["vocab"]):
+        with self._keeping_lexical_weight(), self._unchanged_on_error(exclude=["vocab"]):
             try:
                 self.model.from_bytes(source.model.to_bytes())
             except (ValueError, KeyError) as err:
@@ -520,10 +519,8 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
                 f"{where}: its '{self.name}' pipe",
                 advice="Train from a pipe with this config's model.",
             )
-        self.cfg["threshold"] = source.threshold
-        self.cfg["dedupe_threshold"] = source.dedupe_threshold
-        if lexical_weight is not None:  # this config's setting, where the source may mix at another
-            self._mix_lexical_part(lexical_weight)
+            self.cfg["threshold"] = source.threshold
+            self.cfg["dedupe_threshold"] = source.dedupe_threshold
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> "SiameseSimilarity":
         with self._keeping_lexical_weight():
@@ -533,18 +530,21 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         with self._keeping_lexical_weight():
             return super().from_bytes(bytes_data, exclude=exclude)
 
+    @property
+    def lexical_weight(self) -> Optional[float]:
+        """The weight of a `HybridSimilarity.v1` pipe's lexical part in its scores (else None)."""
+        head = predicting_head(self.comparison)
+        return float(head.attrs["weight"]) if head.name == "hybrid_similarity" else None
+
     @contextmanager
     def _keeping_lexical_weight(self) -> Iterator[None]:
         """A hybrid's lexical weight is a setting of the config the pipe was built from (e.g. with
-        a config override at `spacy.load`): weights saved at another weight are mixed at it."""
-        weight = self._lexical_weight()
+        a config override at `spacy.load`): weights loaded in the block (`from_disk`,
+        `from_bytes`, `init_weights`) that were saved at another weight are mixed at it."""
+        weight = self.lexical_weight
         yield
-        if weight is not None and weight != self._lexical_weight():
+        if weight is not None and weight != self.lexical_weight:
             self._mix_lexical_part(weight)
-
-    def _lexical_weight(self) -> Optional[float]:
-        head = predicting_head(self.comparison)
-        return float(head.attrs["weight"]) if head.name == "hybrid_similarity" else None
 
     def _mix_lexical_part(self, weight: float) -> None:
         """Mix the hybrid's lexical part at `weight`: its score range, that of the wrappers that
@@ -706,7 +706,6 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
     `calibrate --lexical-weight` does."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
     _hybrid_head(pipe)
-    check_weight(weight)  # before anything changes
     blocks = [
         block
         for block in _config_blocks(nlp.get_pipe_config(name))
@@ -716,7 +715,7 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
         raise ValueError(
             f"The '{name}' pipe's config has {len(blocks)} {HYBRID_ARCHITECTURE} blocks, not one: it cannot be set."
         )
-    pipe._mix_lexical_part(weight)
+    pipe._mix_lexical_part(weight)  # checks the weight before it changes anything
     blocks[0]["weight"] = float(weight)
 
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequ
 import spacy
 import typer
 from spacy.language import Language
+from spacy.training import Example
 
 from ..component import get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
@@ -200,6 +201,17 @@ def expand_paths(pattern: str) -> List[Path]:
     path = Path(pattern)
     root, parts = (Path(path.anchor), path.parts[1:]) if path.is_absolute() else (Path("."), path.parts)
     return sorted(p for p in root.glob(str(Path(*parts))) if p.is_file()) if parts else []
+
+
+def tuned_scores(nlp: Language, examples: List[Example]) -> Dict[str, Any]:
+    """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does)."""
+    return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True)
+
+
+def set_performance(nlp: Language, scores: Dict[str, Any]) -> None:
+    """Write the pipe's figures to the meta's `performance`, where `spacy train` keeps the dev
+    scores of the weights it saved."""
+    nlp.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
 
 
 def require_file(path: Optional[Path]) -> None:

@@ -1,17 +1,15 @@
 """`average`: average the weights of trained pipelines and save the result (a "model soup")."""
 
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import typer
-from spacy.language import Language
-from spacy.training import Example
 
 from ..averaging import average_pipelines, normalized_weights
-from ..component import get_similarity_pipe
+from ..evaluation.report import markdown_table
 from ..metrics import is_binary
 from ..pair_examples import make_pair_example
-from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records
+from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records, set_performance, tuned_scores
 
 # The figures shown for 0/1 and for graded dev pairs: the pipe's score keys and their titles.
 COLUMNS = {
@@ -46,11 +44,10 @@ def average_command(
         records = read_pair_records(dev, format=format)
         nlps = [load_pipeline(model) for model in models]
         examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in records] for nlp in nlps]
-        rows = {model: _tuned_scores(nlp, egs) for model, nlp, egs in zip(models, nlps, examples)}
+        rows = {model: tuned_scores(nlp, egs) for model, nlp, egs in zip(models, nlps, examples)}
         averaged = average_pipelines(nlps, weights=mix)  # the first pipeline, whose examples serve again
-        rows[f"average (saved to {output})"] = scores = _tuned_scores(averaged, examples[0])
-        # spacy train's meta holds the dev scores of the weights it saved: these weights' scores
-        averaged.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
+        rows[f"average (saved to {output})"] = scores = tuned_scores(averaged, examples[0])
+        set_performance(averaged, scores)
         averaged.meta["averaged"] = {"pipelines": list(models), "weights": mix, "dev": str(dev)}
         output.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
         averaged.to_disk(output)
@@ -60,11 +57,11 @@ def average_command(
         shown = [f"{w:.3g}" for w in mix] + [""]
         tuned = "thresholds tuned on them for every row" if binary else "graded: no threshold tuned"
         typer.echo(f"Dev pairs: {dev} ({len(records):,}; {tuned}).\n")
-        typer.echo("| pipeline | weight | " + " | ".join(columns.values()) + " |")
-        typer.echo("|---|---|" + "---|" * len(columns))
-        for (name, row), weight in zip(rows.items(), shown):
-            figures = " | ".join("-" if row.get(key) is None else f"{row[key]:.3f}" for key in columns)
-            typer.echo(f"| {name} | {weight} | {figures} |")
+        table = [
+            [name, weight, *("-" if row.get(key) is None else f"{row[key]:.3f}" for key in columns)]
+            for (name, row), weight in zip(rows.items(), shown)
+        ]
+        typer.echo("\n".join(markdown_table(["pipeline", "weight", *columns.values()], table)))
 
 
 def _parse_weights(text: Optional[str]) -> Optional[List[float]]:
@@ -74,8 +71,3 @@ def _parse_weights(text: Optional[str]) -> Optional[List[float]]:
         return [float(part) for part in text.split(",")]
     except ValueError:
         fail(f"--weights: give numbers separated by commas, got {text!r}")
-
-
-def _tuned_scores(nlp: Language, examples: List[Example]) -> Dict[str, Optional[float]]:
-    """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does)."""
-    return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True)

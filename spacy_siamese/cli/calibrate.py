@@ -11,7 +11,7 @@ from spacy.training import Example
 from ..component import get_lexical_weight, get_similarity_pipe, set_lexical_weight
 from ..metrics import is_binary
 from ..pair_examples import make_pair_example
-from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records
+from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records, set_performance, tuned_scores
 from .average import COLUMNS
 
 
@@ -47,15 +47,14 @@ def calibrate_command(
             fail(f"Not a pipeline directory: {model} (calibrate saves the pipeline, so it needs a directory)")
         nlp = load_pipeline(str(model))
         pipe = get_similarity_pipe(nlp, initialized=True)
-        if lexical_weight is not None:
-            get_lexical_weight(nlp)  # a pipe without one is refused before the pairs are read
+        old_weight = None if lexical_weight is None else get_lexical_weight(nlp)  # before the pairs are read
         records = read_pair_records(pairs, format=format)
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
         before = pipe.dedupe_threshold
         if not is_binary([r.label for r in records]):
             fail("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
-        if lexical_weight is not None:
-            _reweigh(nlp, examples, lexical_weight)
+        if lexical_weight is not None and old_weight is not None:
+            _reweigh(nlp, examples, old_weight, lexical_weight)
         threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision)
         wanted = pipe.cfg["dedupe_precision"]
         if threshold is None:  # saving would drop the threshold the pipeline has
@@ -74,16 +73,13 @@ def calibrate_command(
         )
 
 
-def _reweigh(nlp: Language, examples: List[Example], weight: float) -> None:
+def _reweigh(nlp: Language, examples: List[Example], old: float, weight: float) -> None:
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
     figures at the old weight and the new one, each at thresholds tuned on the examples."""
-    pipe = get_similarity_pipe(nlp)
-    old = get_lexical_weight(nlp)
-    before = pipe.score(examples, tune_threshold=True)
+    before = tuned_scores(nlp, examples)
     set_lexical_weight(nlp, weight)  # a new model id: the pairs are encoded again, as any pipe's would be
-    after = pipe.score(examples, tune_threshold=True)
-    # spacy train's meta holds the dev scores of the weights it saved: these are the new ones
-    nlp.meta["performance"] = {key: value for key, value in after.items() if key.startswith("sim_")}
+    after = tuned_scores(nlp, examples)
+    set_performance(nlp, after)
     typer.echo(f"On {len(examples):,} pairs, thresholds tuned on them at each weight:")
     for shown, scores in ((old, before), (weight, after)):
         figures = ", ".join(

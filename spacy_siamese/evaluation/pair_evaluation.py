@@ -11,7 +11,6 @@ from spacy.tokens import Doc
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..layers.heads import predicting_head
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
@@ -221,9 +220,8 @@ def describe_pipe(nlp: Language, pipe: Any) -> Dict[str, Any]:
     config = nlp.config["components"].get(pipe.name, {}).get("model", {})
     arch = {part: config.get(part, {}).get("@architectures") for part in ("encoder", "comparison")}
     out = {"pipe": pipe.name, "threshold": pipe.threshold, **arch, "pipeline": list(nlp.pipe_names)}
-    head = predicting_head(pipe.comparison)
-    if head.name == "hybrid_similarity":
-        out["lexical_weight"] = float(head.attrs["weight"])
+    if pipe.lexical_weight is not None:
+        out["lexical_weight"] = pipe.lexical_weight
     return out
 
 

@@ -23,7 +23,7 @@ def hybrid_similarity(
     the learned part (its loss trains the encoder as without the lexical part); the mixed
     score is what predicts, and so what the dev evaluation of `spacy train` scores.
     """
-    check_weight(weight)
+    _check_weight(weight)
     if lexical_width < 1:
         raise ValueError(f"HybridSimilarity: lexical_width must be positive, got {lexical_width}")
     return Model(
@@ -44,12 +44,12 @@ def hybrid_similarity(
 def set_hybrid_weight(model: Model, weight: float) -> None:
     """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on. Its
     training output never sees the weight, so the learned part stays as trained."""
-    check_weight(weight)
+    _check_weight(weight)
     model.attrs["weight"] = float(weight)
     model.attrs["score_range"] = _mixed_range(model.get_ref("comparison"), weight)
 
 
-def check_weight(weight: float) -> None:
+def _check_weight(weight: float) -> None:
     """A ValueError for a lexical weight outside [0, 1] (or NaN)."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"HybridSimilarity: weight must be in [0, 1], got {weight}")
