@@ -14,6 +14,7 @@ from thinc.api import Model
 
 from .component import SiameseSimilarity, get_similarity_pipe
 from .identity import reads_static_vectors
+from .layers.hybrid import LAYER_NAME as HYBRID_LAYER
 
 
 def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
@@ -91,7 +92,7 @@ def _average_dicts(msgs: List[Dict], mix: List[float], name: str) -> Dict:
             differ = sorted(
                 k for k in {*mine, *theirs} if srsly.msgpack_dumps(mine.get(k)) != srsly.msgpack_dumps(theirs.get(k))
             )
-            if node["name"] == "hybrid_similarity" and "weight" in differ:
+            if node["name"] == HYBRID_LAYER and "weight" in differ:
                 weights = [srsly.msgpack_loads(attrs["weight"]) for attrs in (theirs, mine)]
                 raise ValueError(
                     f"{where} mixes its lexical part at weight {weights[0]:g}, pipeline 1's at {weights[1]:g}: set "

@@ -24,7 +24,7 @@ from . import hooks
 from .identity import ModelIdentity, check_architecture, in_training_evaluation, layer_names, reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head, score_range
-from .layers.hybrid import set_hybrid_weight
+from .layers.hybrid import is_hybrid_similarity, set_hybrid_weight
 from .layers.in_batch import cross_scores
 from .layers.no_tokens import encode_docs
 from .metrics import best_threshold, is_binary, precision_threshold
@@ -534,7 +534,7 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     def lexical_weight(self) -> Optional[float]:
         """The weight of a `HybridSimilarity.v1` pipe's lexical part in its scores (else None)."""
         head = predicting_head(self.comparison)
-        return float(head.attrs["weight"]) if head.name == "hybrid_similarity" else None
+        return float(head.attrs["weight"]) if is_hybrid_similarity(head) else None
 
     @contextmanager
     def _keeping_lexical_weight(self) -> Iterator[None]:
@@ -727,7 +727,7 @@ def get_lexical_weight(nlp: Language, *, name: str = PIPE_NAME) -> float:
 def _hybrid_head(pipe: SiameseSimilarity) -> Model:
     """The pipe's `HybridSimilarity.v1` layer, or a ValueError naming its similarity."""
     head = predicting_head(pipe.comparison)
-    if head.name != "hybrid_similarity":
+    if not is_hybrid_similarity(head):
         raise ValueError(
             f"The '{pipe.name}' pipe's similarity is {head.name}, not {HYBRID_ARCHITECTURE}: it has no lexical weight."
         )

@@ -25,6 +25,7 @@ from thinc.api import Model
 from .component import BATCH_SIZE, PIPE_NAME, get_similarity_pipe
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
+from .layers.hybrid import is_hybrid_similarity
 from .layers.tfidf import TERM_ATTRS
 from .layers.tweak import feature_weights, term_features, term_weights
 
@@ -100,7 +101,7 @@ def model_kind(pipe: Any) -> str:
     `HybridSimilarity.v1` pipe, else "encoder"."""
     comparison = predicting_head(pipe.comparison)
     encoder = pipe.encoder
-    if comparison.name == "hybrid_similarity":
+    if is_hybrid_similarity(comparison):
         return "hybrid"
     if comparison.name == "cosine_similarity":
         if encoder.name == "tweak":

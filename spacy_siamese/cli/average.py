@@ -6,15 +6,16 @@ from typing import List, Optional
 import typer
 
 from ..averaging import average_pipelines, normalized_weights
-from ..evaluation.report import markdown_table
+from ..evaluation.report import GRADED_COLUMNS, PAIR_COLUMNS, markdown_table
 from ..metrics import is_binary
 from ..pair_examples import make_pair_example
 from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records, set_performance, tuned_scores
 
-# The figures shown for 0/1 and for graded dev pairs: the pipe's score keys and their titles.
+# The figures shown for 0/1 and for graded dev pairs: the pipe's score keys, titled as in `evaluate`'s tables.
+_TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS)
 COLUMNS = {
-    "binary": {"sim_acc": "acc", "sim_auc": "ROC AUC", "sim_ap": "AP"},
-    "graded": {"sim_spearman": "Spearman", "sim_pearson": "Pearson"},
+    kind: {f"sim_{key}": _TITLES[key] for key in keys}
+    for kind, keys in (("binary", ("acc", "auc", "ap")), ("graded", ("spearman", "pearson")))
 }
 
 

@@ -8,6 +8,8 @@ from .heads import score_range
 
 InT = Tuple[Floats2d, Floats2d]
 
+LAYER_NAME = "hybrid_similarity"
+
 
 @registry.architectures("spacy-siamese.HybridSimilarity.v1")
 def hybrid_similarity(
@@ -27,7 +29,7 @@ def hybrid_similarity(
     if lexical_width < 1:
         raise ValueError(f"HybridSimilarity: lexical_width must be positive, got {lexical_width}")
     return Model(
-        "hybrid_similarity",
+        LAYER_NAME,
         forward,
         init=init,
         layers=[comparison],
@@ -39,6 +41,11 @@ def hybrid_similarity(
             "score_range": _mixed_range(comparison, weight),
         },
     )
+
+
+def is_hybrid_similarity(model: Model) -> bool:
+    """Whether `model` is a `HybridSimilarity.v1` layer."""
+    return model.name == LAYER_NAME
 
 
 def set_hybrid_weight(model: Model, weight: float) -> None:

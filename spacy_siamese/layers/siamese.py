@@ -5,6 +5,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from .hybrid import is_hybrid_similarity
 from .no_tokens import encode_docs
 
 InT = Tuple[List[Doc], List[Doc]]
@@ -32,7 +33,7 @@ def check_hybrid(encoder: Model, comparison: Model) -> None:
     """A `HybridSimilarity.v1` reads the last `lexical_width` columns of the vectors as their
     lexical part: refuse an encoder that is not a `HybridEncoder.v1` of the same `lexical_width`,
     whose learned columns would otherwise be mixed into the lexical score without a word."""
-    similarity = next((node for node in comparison.walk() if node.name == "hybrid_similarity"), None)
+    similarity = next((node for node in comparison.walk() if is_hybrid_similarity(node)), None)
     if similarity is None:
         return
     wanted = similarity.attrs["lexical_width"]

@@ -26,6 +26,7 @@ import numpy
 from thinc.api import Model
 
 from ..layers.heads import predicting_head
+from ..layers.hybrid import is_hybrid_similarity
 
 CAUCHY = "cauchy"
 COSINE = "cosine"
@@ -170,7 +171,7 @@ class VectorSpace:
 def vector_space(comparison: Model) -> VectorSpace:
     """The search space of a pipe's comparison (see the module docstring)."""
     head = predicting_head(comparison)
-    if head.name == "hybrid_similarity":
+    if is_hybrid_similarity(head):
         return VectorSpace(
             HYBRID,
             inner=vector_space(head.get_ref("comparison")),

@@ -30,7 +30,7 @@ def test_average_saves_the_averaged_pipeline_with_tuned_thresholds(tuned, tmp_pa
     )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("| ")]
-    assert lines[0] == "| pipeline | weight | acc | ROC AUC | AP |" and "thresholds tuned on them" in result.output
+    assert lines[0] == "| pipeline | weight | acc | AUC | AP |" and "thresholds tuned on them" in result.output
     assert [line.split(" | ")[:2] for line in lines[1:]] == [
         [f"| {tuned / 'tuned1'}", "0.25"],
         [f"| {tuned / 'tuned2'}", "0.75"],
