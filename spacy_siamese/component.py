@@ -721,7 +721,9 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
 
 def get_lexical_weight(nlp: Language, *, name: str = PIPE_NAME) -> float:
     """The weight of a `HybridSimilarity.v1` pipe's lexical (TF-IDF) part in its scores."""
-    return float(_hybrid_head(get_similarity_pipe(nlp, name)).attrs["weight"])
+    pipe = get_similarity_pipe(nlp, name)
+    _hybrid_head(pipe)  # a ValueError naming the similarity of a pipe that is not hybrid
+    return cast(float, pipe.lexical_weight)
 
 
 def _hybrid_head(pipe: SiameseSimilarity) -> Model:
