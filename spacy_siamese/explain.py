@@ -286,7 +286,7 @@ def _exact_terms(pipe: Any, kind: str, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tup
     hybrid's lexical part (weighted as in the mixed score)."""
     comparison = predicting_head(pipe.comparison)
     if kind == "hybrid":
-        weight = comparison.attrs["weight"]
+        weight = pipe.lexical_weight
         lexical = pipe.encoder.get_ref("lexical")
         terms, cos = _hashed_terms(lexical.layers[0], lexical.get_dim("nO"), doc_a, doc_b)
         part = weight * min(max(cos, 0.0), 1.0)
