@@ -63,6 +63,8 @@ _PIPELINES: "weakref.WeakKeyDictionary[Any, weakref.ReferenceType[Language]]" = 
 BATCH_SIZE = 256
 PREDICT_TOKENS = 8192  # tokens per batch the encoder runs on at once (a longer doc runs alone)
 PAD_ROWS = 32
+# A function giving labelled pair examples' (scores, labels), as the pipe's `pair_scores` does.
+PairScores = Callable[[List[Example]], Tuple[numpy.ndarray, numpy.ndarray]]
 
 
 @Language.factory(
@@ -333,11 +335,17 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
     def pair_scores(self, examples: Iterable[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(scores, labels) for labelled pair examples. Side A uses the stored vector when the
         pipeline has already processed `eg.predicted`."""
+        vectors_a, vectors_b, labels = self.pair_vectors(examples)
+        return self.compare(vectors_a, vectors_b), labels
+
+    def pair_vectors(self, examples: Iterable[Example]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """(vectors of side A, vectors of side B, labels) for labelled pair examples, to score with
+        `compare` more than once (e.g. at several lexical weights of a hybrid)."""
         examples = list(examples)
         labels = numpy.asarray([get_label(eg) for eg in examples], dtype="float32")
         vectors_a = self.vectors([eg.predicted for eg in examples])
         vectors_b = self.vectors([get_partner(eg, self.vocab) for eg in examples])
-        return self.compare(vectors_a, vectors_b), labels
+        return vectors_a, vectors_b, labels
 
     # -- training -------------------------------------------------------------
 
@@ -566,13 +574,15 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         """Pair metrics at the stored threshold. The threshold is retuned on these examples first
         when `tune_threshold=True` is passed (`scorer_cfg`), or inside `spacy train`'s evaluation
         of a pipe it updated when the `tune_threshold` setting is on, on the pairs of the datasets
-        labelled 0/1 (untagged pairs are one dataset)."""
+        labelled 0/1 (untagged pairs are one dataset). `pair_scores=f` scores the pairs with
+        `f(examples) -> (scores, labels)` instead of encoding them (e.g. `compare` of `pair_vectors`)."""
         tune = kwargs.pop("tune_threshold", None)
+        pair_scores = kwargs.pop("pair_scores", None) or self.pair_scores
         examples = list(examples)
         validate_examples(examples, "SiameseSimilarity.score")
         if examples and not any(is_pair_example(eg) for eg in examples):
             return {}  # e.g. text classification examples for another pipe of the pipeline
-        scores, labels = self.pair_scores(examples)
+        scores, labels = pair_scores(examples)
         if tune is None:
             tune = self.cfg["tune_threshold"] and self._trained and in_training_evaluation()
         binary = binary_pairs(examples, labels)
@@ -583,14 +593,19 @@ class SiameseSimilarity(ModelIdentity, TrainablePipe):
         return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=self.threshold, **kwargs)
 
     def calibrate_dedupe_threshold(
-        self, examples: Iterable[Example], *, precision: Optional[float] = None
+        self,
+        examples: Iterable[Example],
+        *,
+        precision: Optional[float] = None,
+        pair_scores: Optional[PairScores] = None,
     ) -> Optional[float]:
         """Set (and return) `dedupe_threshold` from labelled pairs, e.g. the dev pairs of a pipe
         trained before it existed: the lowest threshold whose precision on them is at least
-        `precision` (default: the `dedupe_precision` setting, which it then becomes)."""
+        `precision` (default: the `dedupe_precision` setting, which it then becomes). `pair_scores`
+        as in `score`."""
         cfg = self.cfg if precision is None else {**self.cfg, "dedupe_precision": float(precision)}
         check_settings(cfg, where=f"The '{self.name}' pipe's settings", scores=self.score_range, saved=False)
-        scores, labels = self.pair_scores(list(examples))
+        scores, labels = (pair_scores or self.pair_scores)(list(examples))
         if not is_binary(labels):
             raise ValueError("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
         self.cfg["dedupe_precision"] = cfg["dedupe_precision"]

@@ -562,6 +562,29 @@ def test_score_ignores_examples_that_are_not_pairs(trained):
     assert nlp.get_pipe("siamese_similarity").score([Example(doc, reference)]) == {}
 
 
+def test_score_and_dedupe_threshold_from_given_pair_scores(nlp, monkeypatch):
+    """`pair_vectors` encodes the pairs once; `score` and `calibrate_dedupe_threshold` then take
+    `compare` of them instead of encoding the pairs again, with the same results."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    monkeypatch.setattr(pipe, "cfg", dict(pipe.cfg))  # the shared pipeline keeps its thresholds
+    examples = pair_examples(nlp)
+    vectors_a, vectors_b, labels = pipe.pair_vectors(examples)
+    assert vectors_a.shape == vectors_b.shape == (len(examples), pipe.encoder.get_dim("nO"))
+    given = pipe.compare(vectors_a, vectors_b), labels
+    numpy.testing.assert_array_equal(given[0], pipe.pair_scores(examples)[0])
+    numpy.testing.assert_array_equal(given[1], pipe.pair_scores(examples)[1])
+    calls = []
+
+    def pair_scores(egs):
+        calls.append(len(egs))
+        return given
+
+    assert pipe.score(examples, pair_scores=pair_scores) == pipe.score(examples)
+    threshold = pipe.calibrate_dedupe_threshold(examples, precision=0.75, pair_scores=pair_scores)
+    assert threshold == pipe.calibrate_dedupe_threshold(examples, precision=0.75)
+    assert calls == [len(examples), len(examples)]
+
+
 def test_encode_texts_and_docs_in_input_order(nlp):
     pipe = nlp.get_pipe("siamese_similarity")
     texts = ["How do I learn Python fast?", "", "Why is the sky blue?"]

@@ -13,7 +13,7 @@ import typer
 from spacy.language import Language
 from spacy.training import Example
 
-from ..component import get_similarity_pipe
+from ..component import PairScores, get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
 from ..evaluation.baselines import distinct_pair_texts
 from ..search import SimilarityIndex
@@ -203,9 +203,10 @@ def expand_paths(pattern: str) -> List[Path]:
     return sorted(p for p in root.glob(str(Path(*parts))) if p.is_file()) if parts else []
 
 
-def tuned_scores(nlp: Language, examples: List[Example]) -> Dict[str, Any]:
-    """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does)."""
-    return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True)
+def tuned_scores(nlp: Language, examples: List[Example], pair_scores: Optional[PairScores] = None) -> Dict[str, Any]:
+    """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does);
+    `pair_scores` as in the pipe's `score`."""
+    return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True, pair_scores=pair_scores)
 
 
 def set_performance(nlp: Language, scores: Dict[str, Any]) -> None:

@@ -2,13 +2,14 @@
 labelled pairs and save the pipeline."""
 
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
+import numpy
 import typer
 from spacy.language import Language
 from spacy.training import Example
 
-from ..component import get_lexical_weight, get_similarity_pipe, set_lexical_weight
+from ..component import PairScores, get_lexical_weight, get_similarity_pipe, set_lexical_weight
 from ..metrics import is_binary
 from ..pair_examples import make_pair_example
 from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records, set_performance, tuned_scores
@@ -53,9 +54,14 @@ def calibrate_command(
         before = pipe.dedupe_threshold
         if not is_binary([r.label for r in records]):
             fail("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
+        vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
+
+        def pair_scores(_: List[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+            return pipe.compare(vectors_a, vectors_b), labels  # at the pipe's lexical weight of the moment
+
         if lexical_weight is not None and old_weight is not None:
-            _reweigh(nlp, examples, old_weight, lexical_weight)
-        threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision)
+            _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores)
+        threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores)
         wanted = pipe.cfg["dedupe_precision"]
         if threshold is None:  # saving would drop the threshold the pipeline has
             kept = "none" if before is None else f"{before:g}"
@@ -73,12 +79,12 @@ def calibrate_command(
         )
 
 
-def _reweigh(nlp: Language, examples: List[Example], old: float, weight: float) -> None:
+def _reweigh(nlp: Language, examples: List[Example], old: float, weight: float, pair_scores: PairScores) -> None:
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
     figures at the old weight and the new one, each at thresholds tuned on the examples."""
-    before = tuned_scores(nlp, examples)
-    set_lexical_weight(nlp, weight)  # a new model id: the pairs are encoded again, as any pipe's would be
-    after = tuned_scores(nlp, examples)
+    before = tuned_scores(nlp, examples, pair_scores)
+    set_lexical_weight(nlp, weight)
+    after = tuned_scores(nlp, examples, pair_scores)
     set_performance(nlp, after)
     typer.echo(f"On {len(examples):,} pairs, thresholds tuned on them at each weight:")
     for shown, scores in ((old, before), (weight, after)):

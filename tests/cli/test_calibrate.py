@@ -4,7 +4,7 @@ import pytest
 import spacy
 import srsly
 
-from spacy_siamese.component import get_lexical_weight
+from spacy_siamese.component import SiameseSimilarity, get_lexical_weight
 from spacy_siamese.metrics import best_threshold, precision_threshold
 from spacy_siamese.pair_examples import make_pair_example
 
@@ -84,6 +84,18 @@ def test_calibrate_sets_a_hybrids_lexical_weight_and_tunes_both_thresholds(hybri
     assert all(nlp.meta["performance"][key] == pytest.approx(scored[key]) for key in ("sim_acc", "sim_f", "sim_auc"))
     assert "lexical weight 0.3: acc" in result.output and "lexical weight 0.1: acc" in result.output
     assert f"lexical weight = 0.1, threshold = {pipe.threshold:g}" in result.output
+
+
+def test_calibrate_encodes_the_pairs_once(hybrid_files, tmp_path, monkeypatch):
+    """The lexical weight only mixes the vectors: both weights' figures and the dedupe threshold
+    come from one encoding of the pairs."""
+    encoded = []
+    predict = SiameseSimilarity.predict
+    monkeypatch.setattr(SiameseSimilarity, "predict", lambda self, docs: encoded.extend(docs) or predict(self, docs))
+    args = ("calibrate", hybrid_files / "model", hybrid_files / "dev.jsonl", "--precision", 0.75)
+    result = invoke(*args, "--lexical-weight", 0.1, "--output", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert len(encoded) == 2 * len(PAIRS)
 
 
 def test_calibrate_refuses_a_lexical_weight_it_cannot_set(hybrid_files, collection, tmp_path):
