@@ -4,9 +4,10 @@
 is the learned part's own, which never sees the weight, so one trained pipeline can be scored at
 other weights without training again. For each weight, on one labelled 0/1 pair file: pair ROC AUC
 and average precision, and finding each sampled duplicate's partner among all distinct texts of the
-file (MRR@10, recall@1, recall@10, ranked as `python -m spacy_siamese evaluate-duplicates` ranks).
-The texts are encoded and their two parts scored once; at the pipeline's own weight the figures
-are those of `evaluate` and `evaluate-duplicates`.
+file (MRR@10, recall@1, recall@10, ranked as `python -m spacy_siamese evaluate-duplicates` ranks);
+on a graded pair file (e.g. STS-B dev): Spearman and Pearson. The texts are encoded and their two
+parts scored once; at the pipeline's own weight the figures are those of `evaluate` (and
+`evaluate-duplicates`).
 
 Usage (from the repository root; `--compare` scores other pipelines on the same queries):
     python benchmarks/hybrid_weight.py project/training/quora/model-best project/corpus/quora/dev.jsonl \
@@ -17,17 +18,19 @@ import dataclasses
 import json
 import platform
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import spacy
 import typer
+from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import spacy_siamese
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
 from spacy_siamese.evaluation.duplicates import duplicate_queries, partner_ranks, pipe_vectors, rank_metrics
+from spacy_siamese.metrics import is_binary
 from spacy_siamese.search import vector_space
 from spacy_siamese.search.space import HYBRID
 from spacy_siamese.util import given_path
@@ -38,24 +41,31 @@ WEIGHTS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 def weight_rows(
     nlp: spacy.Language, records: Sequence[Any], weights: Sequence[float], *, n_pairs: int = 1000, seed: int = 0
 ) -> List[Dict[str, float]]:
-    """Pair ROC AUC / AP and duplicate retrieval metrics of the pipe at each weight in `weights`."""
+    """The pipe's figures at each weight in `weights`: pair ROC AUC / AP and duplicate retrieval
+    metrics for 0/1 labels, Spearman and Pearson for graded ones."""
     if any(not 0.0 <= w <= 1.0 for w in weights):
         raise ValueError(f"weights must be in [0, 1], got {list(weights)}")
     space = vector_space(get_similarity_pipe(nlp).comparison)
     if space.kind != HYBRID or not space.scores_exactly:
         raise ValueError("The pipeline's similarity is not HybridSimilarity.v1 over Cauchy or cosine: it has no weight")
     labels = numpy.asarray([r.label for r in records], dtype="f8")
-    if not ((labels == 0) | (labels == 1)).all() or len(set(labels)) < 2:
-        raise ValueError("The pair file needs 0/1 labels, both present")
+    if len(set(labels)) < 2:
+        raise ValueError("The pair file needs labels of more than one value (0/1: both present)")
+    if not is_binary(labels):
+        texts = list(dict.fromkeys(t for r in records for t in (r.text1, r.text2)))
+        pair_learned, pair_lexical = pair_parts(space, pipe_vectors(nlp, texts), texts, records)
+        mixed = [space.mix(pair_learned, pair_lexical, weight) for weight in weights]
+        return [
+            {
+                "weight": float(weight),
+                "spearman": float(spearmanr(scores, labels).correlation),
+                "pearson": float(pearsonr(scores, labels)[0]),
+            }
+            for weight, scores in zip(weights, mixed)
+        ]
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
-    position = {text: i for i, text in enumerate(dq.texts)}
-    a = numpy.asarray([position[r.text1] for r in records])
-    b = numpy.asarray([position[r.text2] for r in records])
     V = pipe_vectors(nlp, dq.texts)
-    # the two parts once, mixed at each weight
-    parts = [space.score_parts(V[a[i : i + 512]], V[b[i : i + 512]]) for i in range(0, len(a), 512)]
-    pair_learned = numpy.concatenate([numpy.diag(learned) for learned, _ in parts])
-    pair_lexical = numpy.concatenate([numpy.diag(lexical) for _, lexical in parts])
+    pair_learned, pair_lexical = pair_parts(space, V, dq.texts, records)
     ranks = {weight: numpy.zeros(len(dq.queries), dtype="int64") for weight in weights}
     for start in range(0, len(dq.queries), 64):
         block = slice(start, start + 64)
@@ -79,9 +89,23 @@ def weight_rows(
     return rows
 
 
+def pair_parts(space: Any, vectors: numpy.ndarray, texts: Sequence[str], records: Sequence[Any]) -> Tuple[Any, Any]:
+    """The learned and the lexical score of every pair (the two parts once, mixed at each weight);
+    `vectors` are the rows of `texts`."""
+    position = {text: i for i, text in enumerate(texts)}
+    a = numpy.asarray([position[r.text1] for r in records])
+    b = numpy.asarray([position[r.text2] for r in records])
+    parts = [space.score_parts(vectors[a[i : i + 512]], vectors[b[i : i + 512]]) for i in range(0, len(a), 512)]
+    learned = numpy.concatenate([numpy.diag(learned) for learned, _ in parts])
+    lexical = numpy.concatenate([numpy.diag(lexical) for _, lexical in parts])
+    return learned, lexical
+
+
 def main(
     model: Path = typer.Argument(..., help="A trained pipeline with HybridSimilarity.v1"),
-    pairs: Path = typer.Argument(..., help="Labelled 0/1 pair file (a format of spacy_siamese.corpora.read_pairs)"),
+    pairs: Path = typer.Argument(
+        ..., help="Labelled pair file, 0/1 or graded (a format of spacy_siamese.corpora.read_pairs)"
+    ),
     weights: str = typer.Option(",".join(map(str, WEIGHTS)), help="Comma-separated weights in [0, 1]"),
     compare: List[Path] = typer.Option([], help="Also score another trained hybrid pipeline (repeat for several)"),
     n_pairs: int = typer.Option(1000, help="Duplicate pairs sampled as queries, as evaluate-duplicates"),
@@ -104,10 +128,14 @@ def main(
         typer.echo(given_path(path))
         for row in rows:
             mark = " (the pipeline's)" if row["weight"] == own else ""
-            typer.echo(
-                f"  weight {row['weight']:.2f}{mark}: ROC AUC {row['roc_auc']:.3f}, AP {row['ap']:.3f}, "
-                f"MRR@10 {row['mrr@10']:.3f}, recall@1 {row['recall@1']:.3f}, recall@10 {row['recall@10']:.3f}"
-            )
+            if "spearman" in row:
+                figures = f"Spearman {row['spearman']:.3f}, Pearson {row['pearson']:.3f}"
+            else:
+                figures = (
+                    f"ROC AUC {row['roc_auc']:.3f}, AP {row['ap']:.3f}, MRR@10 {row['mrr@10']:.3f}, "
+                    f"recall@1 {row['recall@1']:.3f}, recall@10 {row['recall@10']:.3f}"
+                )
+            typer.echo(f"  weight {row['weight']:.2f}{mark}: {figures}")
         results.append({"model": given_path(path), "pipeline_weight": own, "rows": rows})
     if output_json is not None:
         report = {

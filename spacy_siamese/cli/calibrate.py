@@ -19,7 +19,11 @@ from .average import COLUMNS
 @app.command("calibrate")
 def calibrate_command(
     model: Path = typer.Argument(..., help="Trained pipeline directory with a siamese_similarity pipe"),
-    pairs: Path = typer.Argument(..., help="Labelled dev pairs (0/1), e.g. the dev file the pipeline was trained with"),
+    pairs: Path = typer.Argument(
+        ...,
+        help="Labelled dev pairs (0/1; graded ones with --lexical-weight only), e.g. the dev file the pipeline "
+        "was trained with",
+    ),
     precision: Optional[float] = typer.Option(
         None, "--precision", "-p", help="Precision the threshold must reach on the pairs (default: the pipe's setting)"
     ),
@@ -27,7 +31,7 @@ def calibrate_command(
         None,
         "--lexical-weight",
         help="A hybrid pipe (HybridSimilarity.v1): mix its TF-IDF part at this weight in [0, 1] and tune the "
-        "decision threshold again too",
+        "decision threshold again too (0/1 pairs)",
     ),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Save the pipeline here (default: in place)"),
     format: str = PAIRS_FORMAT,
@@ -40,7 +44,9 @@ def calibrate_command(
     loss never sees it, so no training is needed; `benchmarks/hybrid_weight.py` measures the
     weights), then tune both thresholds on the pairs, as `spacy train` does, print the pair
     figures at the old weight and the new one, and write the new ones to the meta's
-    `performance`. The pipe gets a new model id: encode stored collections again."""
+    `performance`. The pipe gets a new model id: encode stored collections again. Graded pairs
+    (e.g. STS-B dev) set the weight only: their figures (Spearman, Pearson) at the two weights are
+    printed and written, and no threshold is set."""
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
             fail(f"--lexical-weight must be in [0, 1], got {lexical_weight:g}")
@@ -52,18 +58,24 @@ def calibrate_command(
         records = read_pair_records(pairs, format=format)
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
         before = pipe.dedupe_threshold
-        if not is_binary([r.label for r in records]):
-            fail("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
+        binary = is_binary([r.label for r in records])
+        if not binary and (lexical_weight is None or precision is not None):
+            fail(
+                "The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not); "
+                "graded pairs set a hybrid's --lexical-weight only."
+            )
         vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
 
         def pair_scores(_: List[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
             return pipe.compare(vectors_a, vectors_b), labels  # at the pipe's lexical weight of the moment
 
         if lexical_weight is not None and old_weight is not None:
-            _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores)
-        threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores)
+            _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores, binary=binary)
+        threshold = (
+            pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores) if binary else None
+        )
         wanted = pipe.cfg["dedupe_precision"]
-        if threshold is None:  # saving would drop the threshold the pipeline has
+        if binary and threshold is None:  # saving would drop the threshold the pipeline has
             kept = "none" if before is None else f"{before:g}"
             fail(
                 f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
@@ -72,6 +84,9 @@ def calibrate_command(
         target = output or model
         target.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
         nlp.to_disk(target)
+        if not binary:
+            typer.echo(f"lexical weight = {lexical_weight:g}; saved to {target}")
+            return
         if lexical_weight is not None:
             typer.echo(f"lexical weight = {lexical_weight:g}, threshold = {pipe.threshold:g}")
         typer.echo(
@@ -79,16 +94,21 @@ def calibrate_command(
         )
 
 
-def _reweigh(nlp: Language, examples: List[Example], old: float, weight: float, pair_scores: PairScores) -> None:
+def _reweigh(
+    nlp: Language, examples: List[Example], old: float, weight: float, pair_scores: PairScores, *, binary: bool
+) -> None:
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
-    figures at the old weight and the new one, each at thresholds tuned on the examples."""
+    figures at the old weight and the new one, each at thresholds tuned on the examples (0/1 pairs)."""
     before = tuned_scores(nlp, examples, pair_scores)
     set_lexical_weight(nlp, weight)
     after = tuned_scores(nlp, examples, pair_scores)
     set_performance(nlp, after)
-    typer.echo(f"On {len(examples):,} pairs, thresholds tuned on them at each weight:")
+    tuned = ", thresholds tuned on them at each weight" if binary else ""
+    typer.echo(f"On {len(examples):,} pairs{tuned}:")
     for shown, scores in ((old, before), (weight, after)):
         figures = ", ".join(
-            f"{title} {scores[key]:.3f}" for key, title in COLUMNS["binary"].items() if scores.get(key) is not None
+            f"{title} {scores[key]:.3f}"
+            for key, title in COLUMNS["binary" if binary else "graded"].items()
+            if scores.get(key) is not None
         )
         typer.echo(f"  lexical weight {shown:g}: {figures}")

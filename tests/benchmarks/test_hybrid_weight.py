@@ -1,6 +1,6 @@
 """benchmarks/hybrid_weight.py: at the pipeline's own weight the figures are those of `evaluate`
 and `evaluate-duplicates`; other weights mix the same two parts; pipelines without a weight and
-bad weights or labels are refused; the command writes its rows."""
+bad weights or labels are refused; graded pairs get Spearman and Pearson; the command writes its rows."""
 
 import json
 from pathlib import Path
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import srsly
 import typer
+from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
@@ -60,9 +61,21 @@ def test_refuses_what_has_no_weight(nlp, hybrid, pair_file):
         hybrid_weight.weight_rows(nlp, records, [0.1])
     with pytest.raises(ValueError, match=r"weights must be in \[0, 1\]"):
         hybrid_weight.weight_rows(hybrid, records, [0.1, 1.5])
-    graded = [r._replace(label=0.5 * r.label + 0.25) for r in records]
-    with pytest.raises(ValueError, match="0/1 labels"):
-        hybrid_weight.weight_rows(hybrid, graded, [0.1])
+    positives = [r._replace(label=1.0) for r in records]
+    with pytest.raises(ValueError, match="more than one value"):
+        hybrid_weight.weight_rows(hybrid, positives, [0.1])
+
+
+def test_graded_pairs_give_spearman_and_pearson(hybrid, pair_file):
+    """At the pipeline's own weight, the rank correlation of its `similarity` with the labels."""
+    records = [r._replace(label=0.5 * r.label + 0.1 * (i % 3)) for i, r in enumerate(read_pairs(pair_file))]
+    rows = hybrid_weight.weight_rows(hybrid, records, [OWN_WEIGHT, 1.0])
+    scores = [hybrid(r.text1).similarity(hybrid(r.text2)) for r in records]
+    labels = [r.label for r in records]
+    assert set(rows[0]) == {"weight", "spearman", "pearson"}
+    assert rows[0]["spearman"] == pytest.approx(spearmanr(scores, labels).correlation, abs=1e-6)
+    assert rows[0]["pearson"] == pytest.approx(pearsonr(scores, labels)[0], abs=1e-5)
+    assert rows[1] != rows[0]
 
 
 def test_the_command_writes_its_rows(hybrid, pair_file, tmp_path, monkeypatch):

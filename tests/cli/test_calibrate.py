@@ -86,6 +86,26 @@ def test_calibrate_sets_a_hybrids_lexical_weight_and_tunes_both_thresholds(hybri
     assert f"lexical weight = 0.1, threshold = {pipe.threshold:g}" in result.output
 
 
+def test_calibrate_sets_a_hybrids_lexical_weight_on_graded_pairs(hybrid_files, tmp_path):
+    """Graded pairs set the weight only: Spearman and Pearson at both weights, no threshold tuned."""
+    pairs = tmp_path / "graded.jsonl"
+    graded = [(a, b, 0.2 + 0.6 * y) for a, b, y in PAIRS]
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in graded])
+    result = invoke("calibrate", hybrid_files / "model", pairs, "--precision", 0.75, "--lexical-weight", 0.1)
+    assert result.exit_code == 1 and "graded pairs set a hybrid's --lexical-weight only" in result.output
+    out = tmp_path / "reweighted"
+    result = invoke("calibrate", hybrid_files / "model", pairs, "--lexical-weight", 0.1, "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "lexical weight 0.3: Spearman" in result.output and "lexical weight 0.1: Spearman" in result.output
+    source = spacy.load(hybrid_files / "model").get_pipe("siamese_similarity")
+    nlp = spacy.load(out)
+    pipe = nlp.get_pipe("siamese_similarity")
+    assert get_lexical_weight(nlp) == 0.1 and pipe.model_id != source.model_id
+    assert (pipe.threshold, pipe.dedupe_threshold) == (source.threshold, source.dedupe_threshold)
+    scored = pipe.score([make_pair_example(nlp, a, b, y) for a, b, y in graded])
+    assert nlp.meta["performance"]["sim_spearman"] == pytest.approx(scored["sim_spearman"])
+
+
 def test_calibrate_encodes_the_pairs_once(hybrid_files, tmp_path, monkeypatch):
     """The lexical weight only mixes the vectors: both weights' figures and the dedupe threshold
     come from one encoding of the pairs."""
