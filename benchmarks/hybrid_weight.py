@@ -23,14 +23,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 import spacy
 import typer
-from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import spacy_siamese
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
+from spacy_siamese.evaluation.baselines import distinct_pair_texts
 from spacy_siamese.evaluation.duplicates import duplicate_queries, partner_ranks, pipe_vectors, rank_metrics
-from spacy_siamese.metrics import is_binary
+from spacy_siamese.metrics import correlation, is_binary
 from spacy_siamese.search import vector_space
 from spacy_siamese.search.space import HYBRID
 from spacy_siamese.util import given_path
@@ -52,16 +52,11 @@ def weight_rows(
     if len(set(labels)) < 2:
         raise ValueError("The pair file needs labels of more than one value (0/1: both present)")
     if not is_binary(labels):
-        texts = list(dict.fromkeys(t for r in records for t in (r.text1, r.text2)))
+        texts = distinct_pair_texts((r.text1, r.text2) for r in records)
         pair_learned, pair_lexical = pair_parts(space, pipe_vectors(nlp, texts), texts, records)
-        mixed = [space.mix(pair_learned, pair_lexical, weight) for weight in weights]
         return [
-            {
-                "weight": float(weight),
-                "spearman": float(spearmanr(scores, labels).correlation),
-                "pearson": float(pearsonr(scores, labels)[0]),
-            }
-            for weight, scores in zip(weights, mixed)
+            {"weight": float(weight), **correlation(space.mix(pair_learned, pair_lexical, weight), labels)}
+            for weight in weights
         ]
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
     V = pipe_vectors(nlp, dq.texts)
