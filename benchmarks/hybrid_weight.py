@@ -90,10 +90,7 @@ def pair_parts(space: Any, vectors: numpy.ndarray, texts: Sequence[str], records
     position = {text: i for i, text in enumerate(texts)}
     a = numpy.asarray([position[r.text1] for r in records])
     b = numpy.asarray([position[r.text2] for r in records])
-    parts = [space.score_parts(vectors[a[i : i + 512]], vectors[b[i : i + 512]]) for i in range(0, len(a), 512)]
-    learned = numpy.concatenate([numpy.diag(learned) for learned, _ in parts])
-    lexical = numpy.concatenate([numpy.diag(lexical) for _, lexical in parts])
-    return learned, lexical
+    return space.paired_score_parts(vectors[a], vectors[b])
 
 
 def main(

@@ -732,7 +732,7 @@ def test_set_lexical_weight_changes_the_scores_config_and_id(tmp_path):
     assert get_lexical_weight(nlp) == 0.3
     vectors_a = pipe.vectors([eg.predicted for eg in examples])
     vectors_b = pipe.vectors([get_partner(eg, nlp.vocab) for eg in examples])
-    learned, lexical = (numpy.diag(part) for part in vector_space(pipe.comparison).score_parts(vectors_a, vectors_b))
+    learned, lexical = vector_space(pipe.comparison).paired_score_parts(vectors_a, vectors_b)
     old_id = pipe.model_id
     set_lexical_weight(nlp, 0.6)
     assert get_lexical_weight(nlp) == 0.6 and pipe.model_id != old_id

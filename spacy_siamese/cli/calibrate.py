@@ -58,8 +58,8 @@ def calibrate_command(
         records = read_pair_records(pairs, format=format)
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
         before = pipe.dedupe_threshold
-        binary = is_binary([r.label for r in records])
-        if not binary and (lexical_weight is None or precision is not None):
+        graded = not is_binary([r.label for r in records])
+        if graded and (lexical_weight is None or precision is not None):
             fail(
                 "The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not); "
                 "graded pairs set a hybrid's --lexical-weight only."
@@ -70,23 +70,21 @@ def calibrate_command(
             return pipe.compare(vectors_a, vectors_b), labels  # at the pipe's lexical weight of the moment
 
         if lexical_weight is not None and old_weight is not None:
-            _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores, binary=binary)
-        threshold = (
-            pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores) if binary else None
-        )
+            _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores, graded=graded)
+        target = output or model
+        if graded:
+            _save(nlp, target)
+            typer.echo(f"lexical weight = {lexical_weight:g}; saved to {target}")
+            return
+        threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores)
         wanted = pipe.cfg["dedupe_precision"]
-        if binary and threshold is None:  # saving would drop the threshold the pipeline has
+        if threshold is None:  # saving would drop the threshold the pipeline has
             kept = "none" if before is None else f"{before:g}"
             fail(
                 f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
                 f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --precision or more pairs."
             )
-        target = output or model
-        target.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
-        nlp.to_disk(target)
-        if not binary:
-            typer.echo(f"lexical weight = {lexical_weight:g}; saved to {target}")
-            return
+        _save(nlp, target)
         if lexical_weight is not None:
             typer.echo(f"lexical weight = {lexical_weight:g}, threshold = {pipe.threshold:g}")
         typer.echo(
@@ -94,8 +92,13 @@ def calibrate_command(
         )
 
 
+def _save(nlp: Language, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
+    nlp.to_disk(target)
+
+
 def _reweigh(
-    nlp: Language, examples: List[Example], old: float, weight: float, pair_scores: PairScores, *, binary: bool
+    nlp: Language, examples: List[Example], old: float, weight: float, pair_scores: PairScores, *, graded: bool
 ) -> None:
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
     figures at the old weight and the new one, each at thresholds tuned on the examples (0/1 pairs)."""
@@ -103,12 +106,12 @@ def _reweigh(
     set_lexical_weight(nlp, weight)
     after = tuned_scores(nlp, examples, pair_scores)
     set_performance(nlp, after)
-    tuned = ", thresholds tuned on them at each weight" if binary else ""
+    tuned = "" if graded else ", thresholds tuned on them at each weight"
     typer.echo(f"On {len(examples):,} pairs{tuned}:")
     for shown, scores in ((old, before), (weight, after)):
         figures = ", ".join(
             f"{title} {scores[key]:.3f}"
-            for key, title in COLUMNS["binary" if binary else "graded"].items()
+            for key, title in COLUMNS["graded" if graded else "binary"].items()
             if scores.get(key) is not None
         )
         typer.echo(f"  lexical weight {shown:g}: {figures}")

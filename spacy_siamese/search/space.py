@@ -107,9 +107,7 @@ class VectorSpace:
         if space.kind == CAUCHY:
             bound = 1.0 / (1.0 + d2)
         elif space.kind == COSINE:
-            bound = 1.0 - d2 / 2.0
-            if space.rescale:
-                bound = (1.0 + bound) / 2.0
+            bound = space.rescaled(1.0 - d2 / 2.0)
         elif space.kind in (EXP_L1, EXP_L2):
             bound = numpy.exp(-space.exp_scale * numpy.sqrt(d2))
         else:
@@ -153,19 +151,37 @@ class VectorSpace:
 
     def score_parts(self, queries: numpy.ndarray, items: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The learned and the lexical (n_queries, n_items) scores that `scores` mixes."""
-        if not self.scores_exactly or self.inner is None:
-            raise ValueError(f"A {self.kind} space has no matrix scores")
-        (q, q_lex), (x, x_lex) = self.split(queries), self.split(items)
-        q, x = (self.inner.transform(v).astype("float64") for v in (q, x))
-        if self.inner.kind == CAUCHY:
+        inner, q, q_lex, x, x_lex = self._part_vectors(queries, items)
+        if inner.kind == CAUCHY:
             d2 = (q * q).sum(axis=1)[:, None] + (x * x).sum(axis=1)[None, :] - 2.0 * (q @ x.T)
             learned = 1.0 / (1.0 + numpy.maximum(d2, 0.0))
         else:
             learned = q @ x.T
-            if self.inner.rescale:
-                learned = (1.0 + learned) / 2.0
-        lexical = numpy.clip(q_lex.astype("float64") @ x_lex.T.astype("float64"), 0.0, 1.0)
-        return learned, lexical
+        return inner.rescaled(learned), numpy.clip(q_lex @ x_lex.T, 0.0, 1.0)
+
+    def paired_score_parts(self, a: numpy.ndarray, b: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The learned and the lexical score of each row of `a` with the same row of `b` (the
+        diagonals of `score_parts(a, b)`)."""
+        inner, q, q_lex, x, x_lex = self._part_vectors(a, b)
+        if inner.kind == CAUCHY:
+            learned = 1.0 / (1.0 + ((q - x) ** 2).sum(axis=1))
+        else:
+            learned = (q * x).sum(axis=1)
+        return inner.rescaled(learned), numpy.clip((q_lex * x_lex).sum(axis=1), 0.0, 1.0)
+
+    def rescaled(self, scores: numpy.ndarray) -> numpy.ndarray:
+        """Cosines mapped to [0, 1] by a rescaled cosine space; other scores as they are."""
+        return (1.0 + scores) / 2.0 if self.kind == COSINE and self.rescale else scores
+
+    def _part_vectors(
+        self, a: numpy.ndarray, b: numpy.ndarray
+    ) -> Tuple["VectorSpace", numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """The inner space, the learned parts of `a` and `b` in it and their lexical parts (float64)."""
+        if not self.scores_exactly or self.inner is None:
+            raise ValueError(f"A {self.kind} space has no matrix scores")
+        (q, q_lex), (x, x_lex) = self.split(a), self.split(b)
+        q, x = (self.inner.transform(v).astype("float64") for v in (q, x))
+        return self.inner, q, q_lex.astype("float64"), x, x_lex.astype("float64")
 
 
 def vector_space(comparison: Model) -> VectorSpace:

@@ -75,6 +75,21 @@ def test_space_mixes_its_parts_at_any_weight():
     numpy.testing.assert_allclose(spaces[0.25].mix(learned, lexical, 0.0), learned)
 
 
+@pytest.mark.parametrize("inner", [cauchy_similarity, lambda: cosine_similarity(rescale=True), cosine_similarity])
+def test_paired_parts_are_the_diagonals(inner):
+    """`paired_score_parts(A, B)` scores row i of A with row i of B: the diagonals of
+    `score_parts(A, B)`, and mixed at the space's weight the model's own prediction."""
+    A, B = vectors(), vectors()
+    model = hybrid_similarity(comparison=inner(), lexical_width=N_LEX, weight=0.25)
+    model.initialize(X=(A, B))
+    space = vector_space(model)
+    learned, lexical = space.paired_score_parts(A, B)
+    assert learned.shape == lexical.shape == (len(A),) and lexical[2] == 0.0
+    for paired, matrix in zip((learned, lexical), space.score_parts(A, B)):
+        numpy.testing.assert_allclose(paired, numpy.diag(matrix), rtol=1e-10, atol=1e-12)
+    numpy.testing.assert_allclose(space.mix(learned, lexical), model.predict((A, B))[:, 0], rtol=1e-6)
+
+
 def test_bad_settings():
     with pytest.raises(ValueError, match="weight"):
         hybrid_similarity(comparison=cosine_similarity(), lexical_width=3, weight=1.5)
