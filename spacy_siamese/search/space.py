@@ -162,6 +162,8 @@ class VectorSpace:
     def paired_score_parts(self, a: numpy.ndarray, b: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The learned and the lexical score of each row of `a` with the same row of `b` (the
         diagonals of `score_parts(a, b)`)."""
+        if len(a) != len(b):
+            raise ValueError(f"Paired scores need as many rows on each side, got {len(a)} and {len(b)}")
         inner, q, q_lex, x, x_lex = self._part_vectors(a, b)
         if inner.kind == CAUCHY:
             learned = 1.0 / (1.0 + ((q - x) ** 2).sum(axis=1))

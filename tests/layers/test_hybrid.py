@@ -88,6 +88,8 @@ def test_paired_parts_are_the_diagonals(inner):
     for paired, matrix in zip((learned, lexical), space.score_parts(A, B)):
         numpy.testing.assert_allclose(paired, numpy.diag(matrix), rtol=1e-10, atol=1e-12)
     numpy.testing.assert_allclose(space.mix(learned, lexical), model.predict((A, B))[:, 0], rtol=1e-6)
+    with pytest.raises(ValueError, match="as many rows"):
+        space.paired_score_parts(A, B[:-1])
 
 
 def test_bad_settings():
