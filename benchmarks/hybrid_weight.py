@@ -28,7 +28,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 import spacy_siamese
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
-from spacy_siamese.evaluation.baselines import distinct_pair_texts
+from spacy_siamese.evaluation.baselines import distinct_pair_texts, pair_rows
 from spacy_siamese.evaluation.duplicates import duplicate_queries, partner_ranks, pipe_vectors, rank_metrics
 from spacy_siamese.metrics import correlation, is_binary
 from spacy_siamese.search import vector_space
@@ -87,9 +87,7 @@ def weight_rows(
 def pair_parts(space: Any, vectors: numpy.ndarray, texts: Sequence[str], records: Sequence[Any]) -> Tuple[Any, Any]:
     """The learned and the lexical score of every pair (the two parts once, mixed at each weight);
     `vectors` are the rows of `texts`."""
-    position = {text: i for i, text in enumerate(texts)}
-    a = numpy.asarray([position[r.text1] for r in records])
-    b = numpy.asarray([position[r.text2] for r in records])
+    a, b = pair_rows(texts, ((r.text1, r.text2) for r in records))
     return space.paired_score_parts(vectors[a], vectors[b])
 
 

@@ -2,7 +2,7 @@
 
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import spacy
@@ -113,6 +113,16 @@ def distinct_pair_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
         seen.setdefault(pair[0])
         seen.setdefault(pair[1])
     return list(seen)
+
+
+def pair_rows(texts: Sequence[str], pairs: Iterable[Sequence[str]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The rows in `texts` (e.g. `distinct_pair_texts` of the pairs) of each (text1, text2, ...)
+    pair's two sides, to gather the pairs' vectors from the vectors of `texts`."""
+    row = {text: i for i, text in enumerate(texts)}
+    pairs = list(pairs)
+    a = numpy.asarray([row[pair[0]] for pair in pairs], dtype="int64")
+    b = numpy.asarray([row[pair[1]] for pair in pairs], dtype="int64")
+    return a, b
 
 
 def _unit(X: csr_matrix) -> csr_matrix:

@@ -14,7 +14,15 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
 from ..util import show_progress
-from .baselines import averaged_vectors, distinct_pair_texts, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
+from .baselines import (
+    averaged_vectors,
+    distinct_pair_texts,
+    fit_tfidf,
+    has_vectors,
+    pair_rows,
+    tfidf_cosine,
+    tfidf_settings,
+)
 from .uncertainty import check_bootstrap, group_results, pair_intervals
 
 MODEL = "siamese_similarity (trained)"
@@ -143,13 +151,11 @@ def evaluate_pairs(
     if teacher is not None:
         start = time.perf_counter()
         texts = distinct_pair_texts((r.text1, r.text2) for r in records)
-        rows = {text: i for i, text in enumerate(texts)}
         V = numpy.asarray(teacher(texts), dtype="f8")
         if V.shape[0] != len(texts):
             raise ValueError(f"The teacher returned {V.shape[0]} vectors for {len(texts)} texts.")
-        a = V[[rows[r.text1] for r in records]]
-        b = V[[rows[r.text2] for r in records]]
-        scores[TEACHER] = (a * b).sum(axis=1)
+        a, b = pair_rows(texts, ((r.text1, r.text2) for r in records))
+        scores[TEACHER] = (V[a] * V[b]).sum(axis=1)
         timing["teacher_s"] = time.perf_counter() - start
     thresholds: Dict[str, Optional[float]] = {method: stored.get(method) for method in scores}
     report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}

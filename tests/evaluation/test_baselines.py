@@ -3,7 +3,7 @@ import pytest
 import spacy
 
 from spacy_siamese.evaluation import averaged_vectors, fit_tfidf, load_vectors, lsa, tfidf_cosine, tfidf_vectors
-from spacy_siamese.evaluation.baselines import distinct_pair_texts, find_tfidf, tfidf_settings
+from spacy_siamese.evaluation.baselines import distinct_pair_texts, find_tfidf, pair_rows, tfidf_settings
 from spacy_siamese.layers import tfidf
 
 ROWS = [
@@ -108,4 +108,9 @@ def test_load_vectors(vectors_nlp, tmp_path):
 
 
 def test_distinct_texts():
-    assert distinct_pair_texts([("a", "b"), ("b", "c"), ("a", "a")]) == ["a", "b", "c"]
+    pairs = [("a", "b"), ("b", "c"), ("a", "a")]
+    texts = distinct_pair_texts(pairs)
+    assert texts == ["a", "b", "c"]
+    a, b = pair_rows(texts, pairs)
+    assert [(texts[i], texts[j]) for i, j in zip(a, b)] == pairs
+    assert [len(rows) for rows in pair_rows(texts, [])] == [0, 0]
