@@ -150,11 +150,12 @@ def evaluate_pairs(
             )
     if teacher is not None:
         start = time.perf_counter()
-        texts = distinct_pair_texts((r.text1, r.text2) for r in records)
+        pairs = [(r.text1, r.text2) for r in records]
+        texts = distinct_pair_texts(pairs)
         V = numpy.asarray(teacher(texts), dtype="f8")
         if V.shape[0] != len(texts):
             raise ValueError(f"The teacher returned {V.shape[0]} vectors for {len(texts)} texts.")
-        a, b = pair_rows(texts, ((r.text1, r.text2) for r in records))
+        a, b = pair_rows(texts, pairs)
         scores[TEACHER] = (V[a] * V[b]).sum(axis=1)
         timing["teacher_s"] = time.perf_counter() - start
     thresholds: Dict[str, Optional[float]] = {method: stored.get(method) for method in scores}
