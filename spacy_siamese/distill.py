@@ -17,7 +17,7 @@ score matrix towards the teacher's cosines of the same texts (n^2 targets a batc
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy
 
@@ -114,8 +114,3 @@ def teacher_pairs(
         {"text1": texts[a], "text2": texts[b], "label": round(float(max(0.0, vectors[a] @ vectors[b])), 6)}
         for a, b in rows[:n_pairs]
     ]
-
-
-def distinct_texts(texts: Iterable[str], *, keep_blank: bool = False) -> List[str]:
-    """The distinct texts, in first-seen order; blank ones only with `keep_blank`."""
-    return list(dict.fromkeys(text for text in texts if keep_blank or text.strip()))

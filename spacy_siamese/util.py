@@ -63,6 +63,11 @@ def given_path(path: Union[str, Path], *, parts: int = 1) -> str:
     return str(path) if not path.is_absolute() else "/".join(path.parts[-parts:])
 
 
+def distinct_texts(texts: Iterable[str], *, keep_blank: bool = False) -> List[str]:
+    """The distinct texts, in first-seen order; blank ones only with `keep_blank`."""
+    return list(dict.fromkeys(text for text in texts if keep_blank or text.strip()))
+
+
 def import_extra(module: str, extra: str, what: str) -> Any:
     """Import an optional dependency, or raise an ImportError naming the extra that installs it."""
     try:

@@ -3,7 +3,7 @@ import pytest
 import srsly
 
 from spacy_siamese import distill
-from spacy_siamese.distill import distinct_texts, nearest_neighbours, teacher_pairs, teacher_vectors
+from spacy_siamese.distill import nearest_neighbours, teacher_pairs, teacher_vectors
 from spacy_siamese.losses.teacher_scores import TeacherScoresLoss, load_teacher_table, text_key
 
 from .cli.conftest import invoke
@@ -52,10 +52,6 @@ def test_teacher_vectors_are_cached(tmp_path):
     assert teacher.calls == 1 and len(list(tmp_path.glob("teacher-*.npy"))) == 1
     teacher_vectors(teacher, texts[:2], cache_dir=tmp_path)  # other texts: another entry
     assert teacher.calls == 2
-
-
-def test_distinct_texts():
-    assert distinct_texts(["a", " ", "b", "a", ""]) == ["a", "b"]
 
 
 def test_missing_extra_names_it(monkeypatch):

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spacy_siamese.util import check_n_process, component_labels, import_extra, show_progress, token_batches
+from spacy_siamese.util import (
+    check_n_process,
+    component_labels,
+    distinct_texts,
+    import_extra,
+    show_progress,
+    token_batches,
+)
 
 
 def reference_components(n, edges):
@@ -103,3 +110,16 @@ def test_check_n_process_refuses_what_fails_inside_spacy(n_process):
         ValueError, match=rf"n_process must be -1 \(one process per CPU core\) or at least 1, got {n_process}"
     ):
         check_n_process(n_process)
+
+
+def test_distinct_texts():
+    assert distinct_texts(["a", " ", "b", "a", ""]) == ["a", "b"]
+    assert distinct_texts(["a", " ", "b", "a", ""], keep_blank=True) == ["a", " ", "b", ""]
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "", " ", "\t"]), max_size=20), st.booleans())
+def test_distinct_texts_keep_each_first_occurrence_in_order(texts, keep_blank):
+    kept = distinct_texts(texts, keep_blank=keep_blank)
+    assert len(kept) == len(set(kept))
+    assert sorted(kept, key=texts.index) == kept
+    assert set(kept) == {t for t in texts if keep_blank or t.strip()}

@@ -5,8 +5,9 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import NEIGHBOURS, distinct_texts, teacher_pairs, teacher_vectors
+from ..distill import NEIGHBOURS, teacher_pairs, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
+from ..util import distinct_texts
 from .app import PROGRESS, app, at_least, errors, pair_file_texts, write_jsonl
 
 

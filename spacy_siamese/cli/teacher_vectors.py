@@ -6,8 +6,9 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import distinct_texts, teacher_vectors
+from ..distill import teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
+from ..util import distinct_texts
 from .app import PROGRESS, app, errors, pair_file_texts
 
 

@@ -13,6 +13,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from ..layers.tfidf import tfidf
+from ..util import distinct_texts
 
 TFIDF_SETTINGS = ("attr", "drop_stop", "drop_punct", "min_df", "max_vocab", "sublinear_tf", "normalize")
 
@@ -108,11 +109,7 @@ def averaged_vectors(nlp: Language, texts_a: Sequence[str], texts_b: Sequence[st
 
 def distinct_pair_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
     """Both sides of every (text1, text2, ...) pair, deduplicated, in first-seen order."""
-    seen: Dict[str, None] = {}
-    for pair in pairs:
-        seen.setdefault(pair[0])
-        seen.setdefault(pair[1])
-    return list(seen)
+    return distinct_texts((side for pair in pairs for side in pair[:2]), keep_blank=True)
 
 
 def pair_rows(texts: Sequence[str], pairs: Iterable[Sequence[str]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
