@@ -1,12 +1,12 @@
-"""Small helpers shared across layers: progress bars, optional extras, batches by tokens, graph components,
-files written whole or not at all."""
+"""Small helpers shared across layers: progress bars, optional extras, batches by tokens, distinct texts and
+the rows of pair sides among them, graph components, files written whole or not at all."""
 
 import os
 import sys
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy
 from scipy.sparse import coo_matrix
@@ -66,6 +66,21 @@ def given_path(path: Union[str, Path], *, parts: int = 1) -> str:
 def distinct_texts(texts: Iterable[str], *, keep_blank: bool = False) -> List[str]:
     """The distinct texts, in first-seen order; blank ones only with `keep_blank`."""
     return list(dict.fromkeys(text for text in texts if keep_blank or text.strip()))
+
+
+def distinct_pair_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
+    """Both sides of every (text1, text2, ...) pair, deduplicated (blanks kept), in first-seen order."""
+    return distinct_texts((side for pair in pairs for side in pair[:2]), keep_blank=True)
+
+
+def pair_rows(texts: Sequence[str], pairs: Iterable[Sequence[str]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The rows in `texts` (e.g. `distinct_pair_texts` of the pairs) of each (text1, text2, ...)
+    pair's two sides, to gather the pairs' vectors from the vectors of `texts`."""
+    row = {text: i for i, text in enumerate(texts)}
+    pairs = list(pairs)
+    a = numpy.asarray([row[pair[0]] for pair in pairs], dtype="int64")
+    b = numpy.asarray([row[pair[1]] for pair in pairs], dtype="int64")
+    return a, b
 
 
 def import_extra(module: str, extra: str, what: str) -> Any:

@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from spacy_siamese.util import (
     check_n_process,
     component_labels,
+    distinct_pair_texts,
     distinct_texts,
     import_extra,
+    pair_rows,
     show_progress,
     token_batches,
 )
@@ -123,3 +125,26 @@ def test_distinct_texts_keep_each_first_occurrence_in_order(texts, keep_blank):
     assert len(kept) == len(set(kept))
     assert sorted(kept, key=texts.index) == kept
     assert set(kept) == {t for t in texts if keep_blank or t.strip()}
+
+
+def test_distinct_pair_texts_and_their_rows():
+    pairs = [("a", "b", 1.0), ("b", "c", 0.0), ("a", "a", 1.0), (" ", "a", 0.0)]
+    texts = distinct_pair_texts(pairs)
+    assert texts == ["a", "b", "c", " "]
+    a, b = pair_rows(texts, pairs)
+    assert a.dtype == b.dtype == numpy.int64
+    assert [(texts[i], texts[j]) for i, j in zip(a, b)] == [pair[:2] for pair in pairs]
+    assert [len(rows) for rows in pair_rows(texts, [])] == [0, 0]
+    with pytest.raises(KeyError):
+        pair_rows(["a"], [("a", "z")])
+
+
+SIDES = st.sampled_from(["a", "b", "c", "", " "])
+
+
+@given(st.lists(st.tuples(SIDES, SIDES), max_size=20))
+def test_pair_rows_gather_each_pair_from_its_distinct_texts(pairs):
+    texts = distinct_pair_texts(pairs)
+    assert texts == distinct_texts([side for pair in pairs for side in pair], keep_blank=True)
+    a, b = pair_rows(texts, pairs)
+    assert [(texts[i], texts[j]) for i, j in zip(a, b)] == pairs

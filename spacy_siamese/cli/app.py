@@ -15,12 +15,11 @@ from spacy.training import Example
 
 from ..component import PairScores, get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
-from ..evaluation.baselines import distinct_pair_texts
 from ..search import SimilarityIndex
 from ..search.dedupe import dedupe_threshold
 from ..search.index import BACKENDS
 from ..search.texts import Collection, scan_collection
-from ..util import check_n_process, given_path
+from ..util import check_n_process, distinct_pair_texts, given_path
 
 app = typer.Typer(
     name="spacy_siamese",

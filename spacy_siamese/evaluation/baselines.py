@@ -2,7 +2,7 @@
 
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Optional, Sequence, Union
 
 import numpy
 import spacy
@@ -13,7 +13,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from ..layers.tfidf import tfidf
-from ..util import distinct_texts
+from ..util import distinct_pair_texts
 
 TFIDF_SETTINGS = ("attr", "drop_stop", "drop_punct", "min_df", "max_vocab", "sublinear_tf", "normalize")
 
@@ -105,21 +105,6 @@ def averaged_vectors(nlp: Language, texts_a: Sequence[str], texts_b: Sequence[st
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # W008: similarity of an empty vector
         return numpy.asarray([docs[a].similarity(docs[b]) for a, b in zip(texts_a, texts_b)], dtype="f8")
-
-
-def distinct_pair_texts(pairs: Iterable[Sequence[str]]) -> List[str]:
-    """Both sides of every (text1, text2, ...) pair, deduplicated, in first-seen order."""
-    return distinct_texts((side for pair in pairs for side in pair[:2]), keep_blank=True)
-
-
-def pair_rows(texts: Sequence[str], pairs: Iterable[Sequence[str]]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """The rows in `texts` (e.g. `distinct_pair_texts` of the pairs) of each (text1, text2, ...)
-    pair's two sides, to gather the pairs' vectors from the vectors of `texts`."""
-    row = {text: i for i, text in enumerate(texts)}
-    pairs = list(pairs)
-    a = numpy.asarray([row[pair[0]] for pair in pairs], dtype="int64")
-    b = numpy.asarray([row[pair[1]] for pair in pairs], dtype="int64")
-    return a, b
 
 
 def _unit(X: csr_matrix) -> csr_matrix:

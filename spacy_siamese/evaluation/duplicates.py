@@ -21,7 +21,7 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import check_ks, partner_rank_values
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
-from ..util import show_progress
+from ..util import distinct_pair_texts, pair_rows, show_progress
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
 from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe
 from .uncertainty import check_bootstrap, rank_intervals
@@ -47,18 +47,16 @@ def duplicate_queries(records: Iterable[PairLike], *, n_pairs: int = 1000, seed:
     (all of them if there are fewer)."""
     if n_pairs < 1:
         raise ValueError(f"n_pairs must be at least 1, got {n_pairs}.")
-    index: Dict[str, int] = {}
-    pairs: Dict[tuple, None] = {}
-    for r in records:
-        i = index.setdefault(r.text1, len(index))
-        j = index.setdefault(r.text2, len(index))
-        if r.label >= 0.5 and i != j:
-            pairs.setdefault((i, j))
-    candidates = list(pairs)
+    records = list(records)
+    pairs = [(r.text1, r.text2) for r in records]
+    texts = distinct_pair_texts(pairs)
+    a, b = pair_rows(texts, pairs)
+    duplicate = numpy.asarray([r.label >= 0.5 for r in records], dtype=bool) & (a != b)
+    candidates = list(dict.fromkeys(zip(a[duplicate].tolist(), b[duplicate].tolist())))
     if not candidates:
         raise ValueError("No labelled duplicate pair with two different texts.")
     chosen = random.Random(seed).sample(candidates, min(n_pairs, len(candidates)))
-    return DuplicateQueries(list(index), numpy.asarray([i for i, _ in chosen]), numpy.asarray([j for _, j in chosen]))
+    return DuplicateQueries(texts, numpy.asarray([i for i, _ in chosen]), numpy.asarray([j for _, j in chosen]))
 
 
 def partner_ranks(score_rows: ScoreRows, dq: DuplicateQueries, *, block: int = 64) -> numpy.ndarray:

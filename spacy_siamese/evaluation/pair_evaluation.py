@@ -13,16 +13,8 @@ from tqdm import tqdm
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
-from ..util import show_progress
-from .baselines import (
-    averaged_vectors,
-    distinct_pair_texts,
-    fit_tfidf,
-    has_vectors,
-    pair_rows,
-    tfidf_cosine,
-    tfidf_settings,
-)
+from ..util import distinct_pair_texts, pair_rows, show_progress
+from .baselines import averaged_vectors, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
 from .uncertainty import check_bootstrap, group_results, pair_intervals
 
 MODEL = "siamese_similarity (trained)"

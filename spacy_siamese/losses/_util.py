@@ -1,13 +1,13 @@
 """Helpers shared by the losses: label checks, the in-batch score columns of InBatchNegatives.v1
 and TripletLoss.v1, and the known duplicates among a batch's in-batch negatives."""
 
-from typing import Any, Callable, Dict, Sequence, Tuple
+from typing import Any, Callable, Sequence, Tuple
 
 import numpy
 from thinc.api import get_array_module
 from thinc.types import Floats1d, Floats2d
 
-from ..util import component_labels
+from ..util import component_labels, distinct_pair_texts, pair_rows
 
 Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]  # (scores, labels) -> (d_scores, loss)
 
@@ -49,10 +49,9 @@ def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: A
     flags = numpy.asarray(positive.tolist(), dtype=bool)
     if not len(texts_a) == len(texts_b) == len(flags):
         raise ValueError(f"Got {len(texts_a)} and {len(texts_b)} texts for a batch of {len(flags)} pairs")
-    ids: Dict[str, int] = {}  # text -> node of the graph of duplicate pairs
-    a = numpy.array([ids.setdefault(text, len(ids)) for text in texts_a], dtype="int64")
-    b = numpy.array([ids.setdefault(text, len(ids)) for text in texts_b], dtype="int64")
-    component = component_labels(len(ids), a[flags], b[flags])
+    texts = distinct_pair_texts(zip(texts_a, texts_b))  # the nodes of the graph of duplicate pairs
+    a, b = pair_rows(texts, zip(texts_a, texts_b))
+    component = component_labels(len(texts), a[flags], b[flags])
     known = component[a][:, None] == component[b][None, :]
     numpy.fill_diagonal(known, False)
     return known

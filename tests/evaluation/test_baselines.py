@@ -3,8 +3,9 @@ import pytest
 import spacy
 
 from spacy_siamese.evaluation import averaged_vectors, fit_tfidf, load_vectors, lsa, tfidf_cosine, tfidf_vectors
-from spacy_siamese.evaluation.baselines import distinct_pair_texts, find_tfidf, pair_rows, tfidf_settings
+from spacy_siamese.evaluation.baselines import find_tfidf, tfidf_settings
 from spacy_siamese.layers import tfidf
+from spacy_siamese.util import distinct_pair_texts
 
 ROWS = [
     (1, "How do I learn Python quickly?", "How can I learn Python quickly?"),
@@ -105,12 +106,3 @@ def test_load_vectors(vectors_nlp, tmp_path):
         load_vectors(tmp_path / "none")
     with pytest.raises(FileNotFoundError, match="no such pipeline"):
         load_vectors(tmp_path / "missing")
-
-
-def test_distinct_texts():
-    pairs = [("a", "b"), ("b", "c"), ("a", "a")]
-    texts = distinct_pair_texts(pairs)
-    assert texts == ["a", "b", "c"]
-    a, b = pair_rows(texts, pairs)
-    assert [(texts[i], texts[j]) for i, j in zip(a, b)] == pairs
-    assert [len(rows) for rows in pair_rows(texts, [])] == [0, 0]
