@@ -49,8 +49,9 @@ def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: A
     flags = numpy.asarray(positive.tolist(), dtype=bool)
     if not len(texts_a) == len(texts_b) == len(flags):
         raise ValueError(f"Got {len(texts_a)} and {len(texts_b)} texts for a batch of {len(flags)} pairs")
-    texts = distinct_pair_texts(zip(texts_a, texts_b))  # the nodes of the graph of duplicate pairs
-    a, b = pair_rows(texts, zip(texts_a, texts_b))
+    pairs = list(zip(texts_a, texts_b))
+    texts = distinct_pair_texts(pairs)  # the nodes of the graph of duplicate pairs
+    a, b = pair_rows(texts, pairs)
     component = component_labels(len(texts), a[flags], b[flags])
     known = component[a][:, None] == component[b][None, :]
     numpy.fill_diagonal(known, False)
