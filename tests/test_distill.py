@@ -83,6 +83,40 @@ def test_teacher_pairs_cli(tmp_path, monkeypatch):
     numpy.testing.assert_allclose(got, expected, atol=1e-3)  # stored as float16
 
 
+def test_teacher_pairs_cli_pairs_unlabelled_collections(tmp_path, monkeypatch):
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    domain = ["Where can I renew my visa?", "Any good dentist in town?", "Where can I renew my visa?"]
+    srsly.write_jsonl(tmp_path / "domain.jsonl", [{"id": i, "body": t} for i, t in enumerate(domain)])
+    (tmp_path / "more.txt").write_text("Best place for a weekend trip?\n\nAny good dentist in town?\n", encoding="utf8")
+    out = tmp_path / "teacher.jsonl"
+    # the pair files' texts are capped by --max-texts; every text of the collections is kept
+    result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "--max-texts", 4,
+                    "--texts", tmp_path / "domain.jsonl", "--texts-field", "body", "-o", out, "--n-pairs", 300,
+                    "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    first_four = list(dict.fromkeys(t for a, b, _ in PAIRS for t in (a, b)))[:4]
+    paired = {t for r in srsly.read_jsonl(out) for t in (r["text1"], r["text2"])}
+    assert paired == set(first_four) | set(domain) and "teacher-labelled pairs of 6 texts" in result.output
+    result = invoke("teacher-pairs", "fake-teacher", "--texts", tmp_path / "more.txt", "--texts",
+                    tmp_path / "domain.jsonl", "--texts-field", "body", "-o", out, "--n-pairs", 300,
+                    "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = list(srsly.read_jsonl(out))
+    assert {t for r in rows for t in (r["text1"], r["text2"])} == set(domain) | {"Best place for a weekend trip?"}
+    assert "teacher-labelled pairs of 3 texts" in result.output and "1 blank line" in result.output
+
+
+def test_teacher_pairs_cli_needs_texts_and_names_bad_collection_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    result = invoke("teacher-pairs", "fake-teacher", "-o", tmp_path / "t.jsonl")
+    assert result.exit_code == 1 and "no texts to pair" in result.output, result.output
+    (tmp_path / "domain.jsonl").write_text('{"text": "fine"}\n{"body": "no text field"}\n', encoding="utf8")
+    result = invoke("teacher-pairs", "fake-teacher", "--texts", tmp_path / "domain.jsonl", "-o", tmp_path / "t.jsonl")
+    assert result.exit_code == 1 and "domain.jsonl:2: no 'text' field" in result.output, result.output
+    assert not (tmp_path / "t.jsonl").exists()
+
+
 def test_teacher_vectors_cli_writes_every_text(tmp_path, monkeypatch):
     monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
     srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])

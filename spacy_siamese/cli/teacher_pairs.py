@@ -8,7 +8,16 @@ import typer
 from ..distill import NEIGHBOURS, teacher_pairs, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
 from ..util import distinct_texts
-from .app import PROGRESS, app, at_least, errors, pair_file_texts, write_jsonl
+from .app import (
+    PROGRESS,
+    app,
+    at_least,
+    errors,
+    fail,
+    pair_file_texts,
+    read_collection,
+    write_jsonl,
+)
 
 
 @app.command("teacher-pairs")
@@ -16,13 +25,20 @@ def teacher_pairs_command(
     teacher: str = typer.Argument(
         ..., help="sentence-transformers model name (e.g. sentence-transformers/all-MiniLM-L6-v2) or directory"
     ),
-    inputs: List[Path] = typer.Argument(
-        ..., help="Pair files whose texts (both sides; labels unused) are the texts to pair"
+    inputs: Optional[List[Path]] = typer.Argument(
+        None, help="Pair files whose texts (both sides; labels unused) are the texts to pair"
     ),
     output: Path = typer.Option(..., "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"),
     n_pairs: int = typer.Option(30000, "--n-pairs", callback=at_least(1), help="Pairs to write"),
+    texts_files: Optional[List[Path]] = typer.Option(
+        None, "--texts", help="Also pair the texts of this collection (unlabelled; repeatable)"
+    ),
+    texts_format: str = typer.Option(
+        "auto", "--texts-format", help="Of the --texts: auto (JSONL for .jsonl, .ndjson, .json), text or jsonl"
+    ),
+    texts_field: str = typer.Option("text", "--texts-field", help="JSONL field of the --texts with the text"),
     max_texts: int = typer.Option(
-        0, "--max-texts", callback=at_least(0), help="Use the first N distinct texts (0: all)"
+        0, "--max-texts", callback=at_least(0), help="Use the first N distinct texts of the pair files (0: all)"
     ),
     neighbours: int = typer.Option(
         NEIGHBOURS, "--neighbours", callback=at_least(1), help="Pair anchors with one of their N nearest texts"
@@ -36,17 +52,26 @@ def teacher_pairs_command(
 ) -> None:
     r"""Label pairs of texts with a teacher's cosine (pip install 'spacy-siamese\[distill]').
 
-    The teacher encodes every distinct text once (cached in --teacher-cache); for seeded anchors,
-    the nearest text, one of the --neighbours nearest and a random one become pairs, labelled
-    with the teacher's cosine clipped to [0, 1]. Train on the output like any graded pair file
-    (e.g. CoSENT or squared error): the student reproduces the teacher's scores without torch.
-    With --vectors-output, the teacher's vectors of the paired texts are written too, for the
-    loss spacy-siamese.TeacherScores.v1 (the student's in-batch scores against the teacher's).
+    The texts are those of the pair files (the first --max-texts distinct ones) and every text
+    of the --texts collections (one text a line, or JSONL with a --texts-field), e.g. unlabelled
+    texts of the domain the student will serve. The teacher encodes every distinct text once
+    (cached in --teacher-cache); for seeded anchors, the nearest text, one of the --neighbours
+    nearest and a random one become pairs, labelled with the teacher's cosine clipped to [0, 1].
+    Train on the output like any graded pair file (e.g. CoSENT or squared error): the student
+    reproduces the teacher's scores without torch. With --vectors-output, the teacher's vectors
+    of the paired texts are written too, for the loss spacy-siamese.TeacherScores.v1 (the
+    student's in-batch scores against the teacher's).
     """
     with errors():
-        texts = distinct_texts(pair_file_texts(inputs))
+        if not inputs and not texts_files:
+            fail("Give pair files, --texts collections or both: there are no texts to pair.")
+        texts = distinct_texts(pair_file_texts(inputs or []))
         if max_texts:
             texts = texts[:max_texts]
+        unlabelled = [
+            text for path in texts_files or [] for text in read_collection(path, texts_format, texts_field).texts()
+        ]
+        texts = distinct_texts(texts + unlabelled)
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         rows = teacher_pairs(texts, vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
         write_jsonl(output, rows)
