@@ -7,7 +7,7 @@ import typer
 
 from ..distill import NEIGHBOURS, teacher_pairs, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
-from ..util import distinct_texts
+from ..util import distinct_pair_texts, distinct_texts
 from .app import (
     PROGRESS,
     app,
@@ -78,6 +78,6 @@ def teacher_pairs_command(
         typer.echo(f"Wrote {len(rows):,} teacher-labelled pairs of {len(texts):,} texts to {output}")
         if vectors_output is not None:
             row_of = {text: i for i, text in enumerate(texts)}
-            paired = distinct_texts(r[side] for r in rows for side in ("text1", "text2"))
+            paired = distinct_pair_texts((r["text1"], r["text2"]) for r in rows)
             save_teacher_table(vectors_output, paired, vectors[[row_of[t] for t in paired]])
             typer.echo(f"Wrote the teacher's vectors of {len(paired):,} texts to {vectors_output}")
