@@ -38,9 +38,8 @@ NAME = typer.Option("", "--name", help="A name for the evaluation, used in title
 PAIRS_FORMAT = typer.Option("auto", "--format", "-f", help="Pair file format")
 # Collections (index, dedupe, dedupe-ray)
 COLLECTION = typer.Argument(..., help="Text file (one doc a line) or JSONL with a text field")
-TEXTS_FORMAT = typer.Option(
-    "auto", "--format", "-f", help="auto (JSONL for .jsonl, .ndjson, .json), text (one doc a line) or jsonl"
-)
+TEXTS_FORMATS = "auto (JSONL for .jsonl, .ndjson, .json), text (one doc a line) or jsonl"
+TEXTS_FORMAT = typer.Option("auto", "--format", "-f", help=TEXTS_FORMATS)
 FIELD = typer.Option("text", "--field", help="JSONL field with the text (an 'id' field is kept)")
 BACKEND = typer.Option(
     "exact",

@@ -10,6 +10,7 @@ from ..losses.teacher_scores import save_teacher_table
 from ..util import distinct_pair_texts, distinct_texts
 from .app import (
     PROGRESS,
+    TEXTS_FORMATS,
     app,
     at_least,
     errors,
@@ -33,9 +34,7 @@ def teacher_pairs_command(
     texts_files: Optional[List[Path]] = typer.Option(
         None, "--texts", help="Also pair the texts of this collection (unlabelled; repeatable)"
     ),
-    texts_format: str = typer.Option(
-        "auto", "--texts-format", help="Of the --texts: auto (JSONL for .jsonl, .ndjson, .json), text or jsonl"
-    ),
+    texts_format: str = typer.Option("auto", "--texts-format", help=f"Of the --texts: {TEXTS_FORMATS}"),
     texts_field: str = typer.Option("text", "--texts-field", help="JSONL field of the --texts with the text"),
     max_texts: int = typer.Option(
         0, "--max-texts", callback=at_least(0), help="Use the first N distinct texts of the pair files (0: all)"
