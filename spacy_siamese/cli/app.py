@@ -18,7 +18,7 @@ from ..corpora import PairRecord, read_pairs
 from ..search import SimilarityIndex
 from ..search.dedupe import dedupe_threshold
 from ..search.index import BACKENDS
-from ..search.texts import Collection, scan_collection
+from ..search.texts import JSONL_SUFFIXES, Collection, scan_collection
 from ..util import check_n_process, distinct_pair_texts, given_path
 
 app = typer.Typer(
@@ -38,7 +38,7 @@ NAME = typer.Option("", "--name", help="A name for the evaluation, used in title
 PAIRS_FORMAT = typer.Option("auto", "--format", "-f", help="Pair file format")
 # Collections (index, dedupe, dedupe-ray)
 COLLECTION = typer.Argument(..., help="Text file (one doc a line) or JSONL with a text field")
-TEXTS_FORMATS = "auto (JSONL for .jsonl, .ndjson, .json), text (one doc a line) or jsonl"
+TEXTS_FORMATS = f"auto (JSONL for {', '.join(JSONL_SUFFIXES)}), text (one doc a line) or jsonl"
 TEXTS_FORMAT = typer.Option("auto", "--format", "-f", help=TEXTS_FORMATS)
 FIELD = typer.Option("text", "--field", help="JSONL field with the text (an 'id' field is kept)")
 BACKEND = typer.Option(
