@@ -1,16 +1,16 @@
 """Small helpers shared across layers: progress bars, optional extras, batches by tokens, distinct texts and
 the rows of pair sides among them, graph components, files written whole or not at all."""
 
-import os
 import sys
-from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+from .files import atomic_write  # noqa: F401  (re-exported: the place the search modules import it from)
 
 T = TypeVar("T")
 
@@ -43,17 +43,6 @@ def check_n_process(n_process: int) -> int:
 def show_progress(progress: bool) -> bool:
     """Progress bars only when asked for and stderr is a terminal."""
     return progress and sys.stderr.isatty()
-
-
-@contextmanager
-def atomic_write(path: Union[str, Path]) -> Iterator[BinaryIO]:
-    """A binary file to write `path` through: written under a temporary name and moved into place
-    when the block ends, so a process killed while writing leaves no partial file at `path`."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as file:
-        yield file
-    os.replace(tmp, path)
 
 
 def given_path(path: Union[str, Path], *, parts: int = 1) -> str:
