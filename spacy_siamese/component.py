@@ -17,7 +17,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
 from . import hooks, tuning
-from .encoding import Encoding, PairScores, WeakPipeline
+from .encoding import Encoding, WeakPipeline
 from .identity import in_training_evaluation, reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head
@@ -25,6 +25,7 @@ from .layers.in_batch import cross_scores
 from .layers.no_tokens import encode_docs
 from .pair_examples import get_dataset, get_label, is_pair_example, partner_text, split_pairs
 from .scoring import binary_pairs, score_pairs
+from .tuning import PairScores
 from .util import token_batches
 from .validation import DEDUPE_PRECISION, check_settings, check_sizes
 from .vectors import store_vector

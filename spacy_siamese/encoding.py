@@ -23,8 +23,6 @@ from .vectors import stored_vector
 
 BATCH_SIZE = 256
 PAD_ROWS = 32
-# A function giving labelled pair examples' (scores, labels), as the pipe's `pair_scores` does.
-PairScores = Callable[[List[Example]], Tuple[numpy.ndarray, numpy.ndarray]]
 TextsOrDocs = Union[str, Doc, Iterable[Union[str, Doc]]]
 
 

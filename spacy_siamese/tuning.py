@@ -5,6 +5,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Tuple
 
 import numpy
+from spacy.training import Example
 from thinc.api import Model
 
 from .layers.heads import predicting_head
@@ -13,7 +14,8 @@ from .metrics import best_threshold, is_binary, precision_threshold
 from .validation import DEDUPE_PRECISION, check_settings
 
 HYBRID_ARCHITECTURE = "spacy-siamese.HybridSimilarity.v1"
-PairScoresFunction = Callable[[List[Any]], Tuple[numpy.ndarray, numpy.ndarray]]
+# A function giving labelled pair examples' (scores, labels), as the pipe's `pair_scores` does.
+PairScores = Callable[[List[Example]], Tuple[numpy.ndarray, numpy.ndarray]]
 
 
 class TunablePipe(Protocol):
@@ -85,7 +87,7 @@ def tune_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.ndar
 
 
 def calibrate_dedupe_threshold(
-    pipe: TunablePipe, pair_scores: PairScoresFunction, examples: List[Any], *, precision: Optional[float] = None
+    pipe: TunablePipe, pair_scores: PairScores, examples: List[Example], *, precision: Optional[float] = None
 ) -> None:
     """Set `dedupe_threshold` from labelled pairs scored by `pair_scores` (see the pipe's method)."""
     cfg = pipe.cfg if precision is None else {**pipe.cfg, "dedupe_precision": float(precision)}

@@ -17,8 +17,9 @@ from spacy.util import ensure_path
 
 from ..pair_examples import make_pair_example
 from ..validation import check_dataset_name
-from .base import check_path
-from .pair_files import PAIR_FORMATS, read_pairs
+from . import jsonl
+from .base import PairFormatError, check_path
+from .pair_files import PAIR_FORMATS, detect_format, read_pairs
 
 FORMATS = ("auto",) + PAIR_FORMATS
 
@@ -66,6 +67,8 @@ class PairCorpus:
         self.dataset = dataset
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
+        if self.format == jsonl.NAME:
+            check_canonical(self.path)
         records = read_pairs(self.path, format=self.format, lenient=self.lenient)
         try:
             for i, record in enumerate(records):
@@ -74,6 +77,24 @@ class PairCorpus:
                 yield make_pair_example(nlp, record.text1, record.text2, record.label, dataset=self.dataset)
         finally:
             records.close()  # emit the lenient-mode warning now, not at garbage collection
+
+
+def check_canonical(path: Path) -> None:
+    """A clear error for a raw pair file where JSON lines are expected (format = "jsonl")."""
+    if path.suffix.lower() in (".jsonl", ".json") or not path.is_file():
+        return  # read as JSON lines, or not found by the reader
+    try:
+        found = detect_format(path)
+    except PairFormatError:
+        return  # the JSON lines reader names the line
+    if found != jsonl.NAME:
+        raise PairFormatError(
+            path,
+            None,
+            f'{path} is a {found} pair file, not JSON lines (format = "jsonl"): convert it first, '
+            f"`python -m spacy_siamese convert {path} {path.with_suffix('.jsonl')}`, or read it through "
+            f'the same parser with format = "{found}".',
+        )
 
 
 # The settings of a dataset of MultiPairCorpus: PairCorpus's, its name aside.
