@@ -22,7 +22,8 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 from thinc.api import Model
 
-from .component import BATCH_SIZE, PIPE_NAME, get_similarity_pipe
+from .component import PIPE_NAME, get_similarity_pipe
+from .encoding import BATCH_SIZE
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
 from .layers.hybrid import is_hybrid_similarity

@@ -21,6 +21,8 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
 from . import hooks
+from .layers.heads import score_range
+from .tuning import keeping_lexical_weight
 from .validation import check_settings
 
 # What a damaged or half-written model directory raises while loading.
@@ -39,13 +41,14 @@ THINC_MISMATCH = ("Attempt to change dimension", "mismatched structure")
 
 
 class ModelIdentity:
-    """Mixin for the pipe: `model_id` lifecycle, saving and validated loading."""
+    """Mixin for the pipe: `model_id` lifecycle, saving and validated loading (`from_disk`,
+    `from_bytes`, and `load_weights` for `init_weights`), which keeps a hybrid's lexical weight
+    at the config's (`tuning.keeping_lexical_weight`)."""
 
     name: str
     model: Model
     vocab: Vocab
     cfg: Dict[str, Any]
-    score_range: Tuple[float, float]
     _stale = False  # the weights changed since model_id was assigned
     _trained = False  # updated since it was initialized or loaded
 
@@ -54,6 +57,11 @@ class ModelIdentity:
         """The id of the current weights, renewed at the first use after they changed."""
         self._renew_if_stale()
         return self.cfg["model_id"]
+
+    @property
+    def score_range(self) -> Tuple[float, float]:
+        """The range of the pipe's scores, from its comparison as it is now (`heads.score_range`)."""
+        return score_range(self.model.get_ref("comparison"))
 
     def finish_update(self, sgd: Optimizer) -> None:
         self._stale = True
@@ -85,7 +93,10 @@ class ModelIdentity:
         super().to_disk(path, exclude=exclude)  # type: ignore[misc]
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> Any:
-        path = Path(path)
+        with keeping_lexical_weight(self):
+            return self._from_disk(Path(path), exclude)
+
+    def _from_disk(self, path: Path, exclude: Iterable[str]) -> Any:
         if "cfg" not in exclude and not (path / "cfg").exists():
             raise ValueError(
                 f"{path / 'cfg'} is missing: {path} is not a complete saved '{self.name}' pipe "
@@ -119,7 +130,7 @@ class ModelIdentity:
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = ()) -> Any:
         old_id = self.cfg["model_id"]
         layers = layer_names(self.model)
-        with self._unchanged_on_error(exclude):
+        with keeping_lexical_weight(self), self._unchanged_on_error(exclude):
             try:
                 super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
             except LOAD_ERRORS as e:
@@ -128,6 +139,34 @@ class ModelIdentity:
             check_architecture(self.model, layers, f"The '{self.name}' pipe's bytes")
             self._loaded(old_id, where=f"The '{self.name}' pipe's saved cfg")
         return self
+
+    def load_weights(self, source: "ModelIdentity", where: str) -> None:
+        """The weights and thresholds of `source`, a pipe of the same architecture (`init_weights`):
+        its dimensions, weights and fitted TF-IDF vocabulary, as spacy.load sets them."""
+        if reads_static_vectors(self.model):
+            mine, theirs = self.vocab.vectors.shape, source.vocab.vectors.shape
+            if mine != theirs:
+                raise ValueError(
+                    f"{where}: its word vectors have shape {theirs}, this pipeline's {mine}: "
+                    "initialize with the same vectors (e.g. --paths.vectors)."
+                )
+        layers = layer_names(self.model)
+        with keeping_lexical_weight(self), self._unchanged_on_error(exclude=["vocab"]):
+            try:
+                self.model.from_bytes(source.model.to_bytes())
+            except (ValueError, KeyError) as err:
+                raise ValueError(
+                    f"{where}: its '{self.name}' pipe has another architecture than this one ({err})."
+                ) from None
+            check_architecture(
+                self.model,
+                layers,
+                f"{where}: its '{self.name}' pipe",
+                advice="Train from a pipe with this config's model.",
+            )
+            self.cfg["threshold"] = float(source.cfg["threshold"])
+            dedupe = source.cfg.get("dedupe_threshold")
+            self.cfg["dedupe_threshold"] = None if dedupe is None else float(dedupe)
 
     @contextmanager
     def _unchanged_on_error(self, exclude: Iterable[str] = ()) -> Iterator[None]:
@@ -153,6 +192,17 @@ class ModelIdentity:
         hooks.register_pipe(self.cfg["model_id"], self)  # type: ignore[arg-type]
         self._stale = False
         self._trained = False
+
+    def _check_initialized(self) -> None:
+        if self.cfg["model_id"] is None:
+            raise ValueError(
+                f"The '{self.name}' pipe is not initialized: train it (spacy train) or call "
+                "nlp.initialize(get_examples) with labelled pairs before using it."
+            )
+
+    def _require_initialized(self) -> str:
+        self._check_initialized()
+        return self.model_id  # type: ignore[return-value]
 
     def _renew_if_stale(self) -> None:
         if self._stale and self.cfg["model_id"] is not None:

@@ -8,7 +8,8 @@ from spacy.tokens import Doc, DocBin
 from thinc.api import Model, chain, list2ragged, reduce_mean
 
 from spacy_siamese import hooks, make_pair_example, restore_hooks
-from spacy_siamese.component import _canonical_order, get_lexical_weight, set_lexical_weight
+from spacy_siamese.component import get_lexical_weight, set_lexical_weight
+from spacy_siamese.encoding import canonical_order
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.heads import predicting_head
 from spacy_siamese.pair_examples import get_partner
@@ -687,8 +688,8 @@ def test_canonical_order_puts_each_pair_one_way_and_pads_with_the_first(n, width
     rng = numpy.random.default_rng(seed)
     a = rng.integers(0, 2, size=(n, width)).astype("f")  # small values: many tied columns
     b = rng.integers(0, 2, size=(n, width)).astype("f")
-    out_a, out_b = _canonical_order(a, b, rows=rows)
-    back_b, back_a = _canonical_order(b, a, rows=rows)
+    out_a, out_b = canonical_order(a, b, rows=rows)
+    back_b, back_a = canonical_order(b, a, rows=rows)
     assert out_a.shape == (max(n, rows), width)
     assert numpy.array_equal(out_a, back_b) and numpy.array_equal(out_b, back_a)
     for i in range(n):

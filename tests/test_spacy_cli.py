@@ -51,6 +51,7 @@ def test_spacy_train_reports_malformed_line(pair_files, tmp_path):
     result = run(
         "-m", "spacy", "train", str(CONFIG), "--output", str(tmp_path / "out"),
         "--paths.train", str(train), "--paths.dev", str(dev), NO_STATIC, "--training.max_steps=5",
+        "--corpora.train.format=auto",  # the raw file through convert's parser, as an older config reads it
     )  # fmt: skip
     assert result.returncode != 0
     assert f"train.tsv:{bad_line}" in result.stdout + result.stderr

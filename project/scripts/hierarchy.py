@@ -28,7 +28,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.neural_network import MLPRegressor
 from sklearn.svm import SVR
 
-from spacy_siamese.corpora.readers import HierarchyPairs
+from spacy_siamese.corpora import HierarchyPairs
 from spacy_siamese.corpora.sampling import PairIndex
 from spacy_siamese.metrics import regression_metrics
 

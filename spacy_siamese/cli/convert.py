@@ -1,4 +1,5 @@
-"""`convert`: a pair file as a .spacy file for `spacy evaluate` and spaCy's corpus reader."""
+"""`convert`: a pair file of any published format as the canonical JSON lines that training
+reads, or as a .spacy file for `spacy evaluate` and spaCy's corpus reader."""
 
 from pathlib import Path
 from typing import Optional
@@ -8,6 +9,7 @@ import typer
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
+from ..corpora.jsonl import write_pairs
 from ..evaluation.baselines import load_bare
 from ..pair_examples import make_pair_example
 from ..util import show_progress
@@ -17,7 +19,7 @@ from .app import PAIRS_FORMAT, PROGRESS, app, errors, fail, read_pair_records
 @app.command("convert")
 def convert_command(
     input: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
-    output: Path = typer.Argument(..., help="Output .spacy file"),
+    output: Path = typer.Argument(..., help="Output .jsonl (pairs for training) or .spacy file"),
     format: str = PAIRS_FORMAT,
     lang: str = typer.Option("en", "--lang", "-l", help="Tokenize with spacy.blank(LANG)"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Tokenize with this pipeline's tokenizer instead"),
@@ -25,16 +27,24 @@ def convert_command(
     lenient: bool = typer.Option(False, "--lenient", help="Skip malformed lines with a warning"),
     progress: bool = PROGRESS,
 ) -> None:
-    """Write a pair file as a .spacy file for `spacy evaluate` and spaCy's corpus reader.
+    """Write a pair file as JSON lines, `{"text1", "text2", "label"}` a line (the format the
+    training readers take), or as a .spacy file for `spacy evaluate` and spaCy's corpus reader.
 
-    Each doc is side A of a pair, with side B and the label in its user_data. `spacy evaluate`
-    writes the pipe's sim_* scores to its --output JSON (its printed table has no sim_* rows).
+    In a .spacy file each doc is side A of a pair, with side B and the label in its user_data.
+    `spacy evaluate` writes the pipe's sim_* scores to its --output JSON (its printed table has no
+    sim_* rows).
     """
     with errors():
-        if output.suffix != ".spacy":
-            fail(f"The output must be a .spacy file, got {output}")
-        nlp = load_bare(model) if model else spacy.blank(lang)
+        if output.suffix not in (".jsonl", ".spacy"):
+            fail(f"The output must be a .spacy file or a .jsonl file, got {output}")
         records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
+        if output.suffix == ".jsonl":
+            output.parent.mkdir(parents=True, exist_ok=True)
+            write_pairs(records, output)
+            typer.echo(f"Wrote {len(records):,} pairs to {output}")
+            typer.echo(f"Train on them with: python -m spacy train CONFIG --paths.train {output} ...")
+            return
+        nlp = load_bare(model) if model else spacy.blank(lang)
         doc_bin = DocBin(store_user_data=True)
         for rec in tqdm(records, desc="converting", unit="pair", disable=not show_progress(progress)):
             doc_bin.add(make_pair_example(nlp, rec.text1, rec.text2, rec.label).reference)

@@ -1,6 +1,7 @@
 """Corpora: labelled pairs and labelled document collections read from their published
 formats into one record type each (`PairRecord`, `DocRecord`), seeded document-pair
-sampling, and the registered readers for `spacy train`.
+sampling, and the registered readers for `spacy train`, which read the canonical pair format
+(JSON lines, as `python -m spacy_siamese convert` writes it) and labelled collections.
 
 Pair formats (`read_pairs(path, format=...)`): "tsv" (header naming the columns: Quora
 release, QQP-style mirrors), "bimpm" (BiMPM's Quora split), "jsonl", "stackexchange",
@@ -20,6 +21,8 @@ from .newsgroups import strip_header, strip_quoting, strip_signature
 from .pair_files import PAIR_FORMATS, detect_format, read_pairs
 from .readers import (
     DocumentPairs,
+    HierarchyPairs,
+    LabelledDocuments,
     MultiPairCorpus,
     PairCorpus,
     create_document_pairs,
@@ -37,6 +40,8 @@ __all__ = [
     "DocumentFormatError",
     "DocumentPairs",
     "EmptyTextWarning",
+    "HierarchyPairs",
+    "LabelledDocuments",
     "MultiPairCorpus",
     "PairCorpus",
     "PairFormatError",

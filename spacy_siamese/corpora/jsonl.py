@@ -1,16 +1,18 @@
 """JSON lines: one object per line, blank lines skipped.
 
 Pairs: `{"text1": str, "text2": str, "label": number or boolean in [0, 1]}`, optionally
-`"group": str` (a part of the file that `evaluate` also scores on its own).
+`"group": str` (a part of the file that `evaluate` also scores on its own): the canonical pair
+format that training reads, which `write_pairs` (and `python -m spacy_siamese convert`) writes.
 Documents: `{"text": str, "labels": [str, ...], "group": str, "id": str}` ("label": str
 instead of "labels"; group and id optional). `write_documents` writes this format.
 """
 
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 import srsly
 
+from ..files import atomic_write
 from .base import (
     DocItem,
     DocRecord,
@@ -53,6 +55,21 @@ def read_jsonl_documents(path: Path) -> Iterator[DocItem]:
             yield DocRecord(_string(obj, "text"), _labels(obj), _group(obj), _doc_id(obj, number))
         except Malformed as err:
             yield DocumentFormatError(path, number, str(err))
+
+
+def write_pairs(pairs: Iterable[PairRecord], path: Union[str, Path]) -> None:
+    """Write pairs as JSON lines (read them back with `read_pairs(path, format="jsonl")`); a
+    pair's group is written when it has one. The file is replaced whole or not at all."""
+    with atomic_write(path) as file:
+        for pair in pairs:
+            file.write((srsly.json_dumps(_pair_object(pair)) + "\n").encode("utf8"))
+
+
+def _pair_object(pair: PairRecord) -> Dict[str, Any]:
+    obj: Dict[str, Any] = {"text1": pair.text1, "text2": pair.text2, "label": pair.label}
+    if pair.group:
+        obj["group"] = pair.group
+    return obj
 
 
 def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:

@@ -11,6 +11,7 @@ from typing import Tuple
 from thinc.api import Model
 
 UNIT_RANGE = (0.0, 1.0)
+HYBRID = "hybrid_similarity"  # the name of HybridSimilarity.v1 layers
 
 
 def predicting_head(comparison: Model, *, training: bool = False) -> Model:
@@ -33,15 +34,24 @@ def predicting_head(comparison: Model, *, training: bool = False) -> Model:
 
 
 def score_range(comparison: Model) -> Tuple[float, float]:
-    """The range of the scores a comparison predicts: its declared `attrs["score_range"]`, else
-    that of its predicting head: (-1, 1) for a cosine without rescaling, (0, 1) otherwise."""
+    """The range of the scores a comparison predicts, computed from the model as it is now: that
+    of its predicting head for a combinator; for `HybridSimilarity.v1` at weight w over a
+    comparison of range [low, high], [(1 - w) low, (1 - w) high + w]; else the layer's declared
+    `attrs["score_range"]`: (-1, 1) for a cosine without rescaling, (0, 1) otherwise.
+
+    Combinators and hybrids are never read from their attrs, which older saved models carry
+    as copies made when they were built."""
+    head = predicting_head(comparison)
+    if head is not comparison:
+        return score_range(head)
+    if comparison.name == HYBRID:
+        low, high = score_range(comparison.get_ref("comparison"))
+        weight = float(comparison.attrs["weight"])
+        return (1.0 - weight) * low, (1.0 - weight) * high + weight
     declared = comparison.attrs.get("score_range")
     if declared is not None:
         low, high = declared
         return float(low), float(high)
-    head = predicting_head(comparison)
-    if head is not comparison:
-        return score_range(head)
     if comparison.name == "cosine_similarity" and not comparison.attrs.get("rescale", False):
         return (-1.0, 1.0)
     return UNIT_RANGE

@@ -4,11 +4,11 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from .heads import score_range
+from .heads import HYBRID
 
 InT = Tuple[Floats2d, Floats2d]
 
-LAYER_NAME = "hybrid_similarity"
+LAYER_NAME = HYBRID
 
 
 @registry.architectures("spacy-siamese.HybridSimilarity.v1")
@@ -35,11 +35,7 @@ def hybrid_similarity(
         layers=[comparison],
         refs={"comparison": comparison},
         dims={"nI": None, "nO": 1},
-        attrs={
-            "weight": float(weight),
-            "lexical_width": lexical_width,
-            "score_range": _mixed_range(comparison, weight),
-        },
+        attrs={"weight": float(weight), "lexical_width": lexical_width},
     )
 
 
@@ -50,21 +46,16 @@ def is_hybrid_similarity(model: Model) -> bool:
 
 def set_hybrid_weight(model: Model, weight: float) -> None:
     """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on. Its
-    training output never sees the weight, so the learned part stays as trained."""
+    training output never sees the weight, so the learned part stays as trained (its score range,
+    `heads.score_range`, follows the weight)."""
     _check_weight(weight)
     model.attrs["weight"] = float(weight)
-    model.attrs["score_range"] = _mixed_range(model.get_ref("comparison"), weight)
 
 
 def _check_weight(weight: float) -> None:
     """A ValueError for a lexical weight outside [0, 1] (or NaN)."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"HybridSimilarity: weight must be in [0, 1], got {weight}")
-
-
-def _mixed_range(comparison: Model, weight: float) -> Tuple[float, float]:
-    low, high = score_range(comparison)
-    return (1.0 - weight) * low, (1.0 - weight) * high + weight
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

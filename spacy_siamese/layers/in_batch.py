@@ -5,7 +5,7 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .auxiliary import init_heads
-from .heads import predicting_head, score_range
+from .heads import predicting_head
 
 InT = Tuple[Floats2d, Floats2d]
 
@@ -28,7 +28,6 @@ def with_in_batch_scores(*, comparison: Model[InT, Floats2d]) -> Model[InT, Floa
         layers=[comparison],
         refs={"comparison": comparison, "scorer": scorer},
         dims={"nI": None, "nO": 1},
-        attrs={"score_range": score_range(comparison)},
     )
 
 

@@ -82,3 +82,26 @@ def test_convert_keeps_empty_texts_and_shows_the_warning(tmp_path):
     assert result.exit_code == 0 and "Wrote 3 pairs" in result.output, result.output
     assert f"Warning: 2 of the 3 pair(s) read from {path} have an empty" in result.output
     assert "(line 1, 3)" in result.output
+
+
+def test_convert_to_jsonl_gives_the_pairs_a_reader_gets_from_the_raw_file(tmp_path):
+    """A raw file converted to the canonical JSON lines trains on the same pairs as the raw file
+    read through the same parser (format = "auto"), groups included."""
+    from spacy_siamese.corpora import PairCorpus, read_pairs
+    from spacy_siamese.pair_examples import get_label, partner_text
+
+    from ..corpora.test_sts import STS
+
+    raw = tmp_path / "sts-train.csv"
+    raw.write_text(STS, encoding="utf8")
+    result = invoke("convert", raw, tmp_path / "sts" / "train.jsonl")
+    assert result.exit_code == 0 and "Wrote 3 pairs" in result.output, result.output
+    converted = list(read_pairs(tmp_path / "sts" / "train.jsonl", format="jsonl"))
+    assert [r[:3] + (r.group,) for r in converted] == [r[:3] + (r.group,) for r in read_pairs(raw)]
+    nlp = spacy.blank("en")
+
+    def pairs(corpus):
+        return [(eg.predicted.text, partner_text(eg), get_label(eg)) for eg in corpus(nlp)]
+
+    assert pairs(PairCorpus(tmp_path / "sts" / "train.jsonl", format="jsonl")) == pairs(PairCorpus(raw))
+    assert len(pairs(PairCorpus(raw))) == 3

@@ -67,6 +67,20 @@ def test_pair_reader_limit_and_read_pair_examples(tmp_path, nlp):
     assert len(examples) == 1 and get_partner(examples[0]).text.startswith("What can cause stool")
 
 
+def test_a_raw_file_where_json_lines_are_expected_says_to_convert_it(tmp_path, nlp):
+    """The project's configs read the canonical JSON lines (format = "jsonl"): a raw file given
+    to them is named with its format and the convert command, not a JSON error on line 1."""
+    path = write(tmp_path, "dev.tsv", BIMPM)
+    with pytest.raises(PairFormatError, match=r"dev.tsv is a bimpm pair file, not JSON lines.*spacy_siamese convert"):
+        list(create_pair_corpus(path, format="jsonl")(nlp))
+    assert len(list(create_pair_corpus(path, format="bimpm")(nlp))) == 3
+    converted = write(tmp_path, "dev.txt", '{"text1": "a", "text2": "b", "label": 1}\n')
+    assert len(list(create_pair_corpus(converted, format="jsonl")(nlp))) == 1
+    broken = write(tmp_path, "broken.jsonl", '{"text1": "a"\n')
+    with pytest.raises(PairFormatError, match="broken.jsonl:1: invalid JSON"):
+        list(create_pair_corpus(broken, format="jsonl")(nlp))
+
+
 def test_pair_reader_lenient_warns(tmp_path, nlp):
     path = write(tmp_path, "dev.tsv", BIMPM + "2\ta\tb\t9\n")
     with pytest.warns(UserWarning, match="Skipped 1 malformed line"):

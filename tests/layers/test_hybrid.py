@@ -2,6 +2,7 @@ import numpy
 import pytest
 
 from spacy_siamese.layers import cauchy_similarity, cosine_similarity, hybrid_similarity
+from spacy_siamese.layers.heads import score_range
 from spacy_siamese.layers.hybrid import set_hybrid_weight
 from spacy_siamese.search.space import CAUCHY, COSINE, HYBRID, vector_space
 
@@ -46,7 +47,7 @@ def test_training_output_and_gradient_are_the_learned_parts():
 
 def test_score_range_and_space():
     cosine = hybrid_similarity(comparison=cosine_similarity(), lexical_width=N_LEX, weight=0.25)
-    assert cosine.attrs["score_range"] == (-0.75, 1.0)
+    assert score_range(cosine) == (-0.75, 1.0)
     A, B = vectors(), vectors()
     for inner, kind in [(cauchy_similarity(), CAUCHY), (cosine_similarity(rescale=True), COSINE)]:
         model = hybrid_similarity(comparison=inner, lexical_width=N_LEX, weight=0.25)
@@ -110,7 +111,7 @@ def test_set_hybrid_weight_mixes_at_the_new_weight(inner):
     built.initialize(X=(A, B))
     built.get_ref("comparison").from_bytes(model.get_ref("comparison").to_bytes())
     set_hybrid_weight(model, 0.6)
-    assert model.attrs["weight"] == 0.6 and model.attrs["score_range"] == built.attrs["score_range"]
+    assert model.attrs["weight"] == 0.6 and score_range(model) == score_range(built)
     numpy.testing.assert_allclose(model.predict((A, B)), built.predict((A, B)), rtol=1e-12)
     with pytest.raises(ValueError, match="weight must be in"):
         set_hybrid_weight(model, float("nan"))

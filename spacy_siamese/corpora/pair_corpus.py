@@ -1,0 +1,173 @@
+"""Pair files as pair Examples for `spacy train`: one file (`PairCorpus`), or several datasets
+tagged by name (`MultiPairCorpus`).
+
+The canonical training format is JSON lines, `{"text1": ..., "text2": ..., "label": ...}` a line,
+as `python -m spacy_siamese convert` and the project's convert steps write it; spaCy's corpus
+reads `.spacy` files the same way. A raw published format (`format = "tsv"`, "sts", "auto", ...)
+is read through the parser `convert` uses (`read_pairs`), so the pairs are the converted ones.
+"""
+
+import inspect
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import ensure_path
+
+from ..pair_examples import make_pair_example
+from ..validation import check_dataset_name
+from . import jsonl
+from .base import PairFormatError, check_path
+from .pair_files import PAIR_FORMATS, detect_format, read_pairs
+
+FORMATS = ("auto",) + PAIR_FORMATS
+
+
+class PairCorpus:
+    """Read a pair file as pair Examples, re-reading it on every call (epoch), like
+    spacy.training.Corpus: `corpus(nlp)` yields one pair Example per record, at most `limit` if
+    limit > 0. These are also the settings of each dataset of `MultiPairCorpus`.
+
+    format: "jsonl" (the canonical format), "auto" (from the file's name or first line) or a
+    raw format of `read_pairs`.
+    dataset: tag every Example with this dataset name, as `spacy-siamese.MultiPairCorpus.v1`
+    does, so that a pipe trained on several datasets (`spacy-siamese.DatasetLosses.v1`) is
+    fine-tuned on one of them with that dataset's loss (null: untagged, the default loss).
+    """
+
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]],
+        *,
+        format: str = "auto",
+        limit: int = 0,
+        lenient: bool = False,
+        dataset: Optional[str] = None,
+    ) -> None:
+        if dataset is not None:
+            check_dataset_name(dataset)
+        if path is None:
+            raise ValueError(
+                "spacy-siamese.PairCorpus.v1: the corpus path is None. Set paths.train and "
+                "paths.dev in the config, or on the command line, e.g. "
+                "`python -m spacy train config.cfg --paths.train train.jsonl --paths.dev dev.jsonl`."
+            )
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r} (choose one of {', '.join(FORMATS)}).")
+        whole = isinstance(limit, int) or (isinstance(limit, float) and limit.is_integer())
+        if isinstance(limit, bool) or not whole:
+            raise ValueError(f"limit must be a whole number (0 = all), got {limit!r}.")
+        if not isinstance(lenient, bool):
+            raise ValueError(f"lenient must be true or false, got {lenient!r}.")
+        self.path = ensure_path(path)
+        self.format = format
+        self.limit = int(limit)
+        self.lenient = lenient
+        self.dataset = dataset
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        if self.format == jsonl.NAME:
+            check_canonical(self.path)
+        records = read_pairs(self.path, format=self.format, lenient=self.lenient)
+        try:
+            for i, record in enumerate(records):
+                if self.limit > 0 and i >= self.limit:
+                    break
+                yield make_pair_example(nlp, record.text1, record.text2, record.label, dataset=self.dataset)
+        finally:
+            records.close()  # emit the lenient-mode warning now, not at garbage collection
+
+
+def check_canonical(path: Path) -> None:
+    """A clear error for a raw pair file where JSON lines are expected (format = "jsonl")."""
+    if path.suffix.lower() in (".jsonl", ".json") or not path.is_file():
+        return  # read as JSON lines, or not found by the reader
+    try:
+        found = detect_format(path)
+    except PairFormatError:
+        return  # the JSON lines reader names the line
+    if found != jsonl.NAME:
+        raise PairFormatError(
+            path,
+            None,
+            f'{path} is a {found} pair file, not JSON lines (format = "jsonl"): convert it first, '
+            f"`python -m spacy_siamese convert {path} {path.with_suffix('.jsonl')}`, or read it through "
+            f'the same parser with format = "{found}".',
+        )
+
+
+# The settings of a dataset of MultiPairCorpus: PairCorpus's, its name aside.
+DATASET_FIELDS = [name for name in inspect.signature(PairCorpus).parameters if name != "dataset"]
+
+
+class MultiPairCorpus:
+    """Read several pair files as pair Examples tagged with their dataset's name, one dataset
+    after the other in config order, re-reading them on every call (epoch). Every file is
+    checked to exist when the corpus is made.
+
+    datasets: name -> {path, format ("auto"), limit (0 = all), lenient (false)}, as for
+    `spacy-siamese.PairCorpus.v1`. A name (lower-case letters, digits, "_") is what
+    `spacy-siamese.DatasetLosses.v1`, `spacy-siamese.batch_by_dataset.v1` (weights) and the
+    metrics of `spacy-siamese.dataset_scorer.v1` (sim_<name>_auc) call the dataset.
+    root: the directory relative paths are read from (default: the working directory).
+
+        [corpora.train]
+        @readers = "spacy-siamese.MultiPairCorpus.v1"
+        root = ${paths.corpus}
+
+        [corpora.train.datasets.quora]
+        path = "quora/train.jsonl"
+        format = "jsonl"
+
+        [corpora.train.datasets.sts]
+        path = "sts/train.jsonl"
+        format = "jsonl"
+    """
+
+    def __init__(self, datasets: Dict[str, Dict[str, Any]], *, root: Optional[Union[str, Path]] = None) -> None:
+        where = "spacy-siamese.MultiPairCorpus.v1"
+        if not datasets:
+            raise ValueError(f"{where}: no datasets; give them as [corpora.NAME.datasets.DATASET] sections.")
+        base = ensure_path(root) if root is not None else None
+        self.corpora: Dict[str, PairCorpus] = {}
+        for name, settings in datasets.items():
+            check_dataset_name(name)
+            if not isinstance(settings, Mapping):
+                raise ValueError(f"{where}: dataset '{name}' must be a section with a path, got {settings!r}")
+            unknown = sorted(set(settings) - set(DATASET_FIELDS))
+            if unknown:
+                hint = " (weights belong to spacy-siamese.batch_by_dataset.v1)" if "weight" in unknown else ""
+                raise ValueError(
+                    f"{where}: dataset '{name}' has unknown setting(s) {', '.join(unknown)}; "
+                    f"it takes {', '.join(DATASET_FIELDS)}{hint}."
+                )
+            if settings.get("path") is None:
+                raise ValueError(f"{where}: dataset '{name}' has no path.")
+            path = ensure_path(settings["path"])
+            if base is not None and not path.is_absolute():
+                path = base / path
+            try:
+                self.corpora[name] = PairCorpus(**{**settings, "path": path}, dataset=name)
+            except ValueError as err:
+                raise ValueError(f"{where}: dataset '{name}': {err}") from None
+            try:
+                check_path(path, allow_dir=True)
+            except (FileNotFoundError, ValueError) as err:
+                hint = "" if base is not None else " Relative paths are read from `root` (not set)."
+                raise type(err)(f"{where}: dataset '{name}': {err}.{hint}") from None
+
+    @property
+    def names(self) -> List[str]:
+        return list(self.corpora)
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        for corpus in self.corpora.values():
+            yield from corpus(nlp)
+
+
+def read_pair_examples(
+    nlp: Language, path: Union[str, Path], *, format: str = "auto", limit: int = 0, lenient: bool = False
+) -> List[Example]:
+    """Read a pair file into a list of pair Examples (for scripts)."""
+    return list(PairCorpus(path, format=format, limit=limit, lenient=lenient)(nlp))
