@@ -6,7 +6,7 @@ import warnings
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import spacy
 import typer
@@ -112,6 +112,18 @@ def load_pipeline(model: str) -> Language:
     return nlp
 
 
+def check_paths(
+    inputs: Iterable[Union[str, Path, None]],
+    outputs: Iterable[Union[str, Path, None]],
+    output_dirs: Iterable[Union[str, Path]] = (),
+) -> None:
+    """`files.check_outputs` with every file of an input directory (a pipeline, a collection)
+    as an input too: no output may replace any file a command reads."""
+    given = [Path(p) for p in inputs if p is not None]
+    files = [f for p in given if p.is_dir() for f in p.rglob("*") if f.is_file()]
+    check_outputs([*given, *files], outputs, output_dirs=output_dirs)
+
+
 OUTPUT_PIPELINE = typer.Option(None, "--output", "-o", help="Save the pipeline to this new directory")
 IN_PLACE = typer.Option(False, "--in-place", help="Save the pipeline over MODEL instead (whole or not at all)")
 
@@ -124,7 +136,7 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
     if in_place and not model.is_dir():
         fail(f"--in-place saves over a pipeline directory, and {model} is none")
     target = model if output is None else output
-    check_outputs([*inputs, *([] if in_place else [model])], [], output_dirs=[target])
+    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target])
     return target
 
 

@@ -11,7 +11,7 @@ from tqdm import tqdm
 from ..evaluation.baselines import load_bare
 from ..pair_examples import make_pair_example
 from ..util import show_progress
-from .app import PAIRS_FORMAT, PROGRESS, app, errors, fail, read_pair_records
+from .app import PAIRS_FORMAT, PROGRESS, app, check_paths, errors, fail, read_pair_records
 
 
 @app.command("convert")
@@ -33,6 +33,7 @@ def convert_command(
     with errors():
         if output.suffix != ".spacy":
             fail(f"The output must be a .spacy file, got {output}")
+        check_paths([input, model], [output])
         nlp = load_bare(model) if model else spacy.blank(lang)
         records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
         doc_bin = DocBin(store_user_data=True)

@@ -18,6 +18,7 @@ from .app import (
     OUTPUT_MD,
     PROGRESS,
     app,
+    check_paths,
     compared_pipelines,
     errors,
     load_pipeline,
@@ -66,6 +67,7 @@ def evaluate_duplicates_command(
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
+        check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = read_pair_records(pairs)
