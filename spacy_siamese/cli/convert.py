@@ -9,6 +9,7 @@ from spacy.tokens import DocBin
 from tqdm import tqdm
 
 from ..evaluation.baselines import load_bare
+from ..files import atomic_write
 from ..pair_examples import make_pair_example
 from ..util import show_progress
 from .app import PAIRS_FORMAT, PROGRESS, app, check_paths, errors, fail, read_pair_records
@@ -40,7 +41,8 @@ def convert_command(
         for rec in tqdm(records, desc="converting", unit="pair", disable=not show_progress(progress)):
             doc_bin.add(make_pair_example(nlp, rec.text1, rec.text2, rec.label).reference)
         output.parent.mkdir(parents=True, exist_ok=True)
-        doc_bin.to_disk(output)
+        with atomic_write(output) as file:  # whole or not at all
+            file.write(doc_bin.to_bytes())
         typer.echo(f"Wrote {len(records):,} pairs to {output}")
         typer.echo(
             f"Score a pipeline on them with: python -m spacy evaluate MODEL {output} --output scores.json "

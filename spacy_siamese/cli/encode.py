@@ -7,6 +7,7 @@ import srsly
 import typer
 
 from ..component import get_similarity_pipe
+from ..files import atomic_write
 from .app import (
     BATCH_SIZE,
     COLLECTION,
@@ -46,8 +47,10 @@ def encode_command(
         pipe = get_similarity_pipe(nlp)
         vectors = pipe.encode(collection.texts(), batch_size=batch_size, n_process=n_process, progress=progress)
         output.parent.mkdir(parents=True, exist_ok=True)
-        numpy.save(output, vectors, allow_pickle=False)
-        srsly.write_json(ids_path(output), collection.ids)
+        with atomic_write(output) as file:  # whole or not at all
+            numpy.save(file, vectors, allow_pickle=False)
+        with atomic_write(ids_path(output)) as file:
+            file.write((srsly.json_dumps(collection.ids, indent=2) + "\n").encode("utf8"))
         typer.echo(f"Wrote {vectors.shape[0]:,} x {vectors.shape[1]} vectors to {output}")
 
 
