@@ -15,22 +15,21 @@ directory readable on every node):
         --vectors VECTORS_DIR --output pairs.jsonl --workers 8
 """
 
-import hashlib
 import time
-import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import spacy
-from scipy.sparse import csr_matrix
 from spacy.language import Language
 
 from .component import PIPE_NAME, get_similarity_pipe
+from .files import atomic_directory
+from .parquet_vectors import PART, collect_vectors, encoded_table, write_part
+from .ray_local import init_local_ray
 from .search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pairs
 from .search.dedupe import dedupe_threshold
 from .search.space import vector_space
-from .search.store import MemoryStore
 from .search.texts import JSONL_SUFFIXES, scan_collection
 from .util import import_extra, one_thread, show_progress
 
@@ -136,6 +135,20 @@ def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id")
     return n
 
 
+def check_vectors_dir(path: Path) -> None:
+    """Refuse a --vectors path that `dedupe_jsonl` would not replace whole with this run's Parquet
+    files: a file, or a directory holding anything but an earlier run's."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--vectors {path} is a file, not a directory for the Parquet vectors")
+    others = sorted(p.name for p in path.iterdir() if not PART.fullmatch(p.name)) if path.is_dir() else []
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise ValueError(
+            f"--vectors {path} holds other files than the Parquet vectors of a run ({shown}), which the run would "
+            "replace: give a new directory"
+        )
+
+
 def ray_error_cause(err: BaseException) -> BaseException:
     """The exception a Ray task raised, out of Ray's wrappers (RayTaskError, UserCodeException)."""
     seen = {id(err)}
@@ -145,52 +158,6 @@ def ray_error_cause(err: BaseException) -> BaseException:
             return err
         seen.add(id(cause))
         err = cause
-
-
-def write_part(table: Any, directory: str) -> str:
-    """Write encoded rows as one Parquet file in `directory` (a local path or a URI pyarrow
-    knows, e.g. s3://bucket/vectors) and return the file's name. The name comes from the rows'
-    ids, so a block that Ray runs again (its actor died) replaces its own file, never adds a copy."""
-    import pyarrow.parquet
-
-    fs, root = _filesystem(directory)
-    fs.create_dir(root, recursive=True)
-    name = "part-" + hashlib.sha1(repr(table.column("id").to_pylist()).encode("utf8")).hexdigest()[:24] + ".parquet"
-    tmp = f"{root}/.{name}.{uuid.uuid4().hex}.tmp"  # hidden: readers of the directory skip it
-    pyarrow.parquet.write_table(table, tmp, filesystem=fs, compression="none", use_dictionary=False)
-    fs.move(tmp, f"{root}/{name}")
-    return name
-
-
-def _filesystem(directory: str) -> Tuple[Any, str]:
-    """(pyarrow filesystem, path in it) of a local directory or a URI."""
-    import pyarrow.fs
-
-    if "://" in directory:
-        return pyarrow.fs.FileSystem.from_uri(directory)
-    return pyarrow.fs.LocalFileSystem(), str(Path(directory).absolute())
-
-
-def encoded_table(ids: numpy.ndarray, vectors: numpy.ndarray, lexical_width: int, model_id: str) -> Any:
-    """Encoded rows as an Arrow table: id, the learned columns ("vector", fixed-size list), a
-    hybrid's lexical columns as sparse rows ("lexical_indices", "lexical_values", with
-    "lexical_width"), model_id. Sparse rows keep a few values a text instead of thousands."""
-    import pyarrow
-
-    n, width = vectors.shape
-    learned = numpy.ascontiguousarray(vectors[:, : width - lexical_width], dtype="float32")
-    columns = {
-        "id": pyarrow.array(ids),
-        "vector": pyarrow.FixedSizeListArray.from_arrays(pyarrow.array(learned.reshape(-1)), learned.shape[1]),
-        "model_id": pyarrow.array([model_id] * n, type=pyarrow.string()),
-        "lexical_width": pyarrow.array(numpy.full(n, lexical_width, dtype="int32")),
-    }
-    if lexical_width:
-        lexical = csr_matrix(vectors[:, width - lexical_width :], dtype="float32")
-        offsets = pyarrow.array(lexical.indptr.astype("int32"))
-        columns["lexical_indices"] = pyarrow.ListArray.from_arrays(offsets, pyarrow.array(lexical.indices, "int32"))
-        columns["lexical_values"] = pyarrow.ListArray.from_arrays(offsets, pyarrow.array(lexical.data, "float32"))
-    return pyarrow.table(columns)
 
 
 def encode_dataset(
@@ -239,55 +206,6 @@ def write_encoded(dataset: Any, model: str, path: str, **settings: Any) -> List[
 def read_vectors(path: str) -> Any:
     """The encoded rows that `write_encoded` wrote in a directory, as a Dataset."""
     return _ray().data.read_parquet(str(path))
-
-
-def collect_vectors(encoded: Any, *, files: Optional[Sequence[str]] = None) -> Tuple[List[Any], MemoryStore]:
-    """(ids, vectors) of an encoded Dataset, or of a directory of Parquet files that
-    `write_encoded` wrote (its `files` only, if given; read directly with pyarrow, much faster
-    than through Ray Data), ordered by id (ids must be unique). The vectors are a
-    `MemoryStore`: learned columns dense, a hybrid's lexical columns sparse, and the model id."""
-    import pyarrow
-
-    if isinstance(encoded, (str, Path)):
-        import pyarrow.dataset
-
-        fs, root = _filesystem(str(encoded))
-        source = root if files is None else [f"{root}/{name}" for name in files]
-        table = pyarrow.dataset.dataset(source, format="parquet", filesystem=fs).to_table()
-    else:
-        batches = list(encoded.iter_batches(batch_format="pyarrow", batch_size=None))
-        table = pyarrow.concat_tables(batches) if batches else pyarrow.table({"id": pyarrow.array([])})
-    ids = table.column("id").to_pylist()
-    if not ids:
-        return [], MemoryStore(numpy.zeros((0, 0), dtype="float32"), None, "")
-    model_ids = sorted(set(map(str, table.column("model_id").unique().to_pylist())))
-    if len(model_ids) > 1:
-        raise ValueError(f"The encoded rows come from {len(model_ids)} different models: {model_ids}")
-    if len(set(ids)) != len(ids):
-        raise ValueError("The ids of the encoded rows are not unique")
-    order = numpy.asarray(sorted(range(len(ids)), key=lambda i: ids[i]), dtype="int64")
-    learned = _list_values(table.column("vector")).reshape(len(ids), -1)[order]
-    lexical = None
-    lexical_width = int(table.column("lexical_width")[0].as_py())
-    if lexical_width:
-        offsets, indices = _list_offsets(table.column("lexical_indices"))
-        values = _list_values(table.column("lexical_values"))
-        lexical = csr_matrix((values, indices, offsets), shape=(len(ids), lexical_width))[order]
-    store = MemoryStore(numpy.ascontiguousarray(learned, dtype="float32"), lexical, model_ids[0])
-    return [ids[i] for i in order], store
-
-
-def _list_values(column: Any) -> numpy.ndarray:
-    """The values of a (fixed-size) list column, concatenated, as float32."""
-    array = column.combine_chunks()
-    return numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype="float32")
-
-
-def _list_offsets(column: Any) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """(row offsets from 0, values as int32) of a list column."""
-    array = column.combine_chunks()
-    offsets = numpy.asarray(array.offsets.to_numpy(), dtype="int64")
-    return offsets - offsets[0], numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype="int32")
 
 
 class SearchShard:
@@ -410,15 +328,15 @@ def dedupe_jsonl(
         for file in local:
             check_jsonl(file)  # with file and line, not in a task's traceback
         paths = [str(file) for file in local]
-    if "://" not in vectors and Path(vectors).exists() and not Path(vectors).is_dir():
-        raise ValueError(f"--vectors {vectors} is a file, not a directory for the Parquet vectors")
+    if "://" not in vectors:
+        check_vectors_dir(Path(vectors))
     check_candidates(candidates)
     nlp = spacy.load(model) if nlp is None else nlp
     limit = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
     stages = {} if stages is None else stages
     mark = time.perf_counter()
     if not ray.is_initialized():
-        ray.init(include_dashboard=False)
+        init_local_ray(ray, include_dashboard=False)  # ended with this process, even a killed one
     ray.data.DataContext.get_current().enable_progress_bars = show_progress(progress)
     stages["start"] = time.perf_counter() - mark
     mark = time.perf_counter()
@@ -427,7 +345,11 @@ def dedupe_jsonl(
     extensions = None if isinstance(paths, list) else JSONL_EXTENSIONS
     texts = ray.data.read_json(paths, num_cpus=0, file_extensions=extensions)
     try:
-        files = write_encoded(texts, model, vectors, workers=workers)
+        if "://" in vectors:  # only this run's files are read
+            files = write_encoded(texts, model, vectors, workers=workers)
+        else:  # written beside and then in place of the directory: a killed run's files never join a rerun's
+            with atomic_directory(vectors) as tmp:
+                files = write_encoded(texts, model, str(tmp), workers=workers)
     except ray.exceptions.RayError as err:
         cause = ray_error_cause(err)
         first = (str(cause).strip().splitlines() or [""])[0]

@@ -11,6 +11,7 @@ lowered it.
   score difference.
 """
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -38,6 +39,12 @@ EXACT_SHAPLEY_TOKENS = 8
 SAMPLES = 32
 # Subsets of a long text built and scored at a time, one encoder batch (memory: MASK_ROWS x n, not n x n).
 MASK_ROWS = BATCH_SIZE
+# With a deadline, a quarter of that: the deadline is checked between blocks.
+TIMED_ROWS = MASK_ROWS // 4
+
+
+class ExplainTimeout(TimeoutError):
+    """Not one Shapley permutation of a text was scored before the deadline."""
 
 
 @dataclass
@@ -129,12 +136,17 @@ def explain_pair(
     method: str = "auto",
     samples: int = SAMPLES,
     seed: int = 0,
+    deadline: Optional[float] = None,
 ) -> PairExplanation:
     """`text_a.similarity(text_b)` under the pipeline, split over the tokens of both texts.
 
     method: "exact" (TWEAK, S2Net), "shapley" (any pipe), "occlusion" (any pipe: a token's value
     is the score minus the score without it) or "auto" (exact where there is one, else shapley).
     samples: permutations per text for Shapley values of texts longer than EXACT_SHAPLEY_TOKENS.
+    deadline: a `time.monotonic()` time by which sampled Shapley values stop at the permutations
+    scored so far, checked between blocks of TIMED_ROWS subsets (text a gets half the time left if
+    both texts are sampled; the explanation's `samples` says how many the text with fewer got; the
+    values still add up), or raise ExplainTimeout if a text has none by then.
     """
     if method not in METHODS:
         raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -163,8 +175,11 @@ def explain_pair(
             method, kind, score, text_a, text_b, tokens_a, tokens_b, offset, offset, terms, rest, offset
         )
     rng = numpy.random.default_rng(seed)
-    values_a, reference_a = _token_values(pipe, doc_a, doc_b, method, samples, rng)
-    values_b, reference_b = _token_values(pipe, doc_b, doc_a, method, samples, rng)
+    both = method == "shapley" and min(len(doc_a), len(doc_b)) > EXACT_SHAPLEY_TOKENS  # two texts sampled
+    half = (time.monotonic() + deadline) / 2 if deadline is not None and both else deadline
+    values_a, reference_a, used_a = _token_values(pipe, doc_a, doc_b, method, samples, rng, half)
+    values_b, reference_b, used_b = _token_values(pipe, doc_b, doc_a, method, samples, rng, deadline)
+    sampled = [used for doc, used in ((doc_a, used_a), (doc_b, used_b)) if len(doc) > EXACT_SHAPLEY_TOKENS]
     return PairExplanation(
         method,
         kind,
@@ -178,7 +193,7 @@ def explain_pair(
         terms,
         rest,
         offset,
-        samples if method == "shapley" and max(len(doc_a), len(doc_b)) > EXACT_SHAPLEY_TOKENS else 0,
+        min(sampled) if method == "shapley" and sampled else 0,
     )
 
 
@@ -195,13 +210,14 @@ def shapley_values(
 
 
 def _shapley(
-    value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any
-) -> Tuple[numpy.ndarray, float]:
-    """The Shapley values and the value of the empty coalition they were computed from (the
-    pipe's float32 scores depend slightly on what a doc is batched with, so the values add up
-    exactly only to that very score)."""
+    value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any, deadline: Optional[float] = None
+) -> Tuple[numpy.ndarray, float, int]:
+    """The Shapley values, the value of the empty coalition they were computed from (the pipe's
+    float32 scores depend slightly on what a doc is batched with, so the values add up exactly
+    only to that very score) and the permutations sampled (fewer than `samples` if the
+    `deadline` came first)."""
     if n == 0:
-        return numpy.zeros((0,)), float(value(numpy.zeros((1, 0), dtype=bool))[0])
+        return numpy.zeros((0,)), float(value(numpy.zeros((1, 0), dtype=bool))[0]), 0
     if n <= EXACT_SHAPLEY_TOKENS:
         masks = ((numpy.arange(2**n)[:, None] >> numpy.arange(n)) & 1).astype(bool)
         v = numpy.asarray(value(masks), dtype="f8")
@@ -213,7 +229,7 @@ def _shapley(
             without = numpy.flatnonzero(~masks[:, i])
             weights = fact[size[without]] * fact[n - size[without] - 1] / fact[n]
             phi[i] = (weights * (v[without + (1 << i)] - v[without])).sum()
-        return phi, float(v[0])
+        return phi, float(v[0]), 0
     perms = []
     for _ in range((samples + 1) // 2):
         perm = rng.permutation(n)
@@ -225,23 +241,36 @@ def _shapley(
     ends = numpy.asarray(value(numpy.array([[False] * n, [True] * n])), dtype="f8")  # every order's first and last
     # key q: order q // (n - 1), its prefix of size q % (n - 1) + 1 (the inner ones, 1 to n - 1)
     keys = numpy.arange(len(perms) * (n - 1))
-    inner = _in_blocks(value, lambda q: ranks[q // (n - 1)] < (q % (n - 1) + 1)[:, None], keys)
+    inner = _in_blocks(value, lambda q: ranks[q // (n - 1)] < (q % (n - 1) + 1)[:, None], keys, deadline)
+    done = len(inner) // (n - 1)  # the orders whose every prefix was scored in time
+    if done == 0:
+        raise ExplainTimeout(
+            f"explain: not one of {len(perms)} Shapley permutations of a text of {n:,} tokens was scored in time"
+        )
+    perms, inner = perms[:done], inner[: done * (n - 1)]
     v = numpy.hstack(
         [numpy.full((len(perms), 1), ends[0]), inner.reshape(len(perms), n - 1), numpy.full((len(perms), 1), ends[1])]
     )
     phi = numpy.zeros(n)
     for p, perm in enumerate(perms):
         phi[perm] += numpy.diff(v[p])
-    return phi / len(perms), float(ends[0])
+    return phi / len(perms), float(ends[0]), len(perms)
 
 
 def _in_blocks(
-    value: Callable[[numpy.ndarray], numpy.ndarray], masks_of: Callable[[numpy.ndarray], numpy.ndarray], keys: Any
+    value: Callable[[numpy.ndarray], numpy.ndarray],
+    masks_of: Callable[[numpy.ndarray], numpy.ndarray],
+    keys: Any,
+    deadline: Optional[float] = None,
 ) -> numpy.ndarray:
-    """`value` of the masks `masks_of` builds for `keys`, built and scored MASK_ROWS keys at a time."""
-    blocks = [
-        numpy.asarray(value(masks_of(keys[i : i + MASK_ROWS])), dtype="f8") for i in range(0, len(keys), MASK_ROWS)
-    ]
+    """`value` of the masks `masks_of` builds for `keys`, built and scored MASK_ROWS keys at a
+    time (TIMED_ROWS with a deadline); the first keys' only, if the `deadline` passes first."""
+    blocks = []
+    rows = MASK_ROWS if deadline is None else TIMED_ROWS
+    for i in range(0, len(keys), rows):
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        blocks.append(numpy.asarray(value(masks_of(keys[i : i + rows])), dtype="f8"))
     return numpy.concatenate(blocks) if blocks else numpy.zeros((0,))
 
 
@@ -263,19 +292,22 @@ def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> nump
     return out
 
 
-def _token_values(pipe: Any, doc: Doc, other: Doc, method: str, samples: int, rng: Any) -> Tuple[numpy.ndarray, float]:
-    """The token values of `doc` against `other`, and the score with no token of `doc`."""
+def _token_values(
+    pipe: Any, doc: Doc, other: Doc, method: str, samples: int, rng: Any, deadline: Optional[float]
+) -> Tuple[numpy.ndarray, float, int]:
+    """The token values of `doc` against `other`, the score with no token of `doc` and the
+    Shapley permutations sampled."""
     n = len(doc)
 
     def value(masks: numpy.ndarray) -> numpy.ndarray:
         return subset_scores(pipe, doc, other, masks)
 
     if method != "occlusion":
-        return _shapley(value, n, samples, rng)
+        return _shapley(value, n, samples, rng, deadline)
     reference = float(value(numpy.zeros((1, n), dtype=bool))[0])
     score = value(numpy.ones((1, n), dtype=bool))[0] if n else reference
     left_out = _in_blocks(value, lambda rows: numpy.arange(n)[None, :] != rows[:, None], numpy.arange(n))
-    return (score - left_out) if n else numpy.zeros((0,)), reference
+    return (score - left_out) if n else numpy.zeros((0,)), reference, 0
 
 
 def _tokens(doc: Doc, values: numpy.ndarray) -> List[TokenContribution]:

@@ -51,10 +51,12 @@ def atomic_directory(path: PathLike) -> Iterator[Path]:
     """A fresh directory to fill in place of `path`: the block writes into a sibling directory, which
     replaces `path` (if any) only when the block ends without an error. A kill at any moment leaves
     either the old directory or the new one at `path` (or, between the two renames, the old one under
-    `<name>.old`, which the next call removes)."""
+    `<name>.old`, which the next call moves back before it starts)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     old = path.with_name(path.name + ".old")
+    if old.exists() and not path.exists():
+        os.replace(old, path)  # a kill between the two renames: the old directory is the whole one
     for stale in (tmp, old):
         if stale.exists():
             shutil.rmtree(stale)

@@ -308,3 +308,27 @@ def test_shapley_values_add_up_to_the_reference_they_were_computed_from(nlp, a, 
     b = "what is the best way to learn python"
     assert (len(nlp(a)) <= EXACT_SHAPLEY_TOKENS) == (a == "how do I learn python")
     check_complete(explain_pair(nlp, a, b, method="shapley"), nlp, a, b)
+
+
+def test_a_deadline_scales_the_sampled_permutations_down(nlp, monkeypatch):
+    """With a deadline, each long text gets the permutations scored in its share of the time (a
+    clock that moves a second a block of subsets here), and the values still add up; a text of
+    which not one is scored in time raises ExplainTimeout."""
+    import spacy_siamese.explain as explain
+
+    clock = [0.0]
+    scores = explain.subset_scores
+
+    def slow(pipe, doc, other, masks):
+        clock[0] += 1.0
+        return scores(pipe, doc, other, masks)
+
+    monkeypatch.setattr(explain, "subset_scores", slow)
+    monkeypatch.setattr(explain.time, "monotonic", lambda: clock[0])
+    a, b = " ".join(["learn python quickly"] * 30), " ".join(["what is the best way to learn python"] * 10)
+    ex = explain_pair(nlp, a, b, method="shapley", deadline=40.0)
+    assert 1 <= ex.samples < explain.SAMPLES and clock[0] < 40.0 + 2  # one block past the deadline at most
+    check_complete(ex, nlp, a, b)
+    clock[0] = 0.0
+    with pytest.raises(explain.ExplainTimeout, match="not one of 32 Shapley permutations of a text of 90 tokens"):
+        explain_pair(nlp, a, b, method="shapley", deadline=0.5)

@@ -54,3 +54,14 @@ def test_sha256_file(tmp_path):
     path = tmp_path / "f"
     path.write_bytes(b"abc")
     assert sha256_file(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_atomic_directory_restores_a_directory_left_between_renames(tmp_path):
+    target = tmp_path / "model"
+    old = tmp_path / "model.old"
+    old.mkdir()
+    (old / "a").write_text("whole")
+    with pytest.raises(RuntimeError):
+        with atomic_directory(target):
+            raise RuntimeError("killed again")
+    assert (target / "a").read_text() == "whole"

@@ -6,7 +6,7 @@ import warnings
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import spacy
 import typer
@@ -15,6 +15,7 @@ from spacy.training import Example
 
 from ..component import PairScores, get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
+from ..files import atomic_directory, check_outputs
 from ..search import SimilarityIndex
 from ..search.dedupe import dedupe_threshold
 from ..search.index import BACKENDS
@@ -92,12 +93,60 @@ FIT_LIMIT = typer.Option(
 
 
 def load_pipeline(model: str) -> Language:
-    """A trained pipeline with a siamese_similarity pipe, or a clear error."""
+    """A trained pipeline with a siamese_similarity pipe, or a clear error (naming an empty file
+    of a damaged pipeline directory)."""
     if not Path(model).exists() and not spacy.util.is_package(model):
+        old = Path(model).with_name(Path(model).name + ".old")
+        if old.is_dir():  # a save killed between its two renames: the pipeline is whole there
+            fail(f"Model not found: {model}, but an interrupted save left it at {old}: rename that to {model}")
         fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
-    nlp = spacy.load(model)
+    try:
+        nlp = spacy.load(model)
+    except Exception as err:  # srsly, thinc and numpy name no file when one is cut short
+        if not Path(model).is_dir():
+            raise
+        empty = sorted(str(p) for p in Path(model).rglob("*") if p.is_file() and p.stat().st_size == 0)
+        hint = f" (empty: {', '.join(empty)})" if empty else ""
+        fail(f"Cannot load the pipeline {model}{hint}: {type(err).__name__}: {err}")
     get_similarity_pipe(nlp)
     return nlp
+
+
+def check_paths(
+    inputs: Iterable[Union[str, Path, None]],
+    outputs: Iterable[Union[str, Path, None]],
+    output_dirs: Iterable[Union[str, Path]] = (),
+) -> None:
+    """`files.check_outputs` with every file of an input directory (a pipeline, a collection)
+    as an input too: no output may replace any file a command reads."""
+    given = [Path(p) for p in inputs if p is not None]
+    files = [f for p in given if p.is_dir() for f in p.rglob("*") if f.is_file()]
+    check_outputs([*given, *files], outputs, output_dirs=output_dirs)
+
+
+OUTPUT_PIPELINE = typer.Option(None, "--output", "-o", help="Save the pipeline to this new directory")
+IN_PLACE = typer.Option(False, "--in-place", help="Save the pipeline over MODEL instead (whole or not at all)")
+
+
+def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs: Sequence[Path]) -> Path:
+    """Where a command that edits a pipeline saves it: --output, or MODEL itself with --in-place;
+    refused before any work if the directory would replace MODEL unasked or one of the `inputs`."""
+    if (output is None) == (not in_place):
+        fail("Give --output DIR for the new pipeline, or --in-place to replace MODEL" + (", not both" * in_place))
+    if in_place and not model.is_dir():
+        fail(f"--in-place saves over a pipeline directory, and {model} is none")
+    target = model if output is None else output
+    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target])
+    return target
+
+
+def save_pipeline(nlp: Language, target: Path) -> None:
+    """Save a pipeline whole or not at all (`files.atomic_directory`): a kill while saving leaves
+    the directory that was there. An existing directory is replaced only if it is a pipeline."""
+    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "config.cfg").exists())):
+        fail(f"{target} exists and is not a pipeline directory: save the pipeline to a new directory")
+    with atomic_directory(target) as tmp:
+        nlp.to_disk(tmp)
 
 
 def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language]:

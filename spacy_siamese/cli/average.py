@@ -9,7 +9,19 @@ from ..averaging import average_pipelines, normalized_weights
 from ..evaluation.report import GRADED_COLUMNS, PAIR_COLUMNS, markdown_table
 from ..metrics import is_binary
 from ..pair_examples import make_pair_example
-from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records, set_performance, tuned_scores
+from .app import (
+    OUTPUT_PIPELINE,
+    PAIRS_FORMAT,
+    app,
+    errors,
+    fail,
+    load_pipeline,
+    pipeline_target,
+    read_pair_records,
+    save_pipeline,
+    set_performance,
+    tuned_scores,
+)
 
 # The figures shown for 0/1 and for graded dev pairs: the pipe's score keys, titled as in `evaluate`'s tables.
 _TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS)
@@ -25,7 +37,8 @@ def average_command(
         ..., help="Two or more trained pipelines of one config (directories or packages)"
     ),
     dev: Path = typer.Option(..., "--dev", help="Labelled dev pairs: the scores printed, and the thresholds tuned"),
-    output: Path = typer.Option(..., "--output", "-o", help="Save the averaged pipeline here"),
+    output: Optional[Path] = OUTPUT_PIPELINE,
+    in_place: bool = typer.Option(False, "--in-place", help="Save the average over the first pipeline instead"),
     weights: Optional[str] = typer.Option(
         None, "--weights", help="Comma-separated weight of each pipeline, in order (default: equal)"
     ),
@@ -39,19 +52,21 @@ def average_command(
     `--paths.init_weights` or a sourced pipe, other seeds, losses or teachers); pipelines trained
     from different random starts are not expected to average into a model. The config, settings
     and vocabulary are the first pipeline's; its meta gets the average's dev scores
-    (`performance`) and what was averaged (`averaged`)."""
+    (`performance`) and what was averaged (`averaged`). It is saved to --output, or over the first
+    pipeline with --in-place, whole or not at all."""
     with errors():
         mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
+        others = [Path(model) for model in models[1:] if Path(model).exists()]  # not installed packages
+        target = pipeline_target(Path(models[0]), output, in_place, [dev, *others])
         records = read_pair_records(dev, format=format)
         nlps = [load_pipeline(model) for model in models]
         examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in records] for nlp in nlps]
         rows = {model: tuned_scores(nlp, egs) for model, nlp, egs in zip(models, nlps, examples)}
         averaged = average_pipelines(nlps, weights=mix)  # the first pipeline, whose examples serve again
-        rows[f"average (saved to {output})"] = scores = tuned_scores(averaged, examples[0])
+        rows[f"average (saved to {target})"] = scores = tuned_scores(averaged, examples[0])
         set_performance(averaged, scores)
         averaged.meta["averaged"] = {"pipelines": list(models), "weights": mix, "dev": str(dev)}
-        output.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
-        averaged.to_disk(output)
+        save_pipeline(averaged, target)
         labels = [r.label for r in records]
         binary = is_binary(labels)
         columns = COLUMNS["binary" if binary else "graded"]

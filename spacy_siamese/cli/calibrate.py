@@ -9,10 +9,24 @@ import typer
 from spacy.language import Language
 from spacy.training import Example
 
-from ..component import PairScores, get_lexical_weight, get_similarity_pipe, set_lexical_weight
+from .. import get_lexical_weight, set_lexical_weight  # the package's names: where they live may move
+from ..component import PairScores, get_similarity_pipe
 from ..metrics import is_binary
 from ..pair_examples import make_pair_example
-from .app import PAIRS_FORMAT, app, errors, fail, load_pipeline, read_pair_records, set_performance, tuned_scores
+from .app import (
+    IN_PLACE,
+    OUTPUT_PIPELINE,
+    PAIRS_FORMAT,
+    app,
+    errors,
+    fail,
+    load_pipeline,
+    pipeline_target,
+    read_pair_records,
+    save_pipeline,
+    set_performance,
+    tuned_scores,
+)
 from .average import COLUMNS
 
 
@@ -33,7 +47,8 @@ def calibrate_command(
         help="A hybrid pipe (HybridSimilarity.v1): mix its TF-IDF part at this weight in [0, 1] and tune the "
         "decision threshold again too (0/1 pairs)",
     ),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Save the pipeline here (default: in place)"),
+    output: Optional[Path] = OUTPUT_PIPELINE,
+    in_place: bool = IN_PLACE,
     format: str = PAIRS_FORMAT,
 ) -> None:
     """Set the dedupe threshold: the lowest score at which the pairs' duplicates are found with
@@ -46,12 +61,16 @@ def calibrate_command(
     figures at the old weight and the new one, and write the new ones to the meta's
     `performance`. The pipe gets a new model id: encode stored collections again. Graded pairs
     (e.g. STS-B dev) set the weight only: their figures (Spearman, Pearson) at the two weights are
-    printed and written, and no threshold is set."""
+    printed and written, and no threshold is set.
+
+    The pipeline is saved to --output, or over MODEL with --in-place; either way whole or not at
+    all (a kill while saving leaves the pipeline that was there)."""
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
             fail(f"--lexical-weight must be in [0, 1], got {lexical_weight:g}")
-        if not model.is_dir():
+        if model.exists() and not model.is_dir():
             fail(f"Not a pipeline directory: {model} (calibrate saves the pipeline, so it needs a directory)")
+        target = pipeline_target(model, output, in_place, [pairs])
         nlp = load_pipeline(str(model))
         pipe = get_similarity_pipe(nlp, initialized=True)
         old_weight = None if lexical_weight is None else get_lexical_weight(nlp)  # before the pairs are read
@@ -71,9 +90,8 @@ def calibrate_command(
 
         if lexical_weight is not None and old_weight is not None:
             _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores, graded=graded)
-        target = output or model
         if graded:
-            _save(nlp, target)
+            save_pipeline(nlp, target)
             typer.echo(f"lexical weight = {lexical_weight:g}; saved to {target}")
             return
         threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores)
@@ -84,17 +102,12 @@ def calibrate_command(
                 f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
                 f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --precision or more pairs."
             )
-        _save(nlp, target)
+        save_pipeline(nlp, target)
         if lexical_weight is not None:
             typer.echo(f"lexical weight = {lexical_weight:g}, threshold = {pipe.threshold:g}")
         typer.echo(
             f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
         )
-
-
-def _save(nlp: Language, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
-    nlp.to_disk(target)
 
 
 def _reweigh(

@@ -11,9 +11,10 @@ from tqdm import tqdm
 
 from ..corpora.jsonl import write_pairs
 from ..evaluation.baselines import load_bare
+from ..files import atomic_write
 from ..pair_examples import make_pair_example
 from ..util import show_progress
-from .app import PAIRS_FORMAT, PROGRESS, app, errors, fail, read_pair_records
+from .app import PAIRS_FORMAT, PROGRESS, app, check_paths, errors, fail, read_pair_records
 
 
 @app.command("convert")
@@ -37,6 +38,7 @@ def convert_command(
     with errors():
         if output.suffix not in (".jsonl", ".spacy"):
             fail(f"The output must be a .spacy file or a .jsonl file, got {output}")
+        check_paths([input, model], [output])
         records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
         if output.suffix == ".jsonl":
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -49,7 +51,8 @@ def convert_command(
         for rec in tqdm(records, desc="converting", unit="pair", disable=not show_progress(progress)):
             doc_bin.add(make_pair_example(nlp, rec.text1, rec.text2, rec.label).reference)
         output.parent.mkdir(parents=True, exist_ok=True)
-        doc_bin.to_disk(output)
+        with atomic_write(output) as file:  # whole or not at all
+            file.write(doc_bin.to_bytes())
         typer.echo(f"Wrote {len(records):,} pairs to {output}")
         typer.echo(
             f"Score a pipeline on them with: python -m spacy evaluate MODEL {output} --output scores.json "

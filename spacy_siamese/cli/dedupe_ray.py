@@ -15,6 +15,7 @@ from .app import (
     K,
     app,
     at_least,
+    check_paths,
     dedupe_limit,
     errors,
     load_pipeline,
@@ -42,11 +43,15 @@ def dedupe_ray_command(
 
     Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors and its
     duplicate pairs, keyed by the 'id' field, as JSONL: the pairs of `dedupe` on the same
-    collection. Set RAY_ADDRESS to use a running cluster.
+    collection. Set RAY_ADDRESS to use a running cluster; a Ray started here ends with the
+    command, even a killed one. A local --vectors directory is written whole or not at all (a
+    killed run's files are not mixed into the next run's).
     """
     with errors():
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
+        inputs = [model, *([input] if "://" not in input else [])]  # Ray reads and writes remote ones itself
+        check_paths(inputs, [output, stats_json], [vectors] if "://" not in vectors else [])
         import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
         nlp = load_pipeline(model)  # a clear error now, not in the actors
         threshold = dedupe_limit(nlp, threshold)  # the value used, for the stats too

@@ -7,6 +7,7 @@ import srsly
 import typer
 
 from ..component import get_similarity_pipe
+from ..files import atomic_write
 from .app import (
     BATCH_SIZE,
     COLLECTION,
@@ -16,6 +17,7 @@ from .app import (
     PROGRESS,
     TEXTS_FORMAT,
     app,
+    check_paths,
     errors,
     fail,
     load_pipeline,
@@ -39,11 +41,19 @@ def encode_command(
     with errors():
         if output.suffix != ".npy":  # numpy.save would add .npy: the vectors would not be at OUTPUT
             fail(f"The output must be a .npy file, got {output}")
+        check_paths([input, model], [output, ids_path(output)])
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
         pipe = get_similarity_pipe(nlp)
         vectors = pipe.encode(collection.texts(), batch_size=batch_size, n_process=n_process, progress=progress)
         output.parent.mkdir(parents=True, exist_ok=True)
-        numpy.save(output, vectors, allow_pickle=False)
-        srsly.write_json(output.with_name(output.name + ".ids.json"), collection.ids)
+        with atomic_write(output) as file:  # whole or not at all
+            numpy.save(file, vectors, allow_pickle=False)
+        with atomic_write(ids_path(output)) as file:
+            file.write((srsly.json_dumps(collection.ids, indent=2) + "\n").encode("utf8"))
         typer.echo(f"Wrote {vectors.shape[0]:,} x {vectors.shape[1]} vectors to {output}")
+
+
+def ids_path(output: Path) -> Path:
+    """Where `encode` writes the ids of the vectors at `output`."""
+    return output.with_name(output.name + ".ids.json")

@@ -23,6 +23,7 @@ from .app import (
     PAIRS_FORMAT,
     PROGRESS,
     app,
+    check_paths,
     compared_pipelines,
     errors,
     fail,
@@ -84,6 +85,7 @@ def evaluate_command(
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
+        check_paths([pairs, fit_texts, model, vectors, *(compare or [])], [output_json, output_md, plot])
         nlp = load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = only_groups(read_pair_records(pairs, format=format, limit=limit), group or [], pairs)

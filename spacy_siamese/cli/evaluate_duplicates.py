@@ -6,8 +6,10 @@ from typing import List, Optional
 
 import typer
 
+from ..corpora import PairRecord
 from ..evaluation.duplicates import evaluate_duplicates
 from ..evaluation.report import duplicates_markdown, write_json, write_text
+from ..metrics import is_binary
 from ..util import given_path
 from .app import (
     COMPARE,
@@ -18,8 +20,10 @@ from .app import (
     OUTPUT_MD,
     PROGRESS,
     app,
+    check_paths,
     compared_pipelines,
     errors,
+    fail,
     load_pipeline,
     read_fit_texts,
     read_pair_records,
@@ -41,6 +45,11 @@ def evaluate_duplicates_command(
     ),
     fit_limit: int = FIT_LIMIT,
     compare: Optional[List[str]] = COMPARE,
+    label_threshold: Optional[float] = typer.Option(
+        None,
+        "--label-threshold",
+        help="Graded labels (e.g. STS scores in [0, 1]): the pairs labelled at least this are the duplicates",
+    ),
     n_pairs: int = typer.Option(1000, "--n-pairs", min=1, help="Duplicate pairs sampled as queries"),
     seed: int = typer.Option(0, "--seed", help="Seed of the query sample (and of the --bootstrap resamples)"),
     bootstrap: int = typer.Option(
@@ -61,14 +70,16 @@ def evaluate_duplicates_command(
     --fit-limit pairs of --fit-texts, as `evaluate --baselines` fits it.
     --compare ranks with other trained pipelines on the same queries; --bootstrap N adds
     intervals of every figure and of the pipeline's MRR@10 lead over each other method (the
-    same resampled queries for both).
+    same resampled queries for both). Pairs labelled 0 or 1 are duplicates at 1; a file of graded
+    labels needs --label-threshold to say which are.
     """
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
+        check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
-        records = read_pair_records(pairs)
+        records = duplicate_records(read_pair_records(pairs), label_threshold, pairs)
         fit, fit_note = read_fit_texts(fit_texts, fit_limit) if fit_texts is not None else (None, None)
         report = evaluate_duplicates(
             nlp,
@@ -87,6 +98,7 @@ def evaluate_duplicates_command(
             pairs=given_path(pairs),
             model_path=given_path(model),
             fit_limit=fit_limit,
+            label_threshold=label_threshold,
             versions=versions(),
         )
         if output_json:
@@ -94,3 +106,19 @@ def evaluate_duplicates_command(
         if output_md:
             write_text(duplicates_markdown(report), output_md)
         typer.echo(json.dumps(report, indent=2))
+
+
+def duplicate_records(records: List[PairRecord], label_threshold: Optional[float], path: Path) -> List[PairRecord]:
+    """The records labelled 1 (a duplicate) or 0, graded labels split at `label_threshold`, which
+    they need: no cut of a graded scale is silently taken for "duplicate"."""
+    if label_threshold is None:
+        if not is_binary([r.label for r in records]):
+            graded = next(r for r in records if r.label not in (0.0, 1.0))
+            fail(
+                f"{path}:{graded.line}: label {graded.label:g} is graded, not 0 or 1: give --label-threshold "
+                "(the pairs labelled at least it are the duplicates)"
+            )
+        return records
+    if not 0.0 < label_threshold <= 1.0:
+        fail(f"--label-threshold must be in (0, 1], got {label_threshold:g}")
+    return [r._replace(label=float(r.label >= label_threshold)) for r in records]

@@ -7,7 +7,19 @@ import typer
 
 from ..evaluation.report import retrieval_markdown, write_json, write_text
 from ..evaluation.retrieval import evaluate_retrieval, heldout_documents
-from .app import MODEL, NAME, OUTPUT_JSON, OUTPUT_MD, PROGRESS, app, errors, load_pipeline, require_file, versions
+from .app import (
+    MODEL,
+    NAME,
+    OUTPUT_JSON,
+    OUTPUT_MD,
+    PROGRESS,
+    app,
+    check_paths,
+    errors,
+    load_pipeline,
+    require_file,
+    versions,
+)
 
 
 @app.command("evaluate-retrieval")
@@ -39,6 +51,7 @@ def evaluate_retrieval_command(
     """
     with errors():
         require_file(documents)
+        check_paths([documents, model], [output_json, output_md])
         nlp = load_pipeline(model)
         train_docs, heldout = heldout_documents(
             collection, documents, split=split, dev_fraction=dev_fraction, seed=seed, max_docs=max_docs

@@ -13,12 +13,14 @@ from .app import (
     TEXTS_FORMATS,
     app,
     at_least,
+    check_paths,
     errors,
     fail,
     pair_file_texts,
     read_collection,
     write_jsonl,
 )
+from .teacher_vectors import table_files
 
 
 @app.command("teacher-pairs")
@@ -64,6 +66,8 @@ def teacher_pairs_command(
     with errors():
         if not inputs and not texts_files:
             fail("Give pair files, --texts collections or both: there are no texts to pair.")
+        tables = [] if vectors_output is None else table_files(vectors_output)
+        check_paths([*(inputs or []), *(texts_files or [])], [output, *tables])
         texts = distinct_texts(pair_file_texts(inputs or []))
         if max_texts:
             texts = texts[:max_texts]

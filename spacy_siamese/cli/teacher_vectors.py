@@ -7,9 +7,9 @@ from typing import List, Optional
 import typer
 
 from ..distill import teacher_vectors
-from ..losses.teacher_scores import save_teacher_table
+from ..losses.teacher_scores import TABLE_TEXTS, TABLE_VECTORS, save_teacher_table
 from ..util import distinct_texts
-from .app import PROGRESS, app, errors, pair_file_texts
+from .app import PROGRESS, app, check_paths, errors, pair_file_texts
 
 
 @app.command("teacher-vectors")
@@ -30,8 +30,14 @@ def teacher_vectors_command(
     0/1 duplicates, InBatchNegatives.v1 as TeacherScores.v1's pair loss).
     """
     with errors():
+        check_paths(inputs, table_files(output))
         # every distinct text, blank ones too: the loss looks up each text of a training batch
         texts = distinct_texts(pair_file_texts(inputs), keep_blank=True)
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         save_teacher_table(output, texts, vectors)
         typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {output}")
+
+
+def table_files(directory: Path) -> List[Path]:
+    """The files `save_teacher_table` writes in `directory`."""
+    return [directory / TABLE_VECTORS, directory / TABLE_TEXTS]

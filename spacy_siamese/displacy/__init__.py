@@ -21,7 +21,7 @@ from spacy.util import is_in_jupyter
 from ..search import SimilarityIndex
 from .render import STYLES, as_list, fragment, render_style
 from .render import page as html_page
-from .server import DisplacyApp, Explainer, load_index, make_server, read_groups, server_url
+from .server import EXPLAIN_BUDGET, DisplacyApp, Explainer, load_index, make_server, read_groups, server_url
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +67,10 @@ def serve(
     explain: Optional[Explainer] = None,
     options: Optional[Dict[str, Any]] = None,
     port: int = 5000,
-    host: str = "0.0.0.0",
+    host: str = "127.0.0.1",
     auto_select_port: bool = False,
+    hosts: Iterable[str] = (),
+    explain_budget: float = EXPLAIN_BUDGET,
 ) -> None:
     """Serve the page at http://host:port until interrupted (Ctrl+C).
 
@@ -79,12 +81,25 @@ def serve(
         index` wrote (loaded with `nlp`): the search view (/search).
     groups (str / Path or rows): A `dedupe --groups` file: the groups view (/groups).
     options (dict): As `render`'s; for the groups view, "limit" is the groups a page (100).
-    port (int), host (str): Where to serve; `auto_select_port` takes the next free port.
+    port (int), host (str): Where to serve (this machine only unless `host` says otherwise, e.g.
+        "0.0.0.0"); `auto_select_port` takes the next free port.
+    hosts (strings): Host names besides `host`, localhost and this machine's name that requests
+        may name (the Host header; IP addresses always may): others get a 403 (DNS rebinding).
+    explain_budget (float): Seconds an explanation of the pipeline may take (EXPLAIN_BUDGET).
     """
     if is_in_jupyter():
         warnings.warn("displacy.serve blocks the notebook: use displacy.render to show the HTML in it", stacklevel=2)
     markup = None if obj is None else render_style(style, _inputs(obj, style), dict(options or {}))
-    app = DisplacyApp(nlp=nlp, index=index, groups=groups, markup=markup, explain=explain, options=options)
+    app = DisplacyApp(
+        nlp=nlp,
+        index=index,
+        groups=groups,
+        markup=markup,
+        explain=explain,
+        options=options,
+        explain_budget=explain_budget,
+        hosts=[host, *hosts],
+    )
     server = make_server(app, host, port, auto_select_port)
     logger.info("Serving %s on %s", ", ".join(app.views or [style]), server_url(server))
     try:

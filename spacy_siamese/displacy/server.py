@@ -7,11 +7,11 @@ import json
 import logging
 import math
 import threading
+import time
 from html import escape
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
-from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from wsgiref.simple_server import make_server as wsgi_server
 
@@ -20,8 +20,19 @@ from spacy.language import Language
 from spacy.util import find_available_port
 
 from ..corpora.base import Malformed, json_value, numbered_lines
-from ..explain import explain_pair
+from ..explain import ExplainTimeout, explain_pair
 from ..search import SimilarityIndex
+from .checks import (
+    LOCAL_NAMES,
+    HTTPError,
+    as_int,
+    check_host,
+    check_length,
+    parse_form,
+    query_string,
+    read_body,
+    require,
+)
 from .render import is_group, json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
 
 logger = logging.getLogger(__name__)
@@ -29,24 +40,19 @@ logger = logging.getLogger(__name__)
 Explainer = Callable[[str, str], Dict[str, Any]]
 StartResponse = Callable[..., Any]
 MAX_K = 100
-MAX_BODY = 1 << 20  # bytes of a POST body
 # Seconds a connection may wait for the client (a request line, headers or body that does not
 # arrive): a client that stops sending does not hold a thread forever.
 REQUEST_TIMEOUT = 30.0
-# Characters of a text to explain: a Shapley explanation's time grows with the square of the
-# length, and the pipeline serves one request at a time (longer texts: the explain command).
-MAX_TEXT = 2000
+# Seconds a pipeline's explanation may take, waiting for another one included: Shapley values
+# are sampled from the permutations scored by then (fewer than the explain command's), and a
+# text of which not one is scored in time gets a 503. One explanation runs at a time; searches
+# do not wait for it.
+EXPLAIN_BUDGET = 20.0
 GROUPS_PER_PAGE = 100
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'self'"
 )
-
-
-class HTTPError(Exception):
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class DisplacyApp:
@@ -64,12 +70,18 @@ class DisplacyApp:
         markup: Optional[str] = None,
         explain: Optional[Explainer] = None,
         options: Optional[Mapping[str, Any]] = None,
+        explain_budget: float = EXPLAIN_BUDGET,
+        hosts: Iterable[str] = (),
     ) -> None:
         self.nlp = nlp
         self.options: Dict[str, Any] = dict(options or {})
-        self.explain: Optional[Explainer] = explain
-        if self.explain is None and nlp is not None:
-            self.explain = pipeline_explainer(nlp)
+        # the pipeline's own explanations keep to explain_budget
+        self.timed = pipeline_explainer(nlp) if explain is None and nlp is not None else None
+        self.explain: Optional[Explainer] = explain or self.timed
+        if not explain_budget > 0:
+            raise ValueError(f"explain_budget must be positive, got {explain_budget}")
+        self.explain_budget = explain_budget
+        self.hosts = {*LOCAL_NAMES, *(name.lower().rstrip(".") for name in hosts)}
         self.index: Optional[SimilarityIndex] = None
         self.ids: List[Any] = []
         if isinstance(index, (str, Path)):
@@ -82,7 +94,10 @@ class DisplacyApp:
         if groups is not None:
             self.groups = sort_groups(read_groups(groups) if isinstance(groups, (str, Path)) else groups)
         self.markup = markup
-        self.lock = threading.Lock()  # one request at a time uses the pipeline
+        # One explanation at a time, and one search at a time, each beside the other: inference
+        # only reads the pipeline's weights (as in spaCy's threaded servers).
+        self.explain_lock = threading.Lock()
+        self.search_lock = threading.Lock()
         served = (("pair", self.explain), ("search", self.index), ("groups", self.groups))
         self.views = [name for name, source in served if source is not None]
         if not self.views and markup is None:
@@ -92,6 +107,7 @@ class DisplacyApp:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO") or "/"
         try:
+            check_host(environ.get("HTTP_HOST"), self.hosts)
             params = parse_form(query_string(environ), "The query string")
             if method == "POST":
                 params.update(parse_form(read_body(environ), "The request body"))
@@ -213,14 +229,19 @@ class DisplacyApp:
         if self.explain is None:
             raise HTTPError("404 Not Found", "No pipeline is served: nothing explains pairs")
         for name, text in (("a", a), ("b", b)):
-            if len(text) > MAX_TEXT:
-                raise HTTPError(
-                    "413 Payload Too Large",
-                    f"Text {name} has {len(text):,} characters: the page explains texts of up to {MAX_TEXT:,} "
-                    "(use `python -m spacy_siamese explain` for longer ones)",
-                )
-        with self.lock:
-            data = dict(self.explain(a, b))
+            check_length(f"Text {name}", text, "explains", "explain")
+        deadline = time.monotonic() + self.explain_budget
+        if not self.explain_lock.acquire(timeout=self.explain_budget / 2):
+            raise HTTPError("503 Service Unavailable", "Another explanation is running: try again in a moment")
+        try:
+            data = dict(self.explain(a, b) if self.timed is None else self.timed(a, b, deadline=deadline))
+        except ExplainTimeout as err:
+            raise HTTPError(
+                "503 Service Unavailable",
+                f"{err} (the page's budget is {self.explain_budget:g} s: shorter texts, or the explain command)",
+            ) from None
+        finally:
+            self.explain_lock.release()
         data = json_safe(data)
         data["html"] = render_pair(data, self.options)
         return data
@@ -228,10 +249,11 @@ class DisplacyApp:
     def search(self, query: str, k: Union[str, int]) -> Dict[str, Any]:
         if self.index is None:
             raise HTTPError("404 Not Found", "No index is served")
+        check_length("The query", query, "searches for", "search")
         n = min(max(1, as_int(k, "k")), MAX_K)
         hits: List[Tuple[int, float]] = []
         if query.strip():
-            with self.lock:
+            with self.search_lock:
                 hits = self.index.search([query], k=n)[0]
         texts = self.index.texts
         data = {
@@ -247,7 +269,6 @@ class DisplacyApp:
 OK = "200 OK"
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
-FORM = "application/x-www-form-urlencoded"
 
 
 def status(message: str) -> str:
@@ -260,85 +281,15 @@ def to_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, allow_nan=False)
 
 
-def as_int(value: Union[str, int], name: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"{name} must be a whole number, got {value!r}") from None
-
-
-def require(params: Mapping[str, str], path: str, *names: str) -> None:
-    """A 400 unless the request has every parameter of `names` (an empty value counts)."""
-    missing = [name for name in names if name not in params]
-    if missing:
-        given = ", ".join(sorted(params)) or "none"
-        raise HTTPError(
-            "400 Bad Request",
-            f"{path} needs the parameters {', '.join(names)} (given: {given}); missing: {', '.join(missing)}",
-        )
-
-
-def query_string(environ: Dict[str, Any]) -> str:
-    """The query string as text: a WSGI server passes its bytes as latin-1 (PEP 3333), so an
-    unescaped UTF-8 character (as curl sends it) is decoded here, not read as mojibake."""
-    query = environ.get("QUERY_STRING", "")
-    try:
-        raw = query.encode("latin-1")
-    except UnicodeEncodeError:  # already text: not from a WSGI server
-        return query
-    try:
-        return raw.decode("utf8")
-    except UnicodeDecodeError as err:
-        raise HTTPError("400 Bad Request", f"The query string is not UTF-8: {err}") from None
-
-
-def parse_form(text: str, what: str) -> Dict[str, List[str]]:
-    """The fields of a query string or urlencoded body; a 400 if a value is not UTF-8."""
-    try:
-        return parse_qs(text, keep_blank_values=True, errors="strict")
-    except UnicodeDecodeError as err:
-        raise HTTPError("400 Bad Request", f"{what} is not UTF-8: {err}") from None
-
-
-def read_body(environ: Dict[str, Any]) -> str:
-    """The urlencoded body of a POST (a 400, 413 or 415 for one that cannot be read as that)."""
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        raise HTTPError(
-            "400 Bad Request", f"Content-Length must be a number, got {environ['CONTENT_LENGTH']!r:.40}"
-        ) from None
-    if length > MAX_BODY:
-        raise HTTPError("413 Payload Too Large", f"The request body is over {MAX_BODY:,} bytes")
-    if length <= 0:
-        return ""
-    content_type = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
-    if content_type not in ("", "text/plain", FORM):  # wsgiref says text/plain for no Content-Type
-        raise HTTPError("415 Unsupported Media Type", f"Send the fields as {FORM}, not {content_type}")
-    try:
-        data = environ["wsgi.input"].read(length)
-    except TimeoutError:
-        raise HTTPError(
-            "408 Request Timeout", f"The request body of {length:,} bytes (Content-Length) did not arrive in time"
-        ) from None
-    if len(data) < length:
-        raise HTTPError(
-            "400 Bad Request", f"The request body ended after {len(data):,} of its {length:,} bytes (Content-Length)"
-        )
-    try:
-        return data.decode("utf8")
-    except UnicodeDecodeError as err:
-        raise HTTPError("400 Bad Request", f"The request body is not UTF-8: {err}") from None
-
-
 # -- inputs -------------------------------------------------------------------------------------
 
 
-def pipeline_explainer(nlp: Language) -> Explainer:
-    """`explain_pair(nlp, a, b).to_dict()`: the pair's score and each token's contribution."""
+def pipeline_explainer(nlp: Language) -> Callable[..., Dict[str, Any]]:
+    """`explain_pair(nlp, a, b, deadline=...).to_dict()`: the pair's score and each token's
+    contribution."""
 
-    def explain(text_a: str, text_b: str) -> Dict[str, Any]:
-        return explain_pair(nlp, text_a, text_b).to_dict()
+    def explain(text_a: str, text_b: str, deadline: Optional[float] = None) -> Dict[str, Any]:
+        return explain_pair(nlp, text_a, text_b, deadline=deadline).to_dict()
 
     return explain
 
@@ -416,7 +367,7 @@ class DebugLog(io.TextIOBase):
 
 
 def make_server(
-    app: Callable[..., Any], host: str = "0.0.0.0", port: int = 5000, auto_select_port: bool = False
+    app: Callable[..., Any], host: str = "127.0.0.1", port: int = 5000, auto_select_port: bool = False
 ) -> WSGIServer:
     """A threaded wsgiref server for the app, bound but not yet serving (`serve_forever()`);
     port 0 takes a free port (see `server_url`), `auto_select_port` the next free one."""

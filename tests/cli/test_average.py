@@ -1,5 +1,7 @@
 """`python -m spacy_siamese average`."""
 
+import shutil
+
 import numpy
 import pytest
 import spacy
@@ -79,5 +81,23 @@ def test_average_errors_are_one_line(tuned, tmp_path, pipelines, options, messag
 
 
 def test_average_needs_the_dev_file(tuned, tmp_path):
-    result = invoke("average", tuned / "tuned1", tuned / "tuned2", "--dev", tmp_path / "nope.jsonl", "-o", tmp_path)
+    missing = tmp_path / "nope.jsonl"
+    result = invoke("average", tuned / "tuned1", tuned / "tuned2", "--dev", missing, "-o", tmp_path / "out")
     assert result.exit_code == 1 and "File not found" in result.output
+
+
+def test_average_never_saves_over_an_input_unless_told_in_place(tuned, tmp_path):
+    dev = tuned / "dev.jsonl"
+    for output in (tuned / "tuned1", tuned / "tuned2", tuned):  # a pipeline averaged, or the directory of the dev file
+        result = invoke("average", tuned / "tuned1", tuned / "tuned2", "--dev", dev, "-o", output)
+        assert result.exit_code == 1 and "would replace the input" in result.output, result.output
+    result = invoke("average", tuned / "tuned1", tuned / "tuned2", "--dev", dev)
+    assert result.exit_code == 1 and "--in-place" in result.output
+    first = tmp_path / "first"
+    shutil.copytree(tuned / "tuned1", first)
+    before = spacy.load(first).get_pipe("siamese_similarity").model_id
+    result = invoke("average", first, tuned / "tuned2", "--dev", dev, "--in-place")
+    assert result.exit_code == 0, result.output
+    assert spacy.load(first).meta["averaged"]["pipelines"] == [str(first), str(tuned / "tuned2")]
+    assert spacy.load(first).get_pipe("siamese_similarity").model_id != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first"]

@@ -1,5 +1,11 @@
 """`python -m spacy_siamese calibrate`."""
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import spacy
 import srsly
@@ -10,7 +16,7 @@ from spacy_siamese.pair_examples import make_pair_example
 
 from ..conftest import PAIRS, train
 from ..search.conftest import build_nlp
-from .conftest import invoke
+from .conftest import invoke, runner
 
 
 def test_calibrate_sets_and_saves_the_dedupe_threshold(collection, tmp_path):
@@ -91,7 +97,9 @@ def test_calibrate_sets_a_hybrids_lexical_weight_on_graded_pairs(hybrid_files, t
     pairs = tmp_path / "graded.jsonl"
     graded = [(a, b, 0.2 + 0.6 * y) for a, b, y in PAIRS]
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in graded])
-    result = invoke("calibrate", hybrid_files / "model", pairs, "--precision", 0.75, "--lexical-weight", 0.1)
+    result = invoke(
+        "calibrate", hybrid_files / "model", pairs, "--precision", 0.75, "--lexical-weight", 0.1, "-o", tmp_path / "o"
+    )
     assert result.exit_code == 1 and "graded pairs set a hybrid's --lexical-weight only" in result.output
     out = tmp_path / "reweighted"
     result = invoke("calibrate", hybrid_files / "model", pairs, "--lexical-weight", 0.1, "--output", out)
@@ -125,3 +133,104 @@ def test_calibrate_refuses_a_lexical_weight_it_cannot_set(hybrid_files, collecti
     result = invoke("calibrate", hybrid_files / "model", pairs, "--lexical-weight", 1.5, "--output", tmp_path / "o")
     assert result.exit_code == 1 and "--lexical-weight must be in [0, 1], got 1.5" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def _copy_model(collection, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(collection / "model", model)
+    pairs = tmp_path / "dev.jsonl"
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
+    return model, pairs
+
+
+def test_calibrate_writes_a_new_directory_unless_told_in_place(collection, tmp_path):
+    model, pairs = _copy_model(collection, tmp_path)
+    result = invoke("calibrate", model, pairs, "--precision", 0.75)
+    assert result.exit_code == 1 and "Give --output DIR for the new pipeline, or --in-place" in result.output
+    result = invoke("calibrate", model, pairs, "--output", tmp_path / "o", "--in-place")
+    assert result.exit_code == 1 and "not both" in result.output
+    for output in (model, tmp_path / "." / "model", tmp_path):  # the model itself, or a directory holding it
+        result = invoke("calibrate", model, pairs, "--precision", 0.75, "--output", output)
+        assert result.exit_code == 1 and "would replace the input" in result.output, result.output
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("keep me")
+    result = invoke("calibrate", model, pairs, "--precision", 0.75, "--output", tmp_path / "notes")
+    assert result.exit_code == 1 and "is not a pipeline directory" in result.output
+    assert (tmp_path / "notes" / "todo.txt").read_text() == "keep me"
+    result = invoke("calibrate", model, pairs, "--precision", 0.75, "--in-place")
+    assert result.exit_code == 0, result.output
+    assert spacy.load(model).get_pipe("siamese_similarity").cfg["dedupe_precision"] == 0.75
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl", "model", "notes"]  # nothing left beside
+
+
+class Killed(BaseException):
+    """Stands for a kill: nothing catches it."""
+
+
+def _cut_short(path, writers, exclude):
+    """spaCy's util.to_disk killed half way: some parts written, one file cut to nothing."""
+    path.mkdir(parents=True, exist_ok=True)
+    items = list(writers.items())
+    for key, write in items[: len(items) // 2]:
+        write(path / key)
+    (path / "vocab").mkdir(exist_ok=True)
+    (path / "vocab" / "key2row").write_bytes(b"")
+
+
+def test_an_error_while_saving_in_place_leaves_the_pipeline_loadable(collection, tmp_path, monkeypatch):
+    model, pairs = _copy_model(collection, tmp_path)
+
+    def interrupted(path, writers, exclude):
+        _cut_short(path, writers, exclude)
+        raise Killed
+
+    monkeypatch.setattr(spacy.util, "to_disk", interrupted)
+    with pytest.raises(Killed):
+        invoke_raising("calibrate", model, pairs, "--precision", 0.75, "--in-place")
+    monkeypatch.undo()
+    assert spacy.load(model).get_pipe("siamese_similarity").dedupe_threshold is None  # the old pipeline, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl", "model"]
+
+
+@pytest.mark.slow
+def test_a_kill_while_saving_in_place_leaves_the_pipeline_loadable(collection, tmp_path):
+    """A process killed (os._exit) in the middle of nlp.to_disk; the next run cleans up after it."""
+    model, pairs = _copy_model(collection, tmp_path)
+    script = (
+        "import os, sys, spacy.util\n"
+        "from tests.cli.test_calibrate import _cut_short\n"
+        "from spacy_siamese.cli import app\n"
+        "def killed(path, writers, exclude):\n"
+        "    _cut_short(path, writers, exclude)\n"
+        "    os._exit(9)\n"
+        "spacy.util.to_disk = killed\n"
+        "app(sys.argv[1:])\n"
+    )
+    args = ["calibrate", str(model), str(pairs), "--precision", "0.75", "--in-place"]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 9, done.stderr
+    assert spacy.load(model).get_pipe("siamese_similarity").dedupe_threshold is None
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    assert spacy.load(model).get_pipe("siamese_similarity").cfg["dedupe_precision"] == 0.75
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl", "model"]
+
+
+def test_a_damaged_pipeline_is_named_with_its_empty_file(collection, tmp_path):
+    model, pairs = _copy_model(collection, tmp_path)
+    (model / "vocab" / "key2row").write_bytes(b"")
+    result = invoke("calibrate", model, pairs, "--output", tmp_path / "out")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"Cannot load the pipeline {model} (empty: {model / 'vocab' / 'key2row'})" in result.output
+    model.rename(tmp_path / "model.old")  # a save killed between its two renames
+    result = invoke("calibrate", model, pairs, "--output", tmp_path / "out")
+    assert result.exit_code == 1 and f"an interrupted save left it at {tmp_path / 'model.old'}" in result.output
+
+
+def invoke_raising(*args):
+    """Run a command, letting its exception through (as a killed process would not catch it)."""
+    from spacy_siamese.cli import app
+
+    return runner.invoke(app, [str(arg) for arg in args], catch_exceptions=False)

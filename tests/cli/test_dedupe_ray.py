@@ -89,6 +89,7 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
     "options,message",
     [
         (["--vectors", "{tmp}/file"], "--vectors {tmp}/file is a file, not a directory for the Parquet vectors"),
+        (["--vectors", "{tmp}/nothing"], "--vectors {tmp}/nothing holds other files than the Parquet vectors"),
         (["-t", "2"], "The dedupe threshold 2 is outside the range of the pipe's scores, [0, 1]"),
         (["--candidates", "exact"], "candidates must be one of auto, flat, ivf, hnsw, got 'exact'"),
         (["--input", "{tmp}/nothing"], "{tmp}/nothing: no .jsonl, .ndjson or .json files"),
@@ -151,3 +152,20 @@ def test_stats_record_the_threshold_used(collection, tmp_path, monkeypatch):
     expected = pipe.threshold if pipe.dedupe_threshold is None else pipe.dedupe_threshold
     assert used["threshold"] == expected == srsly.read_json(tmp_path / "stats.json")["settings"]["threshold"]
     assert ("Warning: " in result.output) == (pipe.dedupe_threshold is None)
+
+
+def test_outputs_that_are_inputs_are_refused_before_ray_starts(collection, tmp_path, monkeypatch):
+    pytest.importorskip("ray.data")
+    import ray
+
+    monkeypatch.setattr(ray, "init", lambda *a, **kw: pytest.fail("Ray started"))
+    texts = tmp_path / "texts.jsonl"
+    texts.write_bytes((collection / "texts.jsonl").read_bytes())
+    for options, message in (
+        (["-o", texts, "--vectors", tmp_path / "v"], "is also an input"),
+        (["-o", tmp_path / "p.jsonl", "--vectors", tmp_path], "would replace the input"),
+        (["-o", tmp_path / "p.jsonl", "--vectors", tmp_path / "v", "--stats-json", tmp_path / "p.jsonl"], "Two"),
+    ):
+        result = invoke("dedupe-ray", collection / "model", texts, *options)
+        assert result.exit_code == 1 and message in result.output, result.output
+    assert texts.read_bytes() == (collection / "texts.jsonl").read_bytes()

@@ -120,3 +120,29 @@ def test_nothing_to_rank_with_is_an_error(files):
 def test_n_pairs_must_be_positive(files, n_pairs):
     result = invoke("evaluate-duplicates", files / "model", files / "dev.jsonl", "--n-pairs", n_pairs)
     assert result.exit_code == 2 and "Invalid value for '--n-pairs'" in result.output, result.output
+
+
+def test_graded_labels_need_a_label_threshold(files, tmp_path):
+    """A graded file (STS scores) is not read as duplicates at labels >= 0.5 unasked."""
+    rows = [json.loads(line) for line in (files / "dev.jsonl").read_text(encoding="utf8").splitlines()]
+    graded = tmp_path / "graded.jsonl"
+    graded.write_text(
+        "".join(json.dumps({**row, "label": 0.2 + 0.6 * row["label"]}) + "\n" for row in rows), encoding="utf8"
+    )
+    result = invoke("evaluate-duplicates", files / "model", graded, "--no-progress")
+    assert result.exit_code == 1 and f"{graded}:1: label 0.8 is graded, not 0 or 1: give --label-threshold" in (
+        result.output
+    )
+
+    def run(pairs, out, *options):
+        return invoke("evaluate-duplicates", files / "model", pairs, "--output-json", out, "--no-progress", *options)
+
+    result = run(graded, tmp_path / "graded.json", "--label-threshold", 0.7)
+    assert result.exit_code == 0, result.output
+    assert run(files / "dev.jsonl", tmp_path / "binary.json").exit_code == 0
+    report, expected = (
+        json.loads((tmp_path / name).read_text(encoding="utf8")) for name in ("graded.json", "binary.json")
+    )
+    assert report["results"] == expected["results"] and report["label_threshold"] == 0.7
+    result = run(graded, tmp_path / "zero.json", "--label-threshold", 0)
+    assert result.exit_code == 1 and "--label-threshold must be in (0, 1]" in result.output

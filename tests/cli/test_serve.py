@@ -71,3 +71,17 @@ def test_a_busy_port(collection):
 def test_a_port_out_of_range(collection, port):
     result = invoke("serve", collection / "model", "--port", port, "--host", "127.0.0.1")
     assert result.exit_code == 2 and "Invalid value for '--port'" in result.output, result.output
+
+
+def test_serve_binds_this_machine_only_unless_told(collection, monkeypatch):
+    served = []
+
+    def serve_forever(self, poll_interval=0.5):
+        served.append((self.server_address[0], self.get_app().hosts))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(WSGIServer, "serve_forever", serve_forever)
+    assert invoke("serve", collection / "model", "--port", 0).exit_code == 0
+    result = invoke("serve", collection / "model", "--port", 0, "--host", "0.0.0.0", "--allow-host", "Box.lan")
+    assert result.exit_code == 0, result.output
+    assert served[0][0] == "127.0.0.1" and served[1][0] == "0.0.0.0" and "box.lan" in served[1][1]

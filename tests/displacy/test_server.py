@@ -3,6 +3,7 @@
 import io
 import json
 import logging
+import random
 import socket
 import threading
 import time
@@ -16,15 +17,24 @@ import pytest
 
 from spacy_siamese import SimilarityIndex, displacy
 from spacy_siamese.displacy.server import QuietHandler
+from spacy_siamese.explain import SAMPLES
 
+from ..conftest import PAIRS
 from .conftest import GROUPS, TEXTS
 
 
 def call(
-    app, path, query="", method="GET", body=b"", content_type="application/x-www-form-urlencoded", content_length=None
+    app,
+    path,
+    query="",
+    method="GET",
+    body=b"",
+    content_type="application/x-www-form-urlencoded",
+    content_length=None,
+    host="127.0.0.1",
 ):
     """(status, headers, text) of one request to a WSGI app."""
-    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method}
+    environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method, "HTTP_HOST": host}
     if body:
         environ.update(CONTENT_LENGTH=content_length or str(len(body)), CONTENT_TYPE=content_type)
     environ["wsgi.input"] = io.BytesIO(body)
@@ -181,7 +191,7 @@ def test_a_client_that_stops_sending_gets_its_connection_closed(fixed, monkeypat
     """A body shorter than its Content-Length gets a 408 once the timeout passes, a connection
     without a request is closed; neither holds a thread nor prints a traceback."""
     monkeypatch.setattr(QuietHandler, "timeout", 0.5)
-    request = b"POST /api/explain HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\na=x&b=y"
+    request = b"POST /api/explain HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\na=x&b=y"
     with serving(fixed) as address:
         with socket.create_connection(address, timeout=10) as client:
             client.sendall(request)
@@ -276,7 +286,7 @@ def test_malformed_requests_get_a_4xx_naming_the_problem(fixed, saved, tweak_nlp
 
 def test_a_text_too_long_to_explain_interactively_is_refused(fixed):
     """A long text would hold the pipeline (one request at a time) for minutes: it gets a 413."""
-    from spacy_siamese.displacy.server import MAX_TEXT
+    from spacy_siamese.displacy.checks import MAX_TEXT
 
     long = "word " * (MAX_TEXT // 5 + 1)
     status, _, text = call(fixed, "/api/explain", method="POST", body=urlencode({"a": "x", "b": long}).encode())
@@ -286,3 +296,105 @@ def test_a_text_too_long_to_explain_interactively_is_refused(fixed):
     status, _, text = call(fixed, "/pair", urlencode({"a": long, "b": "x"}))
     assert status == "200 OK" and f"Text a has {len(long):,} characters" in text and 'id="ss-pair-form"' in text
     assert call(fixed, "/api/explain", urlencode({"a": long[:MAX_TEXT], "b": "x"}))[0] == "200 OK"
+
+
+def test_the_server_answers_only_to_hosts_it_serves(fixed):
+    """DNS rebinding: a page of evil.example.com, its name resolved to this server, is refused."""
+    for host in ("evil.example.com", "evil.example.com:5000", "localhost.evil.example.com"):
+        status, _, text = call(fixed, "/api/explain", "a=1&b=2", host=host)
+        assert status == "403 Forbidden" and "does not answer to the host" in json.loads(text)["error"]
+        status, _, text = call(fixed, "/groups", host=host)
+        assert status == "403 Forbidden" and "Duplicate groups" not in text
+    for host in ("127.0.0.1:5000", "localhost:5000", "LOCALHOST", "[::1]:5000", "192.168.1.7", "app.localhost:80"):
+        assert call(fixed, "/api/explain", "a=1&b=2", host=host)[0] == "200 OK", host
+    assert call(fixed, "/groups", host=":5000")[0] == "400 Bad Request"
+    named = displacy.DisplacyApp(groups=GROUPS, hosts=["Box.LAN"])
+    assert call(named, "/groups", host="box.lan:5000")[0] == "200 OK"
+    assert call(named, "/groups", host="other.lan")[0] == "403 Forbidden"
+
+
+def test_the_server_binds_this_machine_only_by_default(fixed, monkeypatch):
+    server = displacy.make_server(fixed, port=0)
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+    finally:
+        server.server_close()
+    served = []
+    monkeypatch.setattr(WSGIServer, "serve_forever", lambda self, poll_interval=0.5: served.append(self) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        displacy.serve(groups=GROUPS, port=0)
+    assert served[0].server_address[0] == "127.0.0.1"
+
+
+def test_a_search_text_is_capped_like_an_explained_one(saved, tweak_nlp):
+    from spacy_siamese.displacy.checks import MAX_TEXT
+
+    app = displacy.DisplacyApp(nlp=tweak_nlp, index=saved / "index")
+    status, _, text = call(app, "/api/search", method="POST", body=urlencode({"q": "x" * (MAX_TEXT + 1)}).encode())
+    assert status == "413 Payload Too Large" and "The query has 2,001 characters" in json.loads(text)["error"]
+    assert call(app, "/api/search", urlencode({"q": "python " * (MAX_TEXT // 7)}))[0] == "200 OK"
+
+
+def long_text(seed):
+    """A text of 2,000 characters (the page's cap) of the test pairs' words."""
+    from spacy_siamese.displacy.checks import MAX_TEXT
+
+    words = [word for a, b, _ in PAIRS for word in f"{a} {b}".split() if len(word) >= 4]
+    rng = random.Random(seed)
+    text = ""
+    while len(text) < MAX_TEXT - 20:
+        text += rng.choice(words) + " "
+    return text.ljust(MAX_TEXT, "x")
+
+
+def test_a_long_explanation_keeps_to_its_budget_and_a_search_is_served_meanwhile(nlp):
+    """A 2,000-character text explained by Shapley sampling (all its permutations would take many
+    times the budget) is answered within its budget and a block of subsets, with values that
+    still add up; a search sent while it runs is answered at once, not after it."""
+    budget = 6.0
+    app = displacy.DisplacyApp(nlp=nlp, index=SimilarityIndex.build(nlp, TEXTS, progress=False), explain_budget=budget)
+    a, b = long_text(0), "how do I learn python"
+    done = {}
+    with serving(app) as (host, port):
+
+        def explain():
+            start = time.monotonic()
+            body = urlencode({"a": a, "b": b}).encode()
+            with urllib.request.urlopen(f"http://{host}:{port}/api/explain", data=body, timeout=60) as response:
+                done["explain"] = (json.loads(response.read()), time.monotonic() - start, time.monotonic())
+
+        thread = threading.Thread(target=explain)
+        thread.start()
+        time.sleep(0.5)  # the explanation is running
+        start = time.monotonic()
+        with urllib.request.urlopen(f"http://{host}:{port}/api/search?q=learn+python&k=3", timeout=60) as response:
+            hits = json.loads(response.read())["hits"]
+        searched, search_end = time.monotonic() - start, time.monotonic()
+        thread.join(timeout=60)
+    data, took, explain_end = done["explain"]
+    assert len(hits) == 3 and searched < 1.5 and search_end < explain_end  # not held behind the explanation
+    assert took < budget + 2.5  # the budget, one block of subsets, the request
+    assert data["method"] == "shapley" and 1 <= data["samples"] < SAMPLES  # scaled down to fit
+    assert len(data["text_a"]) == 2000
+    for key, reference in (("tokens_a", "reference_a"), ("tokens_b", "reference_b")):  # b: exact Shapley
+        total = sum(t["contribution"] for t in data[key])
+        assert total == pytest.approx(data["score"] - data[reference], abs=1e-6)  # still adds up
+
+
+def test_an_explanation_that_cannot_fit_its_budget_gets_a_503_with_the_reason(nlp):
+    app = displacy.DisplacyApp(nlp=nlp, explain_budget=1e-6)
+    status, _, text = call(app, "/api/explain", method="POST", body=urlencode({"a": long_text(0), "b": "x"}).encode())
+    assert status == "503 Service Unavailable"
+    assert "Shapley permutations of a text of" in json.loads(text)["error"] and "budget is 1e-06 s" in text
+    assert call(app, "/api/explain", "a=learn+python&b=python")[0] == "200 OK"  # exact below 9 tokens: no sampling
+    assert call(app, "/pair", "a=learn+python&b=python")[0] == "200 OK"
+
+
+def test_a_second_explanation_waits_half_the_budget_then_gets_a_503(fixed):
+    fixed.explain_budget = 0.2
+    with fixed.explain_lock:  # another explanation running
+        start = time.monotonic()
+        status, _, text = call(fixed, "/api/explain", "a=1&b=2")
+        waited = time.monotonic() - start
+        assert status == "503 Service Unavailable" and "Another explanation is running" in text and waited < 1
+        assert call(fixed, "/groups")[0] == "200 OK"

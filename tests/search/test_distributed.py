@@ -2,6 +2,7 @@
 tests that start Ray are slow; those of the checks on the driver are not."""
 
 import gzip
+from pathlib import Path
 
 import numpy
 import pytest
@@ -279,3 +280,31 @@ def test_dedupe_jsonl_reads_the_ndjson_files_of_a_directory(local_ray, models, t
     )
     assert distributed.collect_vectors(str(tmp_path / "v"))[0] == list(range(len(rows)))
     assert pairs == find_duplicates(nlp, CORPUS, k=3, threshold=0.5, progress=False) and pairs
+
+
+def test_a_killed_runs_vectors_are_not_mixed_into_a_rerun(no_ray_run, models, monkeypatch, tmp_path):
+    """A run writes its Parquet files beside --vectors and puts them in its place when encoding is
+    done: the files a killed run left (in the directory beside, or an earlier run's in --vectors)
+    are gone, and a directory holding anything else is refused before Ray starts."""
+    srsly.write_jsonl(tmp_path / "a.jsonl", [{"id": 1, "text": "a"}])
+    vectors, beside = tmp_path / "v", tmp_path / "v.tmp"
+    for directory, name in ((vectors, "part-" + "0" * 24 + ".parquet"), (beside, "part-" + "1" * 24 + ".parquet")):
+        directory.mkdir()
+        (directory / name).write_bytes(b"stale")
+    written, NEW = [], "part-" + "2" * 24 + ".parquet"
+
+    def write_encoded(dataset, model, path, **settings):
+        written.append(path)
+        (Path(path) / NEW).write_bytes(b"new")
+        return [NEW]
+
+    monkeypatch.setattr(distributed, "write_encoded", write_encoded)
+    run = (str(tmp_path / "a.jsonl"), str(vectors))
+    with pytest.raises(_Stop):
+        distributed.dedupe_jsonl("model", *run, threshold=0.5, nlp=models["cauchy"])
+    assert written == [str(beside)] and sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "v"]
+    assert [p.name for p in vectors.iterdir()] == [NEW]
+    (vectors / "notes.txt").write_text("mine", encoding="utf8")
+    with pytest.raises(ValueError, match="holds other files than the Parquet vectors of a run \\(notes.txt\\)"):
+        distributed.dedupe_jsonl("model", *run, threshold=0.5, nlp=models["cauchy"])
+    assert (vectors / "notes.txt").read_text(encoding="utf8") == "mine" and len(written) == 1
