@@ -105,11 +105,16 @@ def test_bad_settings_are_refused_before_encoding(models, monkeypatch):
     nlp = models["cauchy"]
     with pytest.raises(ValueError, match="threshold nan is outside the range"):
         find_duplicates(nlp, CORPUS, threshold=float("nan"), progress=False)  # before: no pairs, no word
-    with pytest.raises(ValueError, match="k and c must be at least 0, got k=-1"):
-        find_duplicates(nlp, CORPUS, threshold=0.5, k=-1, progress=False)
-    with pytest.raises(ValueError, match="k and c must be at least 0, got k=10, c=-1"):
+    for k in (-1, 0, None, 1.5, "10", True):  # before: None a TypeError, 1.5 accepted
+        with pytest.raises(ValueError, match=f"k: each k must be an integer of at least 1, got {k!r}"):
+            find_duplicates(nlp, CORPUS, threshold=0.5, k=k, progress=False)
+    with pytest.raises(ValueError, match="c: each k must be an integer of at least 1, got -1"):
         find_duplicates(nlp, CORPUS, threshold=0.5, candidates="hnsw", c=-1, progress=False)
-    assert find_duplicates(nlp, CORPUS, threshold=0.5, k=0, progress=False) == []
+    for threshold in ("0.9", True, [0.9]):  # before: "0.9" accepted
+        with pytest.raises(
+            ValueError, match=f"The dedupe threshold must be a number, got {re.escape(repr(threshold))}"
+        ):
+            find_duplicates(nlp, CORPUS, threshold=threshold, progress=False)
     # without faiss, an ivf search fails before the collection is encoded, not after
     from spacy_siamese.search import dedupe
 
