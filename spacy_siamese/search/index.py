@@ -257,13 +257,9 @@ class SimilarityIndex:
     def _ann_candidates(
         self, queries: numpy.ndarray, k: int, exclude: Optional[numpy.ndarray]
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        if self._ann is None:
-            self._ann = CandidateIndex(
-                self.space.transform(self.vectors).astype("float16"), kind=self.kind, nprobe=NPROBE
-            )
         extra = 0 if exclude is None else 1
         wanted = self.c or (max(100, 10 * k) if not self.space.exact else 2 * k + 10)
-        found, _ = self._ann.search(self.space.transform(queries), min(len(self), max(k, wanted) + extra))
+        found, _ = self._candidate_index().search(self.space.transform(queries), min(len(self), max(k, wanted) + extra))
         rows = numpy.repeat(numpy.arange(len(queries)), found.shape[1])
         cols = found.reshape(-1)
         keep = cols >= 0
@@ -271,6 +267,13 @@ class SimilarityIndex:
             keep &= cols != exclude[rows]
         rows, cols = rows[keep], cols[keep]
         return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
+
+    def _candidate_index(self) -> CandidateIndex:
+        """The faiss index of ivf or hnsw candidates, built when first needed."""
+        if self._ann is None:
+            compact = self.space.transform(self.vectors).astype("float16")
+            self._ann = CandidateIndex(compact, kind=self.kind, nprobe=NPROBE)
+        return self._ann
 
     # -- saving -------------------------------------------------------------------------
 
@@ -291,8 +294,8 @@ class SimilarityIndex:
             for name, values, key in (("texts.jsonl", self.texts, "text"), ("ids.jsonl", ids, "id")):
                 if values is not None:
                     store.save_file(name, "".join(json.dumps({key: v}) + "\n" for v in values).encode("utf8"))
-            if self._ann is not None:
-                store.save_file(f"candidates-{self.kind}.faiss", self._ann.serialize().tobytes())
+            if self.kind != "flat" and len(self):
+                store.save_file(f"candidates-{self.kind}.faiss", self._candidate_index().serialize().tobytes())
             meta = {"candidates": self.candidates, "c": self.c, "model": model, "pipe_name": self.pipe_name}
             store.manifest["index"] = meta
             write_manifest(tmp, store.manifest)

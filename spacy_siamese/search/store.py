@@ -439,7 +439,10 @@ def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int, List[Opt
     """Encode one chunk into the store (rows of learned.npy, its lexical file)."""
     i, texts = task
     pipe = get_similarity_pipe(_WORKER["nlp"], _WORKER["pipe_name"])
-    full = pipe.encode(texts, batch_size=_WORKER["batch_size"])
+    distinct: Dict[Any, int] = {}  # each distinct text of the chunk is encoded once
+    where = [distinct.setdefault(t if isinstance(t, str) else (n, None), n) for n, t in enumerate(texts)]
+    encoded = pipe.encode([texts[n] for n in distinct.values()], batch_size=_WORKER["batch_size"])
+    full = encoded[numpy.unique(where, return_inverse=True)[1]] if texts else encoded
     return i, len(texts), _write_chunk(Path(_WORKER["path"]), _WORKER, i, full)
 
 
