@@ -11,7 +11,7 @@ from ..evaluation.report import write_json
 from ..files import check_outputs
 from ..search import CorpusIndex, encode_collection, group_pairs
 from ..search.corpus import CANDIDATES, check_candidates
-from ..search.store import CHUNK_SIZE, check_replaceable
+from ..search.store import CHUNK_SIZE, check_replaceable, disk_errors
 from .app import (
     BATCH_SIZE,
     CANDIDATES_HELP,
@@ -105,7 +105,8 @@ def dedupe_command(
         ids = collection.ids
         texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
         rows = [{"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs]
-        write_jsonl(output, rows)
+        with disk_errors(output):
+            write_jsonl(output, rows)
         stages["pairs"] = time.perf_counter() - mark
         stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
         stats.update(n_pairs=len(pairs), n_scored=index.n_scored)
@@ -117,7 +118,8 @@ def dedupe_command(
                 {"group": g, "size": len(members), "members": [{"id": ids[i], "text": texts[i]} for i in members]}
                 for g, members in enumerate(found)
             ]
-            write_jsonl(groups, group_rows)
+            with disk_errors(groups):
+                write_jsonl(groups, group_rows)
             stages["groups"] = time.perf_counter() - mark
             stats.update(n_groups=len(found), largest_group=len(found[0]) if found else 0)
         typer.echo(f"Wrote {len(pairs):,} duplicate pairs among {collection.n:,} docs to {output}")

@@ -167,7 +167,7 @@ class CandidateIndex:
             self._faiss.hnsw.efSearch = max(64, nprobe * 4)
             self.settings.update(index="HNSW32,SQfp16")
 
-    def serialize(self) -> Optional[numpy.ndarray]:
+    def serialize(self) -> numpy.ndarray:
         """The faiss index as bytes: `CandidateIndex(..., serialized=...)` reads it."""
         return import_extra("faiss", "ann", "The candidate index").serialize_index(self._faiss)
 

@@ -71,7 +71,8 @@ class SimilarityIndex:
         if backend is not None:
             if backend not in BACKENDS:
                 raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-            warnings.warn(f"backend is now candidates: {backend!r} is {BACKENDS[backend]!r}", DeprecationWarning)
+            message = f"backend is now candidates: {backend!r} is {BACKENDS[backend]!r}"
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
             candidates = BACKENDS[backend]
         check_candidates(candidates)
         if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):

@@ -112,6 +112,8 @@ class VectorStore(MemoryStore):
     the items, exactly as `doc.vector` has them, so `pipe.compare` of two rows is
     `doc.similarity` of the two texts. `fix` is the advice a damaged file's error gives."""
 
+    path: Path
+
     def __init__(self, path: Union[str, Path], *, fix: Optional[str] = None) -> None:
         path = Path(path)
         self.path = path
@@ -370,7 +372,8 @@ def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[s
                 raise damaged(path / LEARNED, "no such file", fix)
             return manifest
         check_replaceable(path)
-        warnings.warn(f"{path} holds vectors of other settings ({', '.join(changed)}): starting afresh", StoreWarning)
+        message = f"{path} holds vectors of other settings ({', '.join(changed)}): starting afresh"
+        warnings.warn(message, StoreWarning, stacklevel=3)
     check_replaceable(path)
     if path.exists():
         shutil.rmtree(path)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.files import atomic_write
+from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.search import CorpusIndex, VectorStore, compact, encode_collection
 from spacy_siamese.search.compact import CompactSpace, distance_bound
 from spacy_siamese.search.space import vector_space
