@@ -264,12 +264,20 @@ def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
 
 
 def identical_items(store: MemoryStore) -> numpy.ndarray:
-    """For each item, the lowest id whose full vector is byte-identical to its own."""
+    """For each item, the lowest id whose full vector is byte-identical to its own (a hash of its
+    learned columns and of its sparse lexical ones)."""
     rep = numpy.arange(len(store))
     first: Dict[bytes, int] = {}
+    lexical = store.lexical
     for start in range(0, len(store), COMPACT_BLOCK):
-        for i, row in enumerate(store.rows(numpy.arange(start, min(start + COMPACT_BLOCK, len(store)))), start):
-            rep[i] = first.setdefault(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), i)
+        learned = numpy.ascontiguousarray(store.learned[start : start + COMPACT_BLOCK])
+        for i, row in enumerate(learned, start):
+            key = hashlib.blake2b(row.tobytes(), digest_size=16)
+            if lexical is not None:
+                a, b = lexical.indptr[i], lexical.indptr[i + 1]
+                key.update(lexical.indices[a:b].tobytes())
+                key.update(lexical.data[a:b].tobytes())
+            rep[i] = first.setdefault(key.digest(), i)
     return rep
 
 
