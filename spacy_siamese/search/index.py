@@ -26,7 +26,7 @@ from ..pairwise import vector_pair_scores, vector_similarity_matrix
 from .compact import CandidateIndex, check_candidates, choose_candidates
 from .encode import TextOrDoc, as_list, encode_with_texts
 from .space import vector_space
-from .store import MANIFEST, VectorStore, check_replaceable, comparison_key, read_manifest, write_manifest, write_store
+from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
 OLD_FORMAT = "spacy_siamese.index.v1"
 # The backends of OLD_FORMAT's time, as candidate kinds.
@@ -287,11 +287,7 @@ class SimilarityIndex:
         if ids is not None and len(ids) != len(self):
             raise ValueError(f"{len(ids):,} ids for the {len(self):,} items of the index")
         with atomic_directory(path) as tmp:
-            lexical_width = self.space.lexical_width
-            comparison = comparison_key(self.space)
-            store = write_store(
-                tmp, self.vectors, model_id=self.model_id, lexical_width=lexical_width, comparison=comparison
-            )
+            store = write_store(tmp, self.vectors, model_id=self.model_id, space=self.space, pipe_name=self.pipe_name)
             for name, values, key in (("texts.jsonl", self.texts, "text"), ("ids.jsonl", ids, "id")):
                 if values is not None:
                     store.save_file(name, "".join(json.dumps({key: v}) + "\n" for v in values).encode("utf8"))

@@ -51,16 +51,8 @@ CHUNK_SIZE = 8192
 STORE_FILES = (MANIFEST, LEARNED, "lexical-", "compact-", "candidates-", "texts.jsonl", "ids.jsonl")
 
 # The fields of a manifest and their types.
-FIELDS = {
-    "model_id": str,
-    "pipe_name": str,
-    "n": int,
-    "chunk_size": int,
-    "learned_width": int,
-    "lexical_width": int,
-    "done": list,
-    "checksums": dict,
-}
+FIELDS = {"model_id": str, "pipe_name": str, "n": int, "chunk_size": int, "done": list, "checksums": dict}
+FIELDS.update(learned_width=int, lexical_width=int)
 _WORKER: Dict[str, Any] = {}  # the forked encoding worker's pipeline and settings
 
 
@@ -140,57 +132,38 @@ class VectorStore(MemoryStore):
         expected = self.manifest.get("files", {}).get(name)
         if expected is None:
             return None
-        data = self._read(self.path / name)
+        try:
+            data = (self.path / name).read_bytes()
+        except OSError as err:
+            raise damaged(self.path / name, err.strerror or str(err), self.fix) from None
         if _sha256(data) != expected:
             raise damaged(self.path / name, "its checksum is not the one in the manifest", self.fix)
         return data
 
     def save_file(self, name: str, data: bytes) -> None:
-        file = self.path / name
-        with disk_errors(file):
-            file.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_write(file) as out:
-                out.write(data)
+        _save(self.path / name, data)
         self.manifest.setdefault("files", {})[name] = _sha256(data)
         write_manifest(self.path, self.manifest)
 
-    def _read(self, file: Path) -> bytes:
-        try:
-            return file.read_bytes()
-        except OSError as err:
-            raise damaged(file, err.strerror or str(err), self.fix) from None
-
     def _learned(self) -> numpy.ndarray:
-        """learned.npy, memory-mapped, after checking its header, size and each chunk's checksum."""
-        file = self.path / LEARNED
-        shape = (self.manifest["n"], self.manifest["learned_width"])
+        """learned.npy, memory-mapped, after checking its shape and each chunk's checksum."""
+        file, shape, size = self.path / LEARNED, (self.manifest["n"], self.manifest["learned_width"]), CHUNK_SIZE
         try:
-            with open(file, "rb") as f:
-                numpy.lib.format.read_magic(f)
-                found, _, dtype = numpy.lib.format.read_array_header_1_0(f)
-                offset = f.tell()
-            size = file.stat().st_size
+            learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype="<f4")
         except (OSError, ValueError) as err:
             raise damaged(file, str(err), self.fix) from None
-        if tuple(found) != shape or dtype != numpy.dtype("<f4") or size != offset + 4 * shape[0] * shape[1]:
-            raise damaged(file, f"{size:,} bytes of {dtype} {tuple(found)}, not float32 {shape}", self.fix)
-        row_bytes = 4 * shape[1]
-        with open(file, "rb") as f:
-            for i in range(self.n_chunks):
-                start = i * self.manifest["chunk_size"]
-                f.seek(offset + start * row_bytes)
-                data = f.read(min(self.manifest["chunk_size"], shape[0] - start) * row_bytes)
-                if _sha256(data) != self.manifest["checksums"][str(i)][0]:
-                    raise damaged(file, f"the rows of chunk {i} do not have their recorded checksum", self.fix)
-        if not shape[0] or not shape[1]:
-            return numpy.zeros(shape, dtype="float32")
-        return numpy.memmap(file, dtype="<f4", mode="r", offset=offset, shape=shape)
+        if learned.shape != shape or learned.dtype != numpy.dtype("<f4"):
+            raise damaged(file, f"{learned.dtype} {learned.shape}, not float32 {shape}", self.fix)
+        size = self.manifest["chunk_size"]
+        for i in range(self.n_chunks):
+            if _sha256(learned[i * size : (i + 1) * size].tobytes()) != self.manifest["checksums"][str(i)]:
+                raise damaged(file, f"the rows of chunk {i} do not have their recorded checksum", self.fix)
+        return learned
 
     def _lexical(self, i: int) -> csr_matrix:
-        file = self.path / _lexical_name(i)
-        data = self._read(file)
-        if _sha256(data) != self.manifest["checksums"][str(i)][1]:
-            raise damaged(file, "its checksum is not the one in the manifest", self.fix)
+        data = self.read_file(_lexical_name(i))
+        if data is None:
+            raise damaged(self.path / MANIFEST, f"no checksum of {_lexical_name(i)}", self.fix)
         return load_npz(io.BytesIO(data)).tocsr()
 
 
@@ -237,7 +210,9 @@ def encode_collection(
         raise ValueError(f"n_process must be positive, got {n_process}")
     path = Path(path)
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
-    key = _key(pipe, pipe_name, n, chunk_size, pipe.encoder.get_dim("nO"), source)
+    space = vector_space(pipe.comparison)
+    width = pipe.encoder.get_dim("nO")
+    key = store_key(str(pipe.model_id), pipe_name, space, n, chunk_size, width, source)
     manifest = _resume_or_create(path, key, fresh=fresh)
     done = set(manifest["done"])
     n_chunks = _n_chunks(n, chunk_size)
@@ -247,8 +222,7 @@ def encode_collection(
     todo = ((i, chunk) for i, chunk in enumerate(minibatch(texts, chunk_size)) if i not in done)
     with bar:
         for i, count, sums in _run_chunks(nlp, todo, settings, n_process):
-            manifest["checksums"][str(i)] = sums
-            manifest["done"] = sorted({*manifest["done"], i})
+            _record(manifest, i, sums)
             write_manifest(path, manifest)
             bar.update(count)
     if len(manifest["done"]) != n_chunks:
@@ -261,34 +235,38 @@ def write_store(
     vectors: numpy.ndarray,
     *,
     model_id: str,
-    lexical_width: int = 0,
+    space: Any,
     pipe_name: str = PIPE_NAME,
-    source: Optional[Dict[str, Any]] = None,
     chunk_size: int = CHUNK_SIZE,
-    comparison: Optional[Dict[str, Any]] = None,
 ) -> VectorStore:
-    """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. by Ray
-    workers, or held by an index) by model `model_id`; a hybrid's last `lexical_width` columns
+    """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. by Ray workers,
+    or held by an index) by model `model_id` with that `VectorSpace`; a hybrid's lexical columns
     are kept sparse."""
-    vectors = numpy.asarray(vectors, dtype="float32")
     path = Path(path)
-    key = {
+    key = store_key(model_id, pipe_name, space, len(vectors), chunk_size, vectors.shape[1])
+    manifest = _resume_or_create(path, key, fresh=True)
+    for i in range(_n_chunks(len(vectors), chunk_size)):
+        _record(manifest, i, _write_chunk(path, key, i, vectors[i * chunk_size : (i + 1) * chunk_size]))
+    write_manifest(path, manifest)
+    return VectorStore(path)
+
+
+def store_key(
+    model_id: str, pipe_name: str, space: Any, n: int, chunk_size: int, width: int, source: Any = None
+) -> Dict[str, Any]:
+    """What decides a store's content (a store is resumed only when all of it is the same); the
+    comparison's kind and lexical weight as text (JSON rounds floats)."""
+    return {
         "format": FORMAT,
         "model_id": model_id,
         "pipe_name": pipe_name,
-        "comparison": comparison or {},
-        "n": len(vectors),
+        "comparison": {"kind": space.kind, "weight": repr(space.weight)},
+        "n": int(n),
         "chunk_size": int(chunk_size),
-        "learned_width": int(vectors.shape[1] - lexical_width),
-        "lexical_width": int(lexical_width),
+        "learned_width": int(width - space.lexical_width),
+        "lexical_width": int(space.lexical_width),
         "source": source or {},
     }
-    manifest = _resume_or_create(path, key, fresh=True)
-    for i in range(_n_chunks(len(vectors), chunk_size)):
-        manifest["checksums"][str(i)] = _write_chunk(path, key, i, vectors[i * chunk_size : (i + 1) * chunk_size])
-    manifest["done"] = list(range(_n_chunks(len(vectors), chunk_size)))
-    write_manifest(path, manifest)
-    return VectorStore(path)
 
 
 def read_manifest(path: Union[str, Path], *, fix: Optional[str] = None) -> Dict[str, Any]:
@@ -305,11 +283,7 @@ def read_manifest(path: Union[str, Path], *, fix: Optional[str] = None) -> Dict[
         sums, n_chunks = manifest["checksums"], _n_chunks(manifest["n"], max(1, manifest["chunk_size"]))
         bad += ["chunk_size"] if manifest["chunk_size"] < 1 else []
         bad += ["done"] if any(not isinstance(i, int) or not 0 <= i < n_chunks for i in manifest["done"]) else []
-        bad += (
-            ["checksums"]
-            if any(not (isinstance(sums.get(str(i)), list) and len(sums[str(i)]) == 2) for i in manifest["done"])
-            else []
-        )
+        bad += ["checksums"] if any(not isinstance(sums.get(str(i)), str) for i in manifest["done"]) else []
     if bad:
         raise damaged(file, f"no valid {', '.join(bad)}", fix)
     return manifest
@@ -337,27 +311,6 @@ def check_replaceable(path: Path) -> None:
 
 
 # -- encoding ------------------------------------------------------------------------
-
-
-def _key(pipe: Any, pipe_name: str, n: int, chunk_size: int, width: int, source: Any) -> Dict[str, Any]:
-    """What decides a store's content; a store is resumed only when all of it is the same."""
-    space = vector_space(pipe.comparison)
-    return {
-        "format": FORMAT,
-        "model_id": pipe.model_id,
-        "pipe_name": pipe_name,
-        "comparison": comparison_key(space),
-        "n": int(n),
-        "chunk_size": int(chunk_size),
-        "learned_width": int(width - space.lexical_width),
-        "lexical_width": int(space.lexical_width),
-        "source": source or {},
-    }
-
-
-def comparison_key(space: Any) -> Dict[str, str]:
-    """The comparison's part of a store's key: its kind and lexical weight (as text: JSON rounds floats)."""
-    return {"kind": space.kind, "weight": repr(space.weight)}
 
 
 def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[str, Any]:
@@ -396,20 +349,16 @@ def _read_json(file: Path, fix: str) -> Dict[str, Any]:
 
 
 def _allocate(file: Path, shape: Tuple[int, int]) -> None:
-    """An .npy file of float32 `shape` whose data blocks are allocated on disk (not a sparse file,
-    whose first write to a full disk would kill a memory-mapped writer with SIGBUS)."""
-    with open(file, "wb") as out:
-        header = {"descr": "<f4", "fortran_order": False, "shape": shape}
-        numpy.lib.format.write_array_header_1_0(out, header)
-        offset = out.tell()
-        out.truncate(offset + 4 * shape[0] * shape[1])
-        if shape[0] * shape[1] and hasattr(os, "posix_fallocate"):
+    """An .npy file of float32 `shape` whose blocks are allocated on disk: a full disk fails here,
+    not later (a sparse file's first write to a full disk kills a memory-mapped writer: SIGBUS)."""
+    numpy.lib.format.open_memmap(file, mode="w+", dtype="<f4", shape=shape).flush()
+    with open(file, "ab") as out:
+        if hasattr(os, "posix_fallocate") and out.seek(0, 2):
             try:
-                os.posix_fallocate(out.fileno(), offset, 4 * shape[0] * shape[1])
+                os.posix_fallocate(out.fileno(), 0, out.tell())
             except OSError as err:
                 if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # not supported by that filesystem
                     raise
-        out.flush()
         os.fsync(out.fileno())
 
 
@@ -419,7 +368,7 @@ def _n_chunks(n: int, chunk_size: int) -> int:
 
 def _run_chunks(
     nlp: Language, todo: Iterator[Tuple[int, List[TextOrDoc]]], settings: Dict[str, Any], n_process: int
-) -> Iterator[Tuple[int, int, List[Optional[str]]]]:
+) -> Iterator[Tuple[int, int, Tuple[str, Optional[str]]]]:
     """Encode chunks, yielding (chunk index, size, checksums) as each finishes; at most
     2 * n_process chunks are read ahead. A worker's error (e.g. a full disk) ends the run."""
     _WORKER.update(nlp=nlp, **settings)
@@ -438,7 +387,7 @@ def _run_chunks(
             yield result.get()
 
 
-def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int, List[Optional[str]]]:
+def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int, Tuple[str, Optional[str]]]:
     """Encode one chunk into the store (rows of learned.npy, its lexical file)."""
     i, texts = task
     pipe = get_similarity_pipe(_WORKER["nlp"], _WORKER["pipe_name"])
@@ -449,27 +398,38 @@ def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int, List[Opt
     return i, len(texts), _write_chunk(Path(_WORKER["path"]), _WORKER, i, full)
 
 
-def _write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) -> List[Optional[str]]:
-    """Write chunk i's rows (ordinary writes, flushed to disk) and lexical file; their checksums."""
+def _write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) -> Tuple[str, Optional[str]]:
+    """Write chunk i's rows (ordinary writes into the allocated file, flushed to disk) and lexical
+    file; their checksums."""
     width = key["learned_width"]
-    learned = numpy.ascontiguousarray(full[:, :width], dtype="<f4")
+    learned = numpy.ascontiguousarray(full[:, :width], dtype="<f4").tobytes()
     file = path / LEARNED
     with disk_errors(file), open(file, "r+b") as out:
-        numpy.lib.format.read_magic(out)
-        numpy.lib.format.read_array_header_1_0(out)
-        out.seek(out.tell() + i * key["chunk_size"] * 4 * width)
-        out.write(learned.tobytes())
+        out.seek(numpy.load(file, mmap_mode="r").offset + i * key["chunk_size"] * 4 * width)
+        out.write(learned)
         out.flush()
         os.fsync(out.fileno())
-    sums: List[Optional[str]] = [_sha256(learned.tobytes()), None]
-    if key["lexical_width"]:
-        buffer = io.BytesIO()
-        save_npz(buffer, csr_matrix(full[:, width:]))
-        lexical = path / _lexical_name(i)
-        with disk_errors(lexical), atomic_write(lexical) as out:
-            out.write(buffer.getvalue())
-        sums[1] = _sha256(buffer.getvalue())
-    return sums
+    if not key["lexical_width"]:
+        return _sha256(learned), None
+    buffer = io.BytesIO()
+    save_npz(buffer, csr_matrix(full[:, width:]))
+    _save(path / _lexical_name(i), buffer.getvalue())
+    return _sha256(learned), _sha256(buffer.getvalue())
+
+
+def _record(manifest: Dict[str, Any], i: int, sums: Tuple[str, Optional[str]]) -> None:
+    """List chunk i as done, with its checksums."""
+    manifest["checksums"][str(i)] = sums[0]
+    if sums[1] is not None:
+        manifest.setdefault("files", {})[_lexical_name(i)] = sums[1]
+    manifest["done"] = sorted({*manifest["done"], i})
+
+
+def _save(file: Path, data: bytes) -> None:
+    with disk_errors(file):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(file) as out:
+            out.write(data)
 
 
 def _sha256(data: bytes) -> str:

@@ -57,13 +57,7 @@ def test_flat_candidates_equal_brute_force_on_random_vectors(models, tmp_path_fa
     pipe = nlp.get_pipe("siamese_similarity")
     vectors = random_vectors(pipe, n, seed)
     space = vector_space(pipe.comparison)
-    store = write_store(
-        tmp_path_factory.mktemp("store"),
-        vectors,
-        model_id=pipe.model_id,
-        lexical_width=space.lexical_width,
-        chunk_size=7,
-    )
+    store = write_store(tmp_path_factory.mktemp("store"), vectors, model_id=pipe.model_id, space=space, chunk_size=7)
     scores = vector_similarity_matrix(pipe.compare, vectors)
     threshold = float(numpy.quantile(scores[numpy.triu_indices(n, 1)], quantile))
     index = CorpusIndex(nlp, store, candidates="flat", dims=4)
@@ -215,8 +209,7 @@ def test_flat_without_faiss_equals_brute_force(models, tmp_path, monkeypatch, na
     nlp = models[name]
     pipe = nlp.get_pipe("siamese_similarity")
     vectors = random_vectors(pipe, 60, seed=1)
-    lexical_width = vector_space(pipe.comparison).lexical_width
-    store = write_store(tmp_path / "s", vectors, model_id=pipe.model_id, lexical_width=lexical_width)
+    store = write_store(tmp_path / "s", vectors, model_id=pipe.model_id, space=vector_space(pipe.comparison))
     scores = vector_similarity_matrix(pipe.compare, vectors)
     threshold = float(numpy.quantile(scores[numpy.triu_indices(60, 1)], 0.8))
     got = {(i, j): s for i, j, s in CorpusIndex(nlp, store, candidates="flat", dims=6).duplicates(threshold, k=5)}

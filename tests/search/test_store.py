@@ -16,6 +16,7 @@ import srsly
 
 from spacy_siamese.search import CorpusIndex, VectorStore, encode_collection, find_duplicates
 from spacy_siamese.search import store as store_module
+from spacy_siamese.search.space import OTHER, VectorSpace
 from spacy_siamese.search.store import MANIFEST, StoreWarning, write_store
 
 from .conftest import CORPUS
@@ -110,7 +111,7 @@ def test_a_directory_that_is_not_a_store_is_never_deleted(models, tmp_path):
     with pytest.raises(ValueError, match="not a vector store .*notes.txt"):
         find_duplicates(nlp, CORPUS, threshold=0.5, work_dir=tmp_path, progress=False)
     with pytest.raises(ValueError, match="not a vector store .*notes.txt"):
-        write_store(tmp_path, numpy.zeros((3, 4), dtype="f"), model_id="m")
+        write_store(tmp_path, numpy.zeros((3, 4), dtype="f"), model_id="m", space=VectorSpace(OTHER))
     assert (tmp_path / "notes.txt").read_text(encoding="utf8") == "keep me"
     with pytest.raises(ValueError, match="not a directory"):
         encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "notes.txt", progress=False)
