@@ -69,7 +69,8 @@ def dedupe_command(
     """
     with errors(), warnings_as_lines():
         work_dir = work_dir or output.with_name(output.name + ".work")
-        check_outputs([input, model], [output, groups, stats_json], output_dirs=[work_dir])
+        pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
+        check_outputs([input, *pipeline], [output, groups, stats_json], output_dirs=[work_dir])
         check_candidates(candidates)
         check_replaceable(work_dir)
         stages: Dict[str, float] = {}

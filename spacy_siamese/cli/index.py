@@ -38,7 +38,8 @@ def index_command(
 ) -> None:
     """Encode a collection with a trained pipeline and save a searchable index."""
     with errors():
-        check_outputs([input, model], [], output_dirs=[output])
+        pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
+        check_outputs([input, *pipeline], [], output_dirs=[output])
         check_candidates(candidates)
         check_replaceable(output)
         collection = read_collection(input, format, field)

@@ -81,7 +81,7 @@ def find_duplicates(
     best-scoring others. `candidates`: "flat" compares every item with every other (the
     brute-force result), "ivf" / "hnsw" with its `c` nearest compact vectors (faiss, extra
     `spacy-siamese[ann]`), "auto" takes "flat" for small collections. Scores are exactly the
-    pipe's similarity."""
+    pipe's similarity; identical items are searched once (see `CorpusIndex`)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
     check_ks((k,), name="k")
