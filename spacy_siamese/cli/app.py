@@ -15,10 +15,8 @@ from spacy.training import Example
 
 from ..component import PairScores, get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
-from ..files import atomic_directory, check_outputs
-from ..search import SimilarityIndex
+from ..files import atomic_directory, atomic_write, check_outputs
 from ..search.dedupe import dedupe_threshold
-from ..search.index import BACKENDS
 from ..search.texts import JSONL_SUFFIXES, Collection, scan_collection
 from ..util import check_n_process, distinct_pair_texts, given_path
 
@@ -42,11 +40,9 @@ COLLECTION = typer.Argument(..., help="Text file (one doc a line) or JSONL with 
 TEXTS_FORMATS = f"auto (JSONL for {', '.join(JSONL_SUFFIXES)}), text (one doc a line) or jsonl"
 TEXTS_FORMAT = typer.Option("auto", "--format", "-f", help=TEXTS_FORMATS)
 FIELD = typer.Option("text", "--field", help="JSONL field with the text (an 'id' field is kept)")
-BACKEND = typer.Option(
-    "exact",
-    "--backend",
-    "-b",
-    help=f"Search backend: {', '.join(BACKENDS)} (the faiss ones need: pip install 'spacy-siamese\\[ann]')",
+CANDIDATES_HELP = (
+    "Where each doc's nearest docs are looked for: flat (every doc: exact), ivf or hnsw (a faiss index: "
+    "approximate; pip install 'spacy-siamese\\[ann]'), auto (flat up to 30,000 docs, then ivf)"
 )
 
 
@@ -222,25 +218,12 @@ def read_collection(path: Path, format: str, field: str) -> Collection:
     return collection
 
 
-def build_index(
-    model: str, path: Path, format: str, field: str, backend: str, batch_size: int, n_process: int, progress: bool
-) -> Tuple[SimilarityIndex, List[str], List[Any]]:
-    """The index of a text or JSONL collection, its texts and its ids."""
-    collection = read_collection(path, format, field)
-    texts, ids = list(collection.texts()), collection.ids
-    nlp = load_pipeline(model)
-    index = SimilarityIndex.build(
-        nlp, texts, backend=backend, batch_size=batch_size, n_process=n_process, progress=progress
-    )
-    return index, texts, ids
-
-
 def write_jsonl(path: Path, rows: List[Dict[str, Any]]) -> None:
     """JSONL with floats written in full (srsly rounds them)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf8") as file:
+    with atomic_write(path) as file:  # never half a file at `path`
         for row in rows:
-            file.write(json.dumps(row, ensure_ascii=False) + "\n")
+            file.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf8"))
 
 
 def expand_paths(pattern: str) -> List[Path]:

@@ -5,14 +5,16 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import srsly
 import typer
 
+from ..evaluation.report import write_json
+from ..files import check_outputs
 from ..search import CorpusIndex, encode_collection, group_pairs
 from ..search.corpus import CANDIDATES, check_candidates
-from ..search.store import CHUNK_SIZE
+from ..search.store import CHUNK_SIZE, check_replaceable, disk_errors
 from .app import (
     BATCH_SIZE,
+    CANDIDATES_HELP,
     COLLECTION,
     FIELD,
     MODEL,
@@ -27,6 +29,7 @@ from .app import (
     load_pipeline,
     read_collection,
     versions,
+    warnings_as_lines,
     write_jsonl,
 )
 
@@ -38,14 +41,7 @@ def dedupe_command(
     output: Path = typer.Option(..., "--output", "-o", help="JSONL of duplicate pairs: id1, id2, score, text1, text2"),
     threshold: Optional[float] = THRESHOLD,
     k: int = K,
-    candidates: str = typer.Option(
-        "auto",
-        "--candidates",
-        help=(
-            "Where each doc's duplicates are looked for: flat (every doc: exact), ivf or hnsw (its --c nearest "
-            "compact vectors; faiss, pip install 'spacy-siamese\\[ann]'), auto (flat up to 30,000 docs, then ivf)"
-        ),
-    ),
+    candidates: str = typer.Option("auto", "--candidates", help=CANDIDATES_HELP),
     c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
     groups: Optional[Path] = typer.Option(None, "--groups", help="Also write groups of duplicates (JSONL) here"),
     method: str = typer.Option("communities", "--method", help="Groups: communities (no chaining) or components"),
@@ -53,6 +49,7 @@ def dedupe_command(
     work_dir: Optional[Path] = typer.Option(
         None, "--work-dir", help="Vector store; a rerun resumes it (default: OUTPUT.work next to the output)"
     ),
+    fresh: bool = typer.Option(False, "--fresh", help="Encode again from the start, not resuming --work-dir"),
     format: str = TEXTS_FORMAT,
     field: str = FIELD,
     batch_size: int = BATCH_SIZE,
@@ -70,8 +67,12 @@ def dedupe_command(
     collection is encoded in chunks into --work-dir: a run that is stopped, even killed, resumes
     there and gives the same pairs. Every score is the pipe's similarity of the two texts.
     """
-    with errors():
+    with errors(), warnings_as_lines():
+        work_dir = work_dir or output.with_name(output.name + ".work")
+        pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
+        check_outputs([input, *pipeline], [output, groups, stats_json], output_dirs=[work_dir])
         check_candidates(candidates)
+        check_replaceable(work_dir)
         stages: Dict[str, float] = {}
         start = time.perf_counter()
         collection = read_collection(input, format, field)
@@ -86,8 +87,9 @@ def dedupe_command(
             nlp,
             collection.texts(),
             collection.n,
-            work_dir or output.with_name(output.name + ".work"),
+            work_dir,
             source=collection.source(),
+            fresh=fresh,
             chunk_size=chunk_size,
             batch_size=batch_size,
             n_process=processes,
@@ -104,7 +106,8 @@ def dedupe_command(
         ids = collection.ids
         texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
         rows = [{"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs]
-        write_jsonl(output, rows)
+        with disk_errors(output):
+            write_jsonl(output, rows)
         stages["pairs"] = time.perf_counter() - mark
         stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
         stats.update(n_pairs=len(pairs), n_scored=index.n_scored)
@@ -116,7 +119,8 @@ def dedupe_command(
                 {"group": g, "size": len(members), "members": [{"id": ids[i], "text": texts[i]} for i in members]}
                 for g, members in enumerate(found)
             ]
-            write_jsonl(groups, group_rows)
+            with disk_errors(groups):
+                write_jsonl(groups, group_rows)
             stages["groups"] = time.perf_counter() - mark
             stats.update(n_groups=len(found), largest_group=len(found[0]) if found else 0)
         typer.echo(f"Wrote {len(pairs):,} duplicate pairs among {collection.n:,} docs to {output}")
@@ -137,4 +141,4 @@ def dedupe_command(
                 "method": method,
             }
             stats["versions"] = versions()
-            srsly.write_json(stats_json, stats)
+            write_json(stats, stats_json)

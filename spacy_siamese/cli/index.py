@@ -2,12 +2,15 @@
 
 from pathlib import Path
 
-import srsly
 import typer
 
+from ..files import check_outputs
+from ..search import SimilarityIndex
+from ..search.compact import check_candidates
+from ..search.store import check_replaceable
 from .app import (
-    BACKEND,
     BATCH_SIZE,
+    CANDIDATES_HELP,
     COLLECTION,
     FIELD,
     MODEL,
@@ -15,8 +18,9 @@ from .app import (
     PROGRESS,
     TEXTS_FORMAT,
     app,
-    build_index,
     errors,
+    load_pipeline,
+    read_collection,
 )
 
 
@@ -24,18 +28,26 @@ from .app import (
 def index_command(
     model: str = MODEL,
     input: Path = COLLECTION,
-    output: Path = typer.Option(..., "--output", "-o", help="Directory to write the index to"),
+    output: Path = typer.Option(..., "--output", "-o", help="Directory to write the index to (replaced whole)"),
     format: str = TEXTS_FORMAT,
     field: str = FIELD,
-    backend: str = BACKEND,
+    candidates: str = typer.Option("flat", "--candidates", help=CANDIDATES_HELP),
     batch_size: int = BATCH_SIZE,
     n_process: int = N_PROCESS,
     progress: bool = PROGRESS,
 ) -> None:
     """Encode a collection with a trained pipeline and save a searchable index."""
     with errors():
-        index, _, ids = build_index(model, input, format, field, backend, batch_size, n_process, progress)
+        pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
+        check_outputs([input, *pipeline], [], output_dirs=[output])
+        check_candidates(candidates)
+        check_replaceable(output)
+        collection = read_collection(input, format, field)
+        nlp = load_pipeline(model)
+        index = SimilarityIndex.build(
+            nlp, list(collection.texts()), candidates=candidates, batch_size=batch_size, n_process=n_process,
+            progress=progress,
+        )  # fmt: skip
         # an absolute path, so that `search` finds the pipeline from any directory
-        index.save(output, model=str(Path(model).resolve()) if Path(model).exists() else model)
-        srsly.write_jsonl(output / "ids.jsonl", ({"id": key} for key in ids))
-        typer.echo(f"Indexed {len(index):,} docs ({backend}) in {output}")
+        index.save(output, model=str(Path(model).resolve()) if Path(model).exists() else model, ids=collection.ids)
+        typer.echo(f"Indexed {len(index):,} docs ({index.kind} candidates) in {output}")

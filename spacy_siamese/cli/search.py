@@ -3,36 +3,35 @@
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import srsly
 import typer
 
 from ..evaluation.report import write_json
+from ..files import check_outputs
 from ..search import SimilarityIndex
 from ..search.index import read_meta
-from .app import OUTPUT_JSON, PROGRESS, app, errors, fail, load_pipeline
+from .app import OUTPUT_JSON, PROGRESS, app, at_least, errors, fail, load_pipeline
 
 
 @app.command("search")
 def search_command(
-    index_dir: Path = typer.Argument(..., help="Index directory written by `index`"),
+    index_dir: Path = typer.Argument(..., help="Index directory written by `index` (or a `dedupe` work dir)"),
     queries: List[str] = typer.Argument(..., help="Query texts"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Pipeline (default: the one that built the index)"),
-    k: int = typer.Option(10, "-k", help="Hits per query"),
+    k: int = typer.Option(10, "-k", callback=at_least(1), help="Hits per query (at most the index's size)"),
     output_json: Optional[Path] = OUTPUT_JSON,
     progress: bool = PROGRESS,
 ) -> None:
     """Find the items of an index most similar to each query, with the pipeline's similarity."""
     with errors():
+        if output_json is not None and index_dir.is_dir():
+            check_outputs(list(index_dir.iterdir()), [output_json])
         meta = read_meta(index_dir)
         model = model or meta.get("model")
         if not model:
             fail(f"The index at {index_dir} does not say which pipeline built it: pass --model")
         nlp = load_pipeline(model)
         index = SimilarityIndex.load(index_dir, nlp)
-        ids_path = index_dir / "ids.jsonl"
-        keys = [r["id"] for r in srsly.read_jsonl(ids_path)] if ids_path.exists() else list(range(len(index)))
-        if len(keys) != len(index):
-            fail(f"{ids_path} has {len(keys):,} ids for the {len(index):,} items of the index: run `index` again")
+        keys = index.ids if index.ids is not None else list(range(len(index)))
         hits = index.search(queries, k=k, progress=progress)
         results: List[Dict[str, Any]] = []
         for query, row in zip(queries, hits):

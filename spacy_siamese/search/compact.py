@@ -16,13 +16,13 @@ a faiss index over the compact vectors (IVF, extra `spacy-siamese[ann]`) or, wit
 for small collections, from all items (exact in the compact space).
 """
 
+import io
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 
-from ..util import atomic_write, import_extra
+from ..util import import_extra
 
 DIMS = 128
 FIT_SIZE = 50_000
@@ -38,6 +38,10 @@ PQ_MIN_ITEMS = 1024
 REFINE_FACTOR = 4
 # float32 rounding of the distances and of the comparison: bounds are loosened by this much.
 BOUND_TOLERANCE = 1e-4
+# Where candidates come from, for `index`, `search` and `dedupe` alike: every item ("flat", exact),
+# a faiss IVF index or HNSW graph (approximate), or "auto": flat up to FLAT_LIMIT items, then IVF.
+CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
+FLAT_LIMIT = 30_000
 
 
 @dataclass
@@ -78,14 +82,34 @@ class CompactSpace:
         error = numpy.linalg.norm(compact - rounded.astype("float64"), axis=1)
         return rounded, numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f"), error.astype("f")
 
-    def save(self, path: Union[str, Path]) -> None:
-        with atomic_write(path) as file:  # a rerun reads what it finds
-            numpy.savez(file, mean=self.mean, components=self.components)
+    def to_bytes(self) -> bytes:
+        return npy_bytes(numpy.vstack([self.mean[None, :], self.components]))
 
     @classmethod
-    def load(cls, path: Union[str, Path]) -> "CompactSpace":
-        with numpy.load(Path(path)) as data:
-            return cls(data["mean"], data["components"])
+    def from_bytes(cls, data: bytes) -> "CompactSpace":
+        both = from_npy_bytes(data)
+        return cls(both[0], both[1:])
+
+
+def check_candidates(candidates: str) -> None:
+    """Refuse an unknown candidate kind, and "ivf" or "hnsw" without faiss: before any encoding."""
+    if candidates not in CANDIDATE_KINDS:
+        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
+    if candidates in ("ivf", "hnsw"):
+        import_extra("faiss", "ann", f"The {candidates} candidate index")
+
+
+def choose_candidates(kind: str, n: int) -> str:
+    """The candidate kind for n items: "auto" is "flat" up to FLAT_LIMIT items (or without faiss)."""
+    if kind != "auto":
+        return kind
+    if n <= FLAT_LIMIT:
+        return "flat"
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        return "flat"
+    return "ivf"
 
 
 def distance_bound(
@@ -143,7 +167,7 @@ class CandidateIndex:
             self._faiss.hnsw.efSearch = max(64, nprobe * 4)
             self.settings.update(index="HNSW32,SQfp16")
 
-    def serialize(self) -> Optional[numpy.ndarray]:
+    def serialize(self) -> numpy.ndarray:
         """The faiss index as bytes: `CandidateIndex(..., serialized=...)` reads it."""
         return import_extra("faiss", "ann", "The candidate index").serialize_index(self._faiss)
 
@@ -201,6 +225,17 @@ def describe(index: Any) -> str:
     if isinstance(base, faiss.IndexIVFFlat):
         return f"IVF{base.nlist},Flat"
     return f"IVF{base.nlist} ({type(base).__name__})"
+
+
+def npy_bytes(array: numpy.ndarray) -> bytes:
+    """An array in .npy format (no pickle)."""
+    buffer = io.BytesIO()
+    numpy.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def from_npy_bytes(data: bytes) -> numpy.ndarray:
+    return numpy.load(io.BytesIO(data), allow_pickle=False)
 
 
 def decoded(compact: numpy.ndarray) -> numpy.ndarray:

@@ -9,11 +9,17 @@ others are scored with `pipe.compare` on the full vectors, so every returned sco
 `doc.similarity` of the two texts. With `candidates="flat"` every item is a candidate (the
 result is the brute-force one); "ivf" and "hnsw" take each item's `c` nearest compact vectors.
 
+Items with byte-identical full vectors (identical texts, and texts the pipeline cannot tell
+apart) are one candidate: the search runs over distinct vectors and each group's members get
+the pairs the brute-force search gives them (each other at their own score, ties by id), so a
+collection with many copies of a text is not quadratic.
+
 Memory: the compact vectors (float16, 2 * dims bytes an item, the same again in a faiss
 index), a residual norm and a rounding error an item, and one query block's candidate arrays;
 the full vectors stay on disk and are read for the candidates that pass the bound.
 """
 
+import hashlib
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -21,7 +27,8 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..util import atomic_write, import_extra, show_progress
+from ..metrics import check_ks
+from ..util import show_progress
 from .compact import (
     BOUND_TOLERANCE,
     DIMS,
@@ -29,19 +36,21 @@ from .compact import (
     QUERY_BLOCK,
     CandidateIndex,
     CompactSpace,
+    check_candidates,
+    choose_candidates,
     decoded,
     distance_bound,
+    from_npy_bytes,
+    npy_bytes,
 )
 from .space import vector_space
 from .store import MemoryStore
 
-CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
-# "auto" searches every item up to this many items, then an IVF index (when faiss is installed).
-FLAT_LIMIT = 30_000
 CANDIDATES = 50
 FLAT_BLOCK_CELLS = 2**25
 COMPACT_BLOCK = 16384
 DuplicatePair = Tuple[int, int, float]  # (i, j, score), i < j
+Ranked = List[Tuple[float, int]]  # (score, id) of a query's best candidates
 
 
 class CorpusIndex:
@@ -70,26 +79,33 @@ class CorpusIndex:
             )
         self.store = store
         self.space = vector_space(self.pipe.comparison)
-        saved = None  # the candidate index of a store on disk, kept there for a rerun
         if state is not None:
             self.kind = state["kind"]
             self.compact_space, self.compact = state["space"], state["compact"]
-            self.residual, self.error = state["residual"], state["error"]
+            self.residual, self.error, self.rep = state["residual"], state["error"], state["rep"]
             serialized = state["faiss"]
         else:
-            self.kind = _choose(candidates, len(store))
+            self.kind = choose_candidates(candidates, len(store))
             self.compact_space, self.compact, self.residual, self.error = _compact(store, self.space, dims, progress)
-            if store.path is not None and self.kind != "flat":
-                saved = store.path / f"compact-{dims}" / f"{self.kind}.faiss.npy"
-            serialized = numpy.load(saved) if saved is not None and saved.exists() else None
+            self.rep = identical_items(store)
+            saved = f"compact-{dims}/{self.kind}.faiss"  # the candidate index, kept in the store for a rerun
+            data = store.read_file(saved) if self.kind != "flat" else None
+            serialized = None if data is None else numpy.frombuffer(data, dtype="uint8")
+        self.reps = numpy.flatnonzero(self.rep == numpy.arange(len(self.rep)))  # one item per distinct vector
+        order = numpy.argsort(self.rep, kind="stable")
+        starts = numpy.flatnonzero(numpy.diff(self.rep[order], prepend=-1))
+        ends = numpy.append(starts[1:], len(order))
+        self.members = {  # the items of each group of identical vectors (more than one), by id
+            int(self.rep[order[starts[g]]]): order[starts[g] : ends[g]] for g in numpy.flatnonzero(ends - starts > 1)
+        }
         self._max_error = float(self.error.max()) if len(self.error) else 0.0
         self.n_scored = 0  # candidate pairs the last `duplicates` call scored with the pipe
         self.candidates: Optional[CandidateIndex] = None  # "flat" searches every item itself
         if self.kind != "flat":
-            self.candidates = CandidateIndex(self.compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
-            if saved is not None and serialized is None:
-                with atomic_write(saved) as file:
-                    numpy.save(file, numpy.asarray(self.candidates.serialize()))
+            compact = self.compact[self.reps]
+            self.candidates = CandidateIndex(compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
+            if state is None and serialized is None:
+                store.save_file(saved, self.candidates.serialize().tobytes())
 
     def state(self) -> Dict[str, Any]:
         """The fitted parts of the index, picklable: `CorpusIndex(nlp, store, state=...)`."""
@@ -99,6 +115,7 @@ class CorpusIndex:
             "compact": self.compact,
             "residual": self.residual,
             "error": self.error,
+            "rep": self.rep,
             "faiss": None if self.candidates is None else self.candidates.serialize(),
         }
 
@@ -117,25 +134,66 @@ class CorpusIndex:
         """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k
         best-scoring candidates (every item with "flat", its c nearest compact vectors
         otherwise); `query_ids` restricts the queries (a shard)."""
-        if k < 0 or c < 0:
-            raise ValueError(f"k and c must be at least 0, got k={k}, c={c}")
+        check_ks((k,), name="k")
+        check_ks((c,), name="c")
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
+        is_query = numpy.zeros(len(self), dtype=bool)
+        is_query[queries] = True
+        searched = numpy.unique(self.rep[queries])  # one query per distinct vector
         found: Dict[Tuple[int, int], float] = {}
         self.n_scored = 0
         flat_numpy = self.kind == "flat" and (self._flat_faiss() is None or self.space.bound_radius(threshold) is None)
-        block = max(1, FLAT_BLOCK_CELLS // max(1, len(self))) if flat_numpy else QUERY_BLOCK
-        bar = tqdm(total=len(queries), desc="searching", unit="doc", disable=not show_progress(progress))
+        block = max(1, FLAT_BLOCK_CELLS // max(1, len(self.reps))) if flat_numpy else QUERY_BLOCK
+        bar = tqdm(total=len(searched), desc="searching", unit="doc", disable=not show_progress(progress))
         with bar:
-            for s in range(0, len(queries), block):
-                q = queries[s : s + block]
+            for s in range(0, len(searched), block):
+                q = searched[s : s + block]
                 rows, cols = self._passing(q, threshold, c)
                 scores = self._scores(q[rows], cols)
                 self.n_scored += len(scores)
                 keep = scores >= threshold
+                best: Dict[int, Ranked] = {int(r): [] for r in q}
                 for i, j, score in _top_k(q[rows][keep], cols[keep], scores[keep], k):
-                    found[(min(i, j), max(i, j))] = score
+                    best[i].append((score, j))
+                multi = numpy.asarray([r for r in q if int(r) in self.members], dtype="int64")
+                for r, score in zip(multi, self._scores(multi, multi)):
+                    best[int(r)].append((float(score), -1))  # -1: the group's other members, at this score
+                for r, ranked in best.items():
+                    self._add_pairs(found, r, ranked, k, threshold, is_query)
                 bar.update(len(q))
         return sort_pairs((i, j, s) for (i, j), s in found.items())
+
+    def _add_pairs(
+        self, found: Dict[Tuple[int, int], float], r: int, ranked: Ranked, k: int, threshold: float, is_query: Any
+    ) -> None:
+        """The pairs of the members of group r (those that are queries) from the group's k best
+        other distinct vectors (`ranked`, with (score, -1) for the members' own score): each
+        member's k best others by score, ties by id, as a search over every item would rank them."""
+        members = self.members.get(r)
+        others: Ranked = []  # the items of the k best other groups, at most k of each
+        own_score: Optional[float] = None
+        for score, j in ranked:
+            if j < 0:
+                own_score = score if score >= threshold else None
+            else:
+                others.extend((score, int(m)) for m in self.members.get(j, [j])[:k])
+        if members is None:
+            for score, j in sorted(others, key=lambda p: (-p[0], p[1]))[:k]:
+                found[(min(r, j), max(r, j))] = score
+            return
+        first = [int(m) for m in members[: k + 1]]
+        common = None
+        for i in members[is_query[members]]:
+            i = int(i)
+            if i not in first and common is not None:
+                best = common
+            else:
+                mates = [(own_score, m) for m in first if m != i][:k] if own_score is not None else []
+                best = sorted(mates + others, key=lambda p: (-p[0], p[1]))[:k]
+                if i not in first:
+                    common = best
+            for score, j in best:
+                found[(min(i, j), max(i, j))] = score
 
     def _passing(self, q: numpy.ndarray, threshold: float, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(query row, item id) of the candidates of queries `q` whose score bound reaches the
@@ -149,21 +207,22 @@ class CorpusIndex:
                 decoded(self.compact[q]), reach * reach * (1 + 1e-4) + 1e-4
             )
             rows = numpy.repeat(numpy.arange(len(q)), numpy.diff(lims.astype("int64")))
-            ids, d2 = found.astype("int64")[None, :], d2_found[None, :]
+            ids, d2 = self.reps[found.astype("int64")][None, :], d2_found[None, :]
             qrow = q[rows][None, :]
         elif self.kind == "flat":
-            items, queries = decoded(self.compact), decoded(self.compact[q])
+            items, queries = decoded(self.compact[self.reps]), decoded(self.compact[q])
             d2 = (
                 numpy.einsum("ij,ij->i", items, items)[None, :]
                 - 2.0 * (queries @ items.T)
                 + numpy.einsum("ij,ij->i", queries, queries)[:, None]
             )
-            ids = numpy.broadcast_to(numpy.arange(len(self)), d2.shape)
+            ids = numpy.broadcast_to(self.reps, d2.shape)
             qrow = q[:, None]
             rows = None
         else:
             assert self.candidates is not None
-            ids, d2 = self.candidates.search(self.compact[q], c + 1)
+            found_ids, d2 = self.candidates.search(self.compact[q], c + 1)
+            ids = numpy.where(found_ids >= 0, self.reps[numpy.maximum(found_ids, 0)], -1)
             qrow = q[:, None]
             rows = None
         valid = (ids >= 0) & (ids != qrow)
@@ -179,7 +238,7 @@ class CorpusIndex:
         return found_rows, numpy.asarray(ids[found_rows, cols], dtype="int64")
 
     def _flat_faiss(self) -> Any:
-        """A faiss exhaustive index over the compact vectors, for range search (None without faiss)."""
+        """A faiss exhaustive index over the distinct compact vectors, for range search (None without faiss)."""
         if not hasattr(self, "_flat"):
             try:
                 import faiss
@@ -187,7 +246,7 @@ class CorpusIndex:
                 self._flat = None
             else:
                 self._flat = faiss.IndexFlatL2(self.compact.shape[1])
-                self._flat.add(decoded(self.compact))
+                self._flat.add(decoded(self.compact[self.reps]))
         return self._flat
 
     def _scores(self, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
@@ -204,29 +263,35 @@ def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
     return sorted(((i, j, s) for (i, j), s in unique.items()), key=lambda p: (-p[2], p[0], p[1]))
 
 
-def _choose(kind: str, n: int) -> str:
-    if kind != "auto":
-        return kind
-    if n <= FLAT_LIMIT:
-        return "flat"
-    try:
-        import faiss  # noqa: F401
-    except ImportError:
-        return "flat"
-    return "ivf"
+def identical_items(store: MemoryStore) -> numpy.ndarray:
+    """For each item, the lowest id whose full vector is byte-identical to its own (a hash of its
+    learned columns and of its sparse lexical ones)."""
+    rep = numpy.arange(len(store))
+    first: Dict[bytes, int] = {}
+    lexical = store.lexical
+    for start in range(0, len(store), COMPACT_BLOCK):
+        learned = numpy.ascontiguousarray(store.learned[start : start + COMPACT_BLOCK])
+        for i, row in enumerate(learned, start):
+            key = hashlib.blake2b(row.tobytes(), digest_size=16)
+            if lexical is not None:
+                a, b = lexical.indptr[i], lexical.indptr[i + 1]
+                key.update(lexical.indices[a:b].tobytes())
+                key.update(lexical.data[a:b].tobytes())
+            rep[i] = first.setdefault(key.digest(), i)
+    return rep
 
 
 def _compact(
     store: MemoryStore, space: Any, dims: int, progress: bool
 ) -> Tuple[CompactSpace, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The compact space fitted on the first FIT_SIZE items, and every item's compact vector
-    (float16), residual norm and rounding error (read from the store directory when an earlier
-    run saved them)."""
-    path = None if store.path is None else store.path / f"compact-{dims}"
-    files = ("space.npz", "compact.npy", "residual.npy", "error.npy")
-    if path is not None and all((path / name).exists() for name in files):
-        arrays = [numpy.load(path / name) for name in files[1:]]
-        return CompactSpace.load(path / "space.npz"), arrays[0], arrays[1], arrays[2]
+    (float16), residual norm and rounding error (read from the store when an earlier run saved
+    them there)."""
+    names = [f"compact-{dims}/{name}" for name in ("space.npy", "compact.npy", "residual.npy", "error.npy")]
+    saved = [store.read_file(name) for name in names]
+    if all(data is not None for data in saved):
+        arrays = [from_npy_bytes(data) for data in saved[1:] if data is not None]
+        return CompactSpace.from_bytes(saved[0] or b""), arrays[0], arrays[1], arrays[2]
     fit = space.metric_learned(store.learned[: min(len(store), FIT_SIZE)])
     compact_space = CompactSpace.fit(fit, dims=dims)
     compact = numpy.zeros((len(store), compact_space.dims), dtype="float16")
@@ -240,21 +305,10 @@ def _compact(
                 space.metric_learned(store.learned[block])
             )
             bar.update(block.stop - block.start)
-    if path is not None:
-        path.mkdir(exist_ok=True)
-        compact_space.save(path / "space.npz")
-        for name, array in zip(files[1:], (compact, residual, error)):
-            with atomic_write(path / name) as file:
-                numpy.save(file, array)
+    store.save_file(names[0], compact_space.to_bytes())
+    for name, array in zip(names[1:], (compact, residual, error)):
+        store.save_file(name, npy_bytes(array))
     return compact_space, compact, residual, error
-
-
-def check_candidates(candidates: str) -> None:
-    """Refuse an unknown candidate kind, and "ivf" or "hnsw" without faiss: before any encoding."""
-    if candidates not in CANDIDATE_KINDS:
-        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
-    if candidates in ("ivf", "hnsw"):
-        import_extra("faiss", "ann", f"The {candidates} candidate index")
 
 
 def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int) -> List[Tuple[int, int, float]]:

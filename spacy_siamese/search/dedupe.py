@@ -7,6 +7,7 @@ for precision on the dev pairs when the pipe was trained), not its pair-classifi
 threshold.
 """
 
+import numbers
 import tempfile
 import warnings
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..component import PIPE_NAME, SiameseSimilarity, get_similarity_pipe
+from ..metrics import check_ks
 from ..util import component_labels
 from .corpus import CANDIDATES, CorpusIndex, DuplicatePair, check_candidates
 from .encode import TextOrDoc
@@ -40,6 +42,8 @@ def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None)
     else (with a warning) its pair-classification threshold. A threshold outside the pipe's
     score range is an error: it would find no pair, or pair every doc with its k nearest."""
     if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+            raise ValueError(f"The dedupe threshold must be a number, got {threshold!r}")
         low, high = pipe.score_range
         if not low <= float(threshold) <= high:  # NaN too
             raise ValueError(
@@ -77,9 +81,11 @@ def find_duplicates(
     best-scoring others. `candidates`: "flat" compares every item with every other (the
     brute-force result), "ivf" / "hnsw" with its `c` nearest compact vectors (faiss, extra
     `spacy-siamese[ann]`), "auto" takes "flat" for small collections. Scores are exactly the
-    pipe's similarity."""
+    pipe's similarity; identical items are searched once (see `CorpusIndex`)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
+    check_ks((k,), name="k")
+    check_ks((c,), name="c")
     check_candidates(candidates)
     items = list(texts_or_docs)
     with _store_dir(work_dir) as path:

@@ -4,33 +4,41 @@ Candidates come from a vector space where a fast metric ranks like the compariso
 `spacy_siamese.search.space`); every returned score is then re-scored with `pipe.compare`, so
 it is exactly `doc.similarity` of the query and the hit (as the index encoded them).
 
-Backends: "exact" (numpy, the default: exactly the brute-force top-k for every comparison),
-"faiss" (faiss HNSW, approximate) and "faiss-flat" (faiss exhaustive search, exact in the vector
-space but without the exact backend's guarantee at ties); faiss needs `spacy-siamese[ann]`.
+Candidates, as for `find_duplicates`: "flat" (numpy, the default: exactly the brute-force top-k
+for every comparison), "ivf" or "hnsw" (a faiss index of the vectors in that space, approximate;
+extra `spacy-siamese[ann]`), "auto" (flat up to 30,000 items, then ivf). An index is saved as a
+vector store (`spacy_siamese.search.store`) with its texts, ids and candidate index, each file
+with a checksum; `dedupe`'s work dir is the same format and loads too.
 """
 
+import json
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
-import srsly
 from spacy.language import Language
 
 from ..component import PIPE_NAME, get_similarity_pipe
+from ..files import atomic_directory
+from ..metrics import check_ks
 from ..pairwise import vector_pair_scores, vector_similarity_matrix
-from ..util import import_extra
+from .compact import CandidateIndex, check_candidates, choose_candidates
 from .encode import TextOrDoc, as_list, encode_with_texts
 from .space import vector_space
+from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
-FORMAT = "spacy_siamese.index.v1"
-BACKENDS = ("exact", "faiss", "faiss-flat")
-META_KEYS = ("model_id", "pipe_name", "backend", "size", "width", "c", "settings", "texts")
+OLD_FORMAT = "spacy_siamese.index.v1"
+# The backends of OLD_FORMAT's time, as candidate kinds.
+BACKENDS = {"exact": "flat", "faiss": "hnsw", "faiss-flat": "flat"}
 # Candidates within this fraction of |q|^2 + max |x|^2 of the k-th best key are re-scored:
 # it covers the float32 rounding of the fast metric and of the comparison.
 TOLERANCE = 2e-4
 # Hybrid scores from matrix products (float64) and from the comparison (float32) differ by
 # rounding only: candidates within this of the k-th best are re-scored.
 SCORE_TOLERANCE = 1e-4
+# IVF lists probed, and a quarter of the HNSW search breadth, per query (CandidateIndex)
+NPROBE = 64
 BLOCK_BYTES = 64 * 2**20  # bound on one block of query x item keys
 ITEM_BLOCK_BYTES = 64 * 2**20  # bound on one block of items converted for scoring (float64)
 Hits = List[List[Tuple[int, float]]]
@@ -41,11 +49,11 @@ class SimilarityIndex:
 
     Exactness by comparison: Cauchy ranks like L2 between sqrt(w)-scaled vectors, cosine like the
     inner product of normalised vectors, exp(-||a - b||) like L2 or L1 (all exact). A hybrid
-    (HybridSimilarity.v1) over Cauchy or cosine is scored with matrix products by the exact
-    backend (exact); the faiss backends take candidates from a combined L2 space. The feature
-    head is not a metric: the exact backend scores the query against every item with the
-    comparison (brute force, as for L1), the faiss backends (or `c=N`) take the N
-    nearest items by L2 between the learned vectors and re-score only those.
+    (HybridSimilarity.v1) over Cauchy or cosine is scored with matrix products by flat
+    candidates (exact); ivf and hnsw take candidates from a combined L2 space. The feature
+    head is not a metric: flat candidates score the query against every item with the
+    comparison (brute force, as for L1); ivf, hnsw (or `c=N`) take the N nearest items by L2
+    between the learned vectors and re-score only those.
     """
 
     def __init__(
@@ -53,16 +61,20 @@ class SimilarityIndex:
         nlp: Language,
         vectors: Optional[numpy.ndarray] = None,
         *,
-        backend: str = "exact",
+        candidates: str = "flat",
         pipe_name: str = PIPE_NAME,
         texts: Optional[List[str]] = None,
         c: Optional[int] = None,
-        hnsw_m: int = 32,
-        ef_construction: int = 200,
-        ef_search: int = 128,
+        backend: Optional[str] = None,
     ) -> None:
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        """`backend` ("exact", "faiss", "faiss-flat") is the old name of `candidates`."""
+        if backend is not None:
+            if backend not in BACKENDS:
+                raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+            message = f"backend is now candidates: {backend!r} is {BACKENDS[backend]!r}"
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            candidates = BACKENDS[backend]
+        check_candidates(candidates)
         if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
             raise ValueError(f"c (candidates re-scored per query) must be None or at least 1, got {c!r}")
         self.nlp = nlp
@@ -70,16 +82,14 @@ class SimilarityIndex:
         self.pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
         self.model_id: str = self.pipe._require_initialized()
         self.space = vector_space(self.pipe.comparison)
-        self.backend = backend
+        self.candidates = candidates
         self.c = c  # candidates re-scored per query, as `find_duplicates`' c
-        self.settings = {"hnsw_m": hnsw_m, "ef_construction": ef_construction, "ef_search": ef_search}
         width = self.pipe.encoder.get_dim("nO")
         self._rows = numpy.zeros((0, width), dtype="float32")  # capacity; the first len(self) rows are in use
         self._size = 0
         self.texts: Optional[List[str]] = [] if texts is not None or vectors is None else None
-        self._faiss: Any = None
-        if backend != "exact":
-            self._faiss = _new_faiss(backend, width, self.space.metric, self.settings)
+        self.ids: Optional[List[Any]] = None  # the collection's own ids, when it had them (`load`)
+        self._ann: Optional[CandidateIndex] = None  # built when an ivf or hnsw search needs it
         if vectors is not None:
             self.add_vectors(vectors, texts)
 
@@ -89,32 +99,26 @@ class SimilarityIndex:
         nlp: Language,
         texts_or_docs: Sequence[TextOrDoc],
         *,
-        backend: str = "exact",
+        candidates: str = "flat",
         batch_size: int = 256,
         n_process: int = 1,
         progress: bool = True,
         pipe_name: str = PIPE_NAME,
         c: Optional[int] = None,
         store_texts: bool = True,
-        hnsw_m: int = 32,
-        ef_construction: int = 200,
-        ef_search: int = 128,
+        backend: Optional[str] = None,
     ) -> "SimilarityIndex":
-        """Encode texts (with the pipeline) or docs and index their vectors; ids are positions.
-        `hnsw_m`, `ef_construction` and `ef_search` set up faiss HNSW."""
-        index = cls(
-            nlp,
-            backend=backend,
-            pipe_name=pipe_name,
-            c=c,
-            hnsw_m=hnsw_m,
-            ef_construction=ef_construction,
-            ef_search=ef_search,
-        )
+        """Encode texts (with the pipeline) or docs and index their vectors; ids are positions."""
+        index = cls(nlp, candidates=candidates, pipe_name=pipe_name, c=c, backend=backend)
         if not store_texts:
             index.texts = None
         index.add(texts_or_docs, batch_size=batch_size, n_process=n_process, progress=progress)
         return index
+
+    @property
+    def kind(self) -> str:
+        """The candidate kind searched: `candidates`, with "auto" decided by the index's size."""
+        return choose_candidates(self.candidates, len(self))
 
     def __len__(self) -> int:
         return self._size
@@ -163,8 +167,7 @@ class SimilarityIndex:
                 self.texts = None  # texts are kept only when every item has one
             else:
                 self.texts.extend(texts)
-        if self._faiss is not None and len(vectors):
-            self._faiss.add(self.space.transform(vectors))
+        self._ann = None  # built again with the new items when needed
         return list(range(start, len(self.vectors)))
 
     def search(
@@ -181,14 +184,15 @@ class SimilarityIndex:
         self, queries: numpy.ndarray, k: int = 10, *, exclude: Optional[numpy.ndarray] = None
     ) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(ids, scores) arrays of shape (n_queries, k), best first, padded with id -1 and score
-        nan. `exclude` gives one id per query to leave out (the query itself, for dedupe)."""
-        if k < 0:
-            raise ValueError(f"k must be at least 0, got {k}")
+        nan; k is at most the index's size. `exclude` gives one id per query to leave out (the
+        query itself, for dedupe)."""
+        check_ks((k,), name="k")
+        k = min(k, max(1, len(self)))  # before allocating (n_queries, k)
         queries = check_vectors(queries, self.vectors.shape[1], "query vectors")
         n = len(queries)
         ids = numpy.full((n, k), -1, dtype="int64")
         scores = numpy.full((n, k), numpy.nan, dtype="float32")
-        if n == 0 or k <= 0 or len(self) == 0:
+        if n == 0 or len(self) == 0:
             return ids, scores
         step = max(1, min(n, BLOCK_BYTES // (4 * len(self))))
         for s in range(0, n, step):
@@ -204,8 +208,8 @@ class SimilarityIndex:
         self, queries: numpy.ndarray, k: int, exclude: Optional[numpy.ndarray]
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(query row, item id, exact score) of a superset of each query's top k."""
-        if self._faiss is not None:
-            return self._faiss_candidates(queries, k, exclude)
+        if self.kind != "flat":
+            return self._ann_candidates(queries, k, exclude)
         matrix_scores = self.c is None and self.space.scores_exactly  # a hybrid's own score
         ranks_exactly = matrix_scores or (self.space.exact and self.space.metric != "l1")
         if self.c is None and not ranks_exactly:
@@ -251,86 +255,72 @@ class SimilarityIndex:
         """Items per block when computing keys: the block's float64 copy stays within ITEM_BLOCK_BYTES."""
         return max(1, ITEM_BLOCK_BYTES // (8 * self.vectors.shape[1]))
 
-    def _faiss_candidates(
+    def _ann_candidates(
         self, queries: numpy.ndarray, k: int, exclude: Optional[numpy.ndarray]
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         extra = 0 if exclude is None else 1
         wanted = self.c or (max(100, 10 * k) if not self.space.exact else 2 * k + 10)
-        _, found = self._faiss.search(self.space.transform(queries), min(len(self), max(k, wanted) + extra))
+        found, _ = self._candidate_index().search(self.space.transform(queries), min(len(self), max(k, wanted) + extra))
         rows = numpy.repeat(numpy.arange(len(queries)), found.shape[1])
-        cols = found.reshape(-1).astype("int64")
+        cols = found.reshape(-1)
         keep = cols >= 0
         if exclude is not None:
             keep &= cols != exclude[rows]
         rows, cols = rows[keep], cols[keep]
         return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
+    def _candidate_index(self) -> CandidateIndex:
+        """The faiss index of ivf or hnsw candidates, built when first needed."""
+        if self._ann is None:
+            compact = self.space.transform(self.vectors).astype("float16")
+            self._ann = CandidateIndex(compact, kind=self.kind, nprobe=NPROBE)
+        return self._ann
+
     # -- saving -------------------------------------------------------------------------
 
-    def save(self, path: Union[str, Path], *, model: Optional[str] = None) -> None:
-        """Write the index to a directory (JSON, .npy and faiss's own format; no pickle).
-        `model` records where the pipeline is, for the command line."""
+    def save(self, path: Union[str, Path], *, model: Optional[str] = None, ids: Optional[List[Any]] = None) -> None:
+        """Write the index to a directory, replaced whole or not at all: a vector store with the
+        texts, the collection's `ids` and the candidate index, each file with a checksum (no
+        pickle). `model` records where the pipeline is, for the command line."""
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        meta = {
-            "format": FORMAT,
-            "model_id": self.model_id,
-            "pipe_name": self.pipe_name,
-            "backend": self.backend,
-            "space": self.space.kind,
-            "size": len(self),
-            "width": int(self.vectors.shape[1]),
-            "c": self.c,
-            "settings": self.settings,
-            "model": model,
-            "texts": self.texts is not None,
-        }
-        numpy.save(path / "vectors.npy", self.vectors, allow_pickle=False)
-        if self.texts is not None:
-            srsly.write_jsonl(path / "texts.jsonl", ({"text": t} for t in self.texts))
-        if self._faiss is not None:
-            import faiss
-
-            faiss.write_index(self._faiss, str(path / "faiss.index"))
-        srsly.write_json(path / "index.json", meta)
+        check_replaceable(path)
+        if ids is not None and len(ids) != len(self):
+            raise ValueError(f"{len(ids):,} ids for the {len(self):,} items of the index")
+        with atomic_directory(path) as tmp:
+            store = write_store(tmp, self.vectors, model_id=self.model_id, space=self.space, pipe_name=self.pipe_name)
+            for name, values, key in (("texts.jsonl", self.texts, "text"), ("ids.jsonl", ids, "id")):
+                if values is not None:
+                    store.save_file(name, "".join(json.dumps({key: v}) + "\n" for v in values).encode("utf8"))
+            if self.kind != "flat" and len(self):
+                store.save_file(f"candidates-{self.kind}.faiss", self._candidate_index().serialize().tobytes())
+            meta = {"candidates": self.candidates, "c": self.c, "model": model, "pipe_name": self.pipe_name}
+            store.manifest["index"] = meta
+            write_manifest(tmp, store.manifest)
 
     @classmethod
     def load(cls, path: Union[str, Path], nlp: Language) -> "SimilarityIndex":
-        """Read an index saved by `save`; refuses one built by another model than nlp's."""
-        meta = read_meta(path)
+        """Read an index saved by `save` (or a `dedupe` work dir), each file checked against its
+        checksum; refuses one built by another model than nlp's."""
         path = Path(path)
+        meta = read_meta(path)
+        store = VectorStore(path, fix=f"build the index again (python -m spacy_siamese index ... -o {path})")
         pipe = get_similarity_pipe(nlp, meta["pipe_name"], initialized=True)
-        if pipe.model_id != meta["model_id"]:
+        if pipe.model_id != store.model_id:
             raise ValueError(
-                f"The index at {path} was built by siamese_similarity model '{meta['model_id']}', but the "
+                f"The index at {path} was built by siamese_similarity model '{store.model_id}', but the "
                 f"pipeline's '{meta['pipe_name']}' pipe is model '{pipe.model_id}': their vectors live in "
                 "different spaces. Load the pipeline that built the index, or build it again."
             )
-        index = cls(nlp, backend="exact", pipe_name=meta["pipe_name"], c=meta["c"], **meta["settings"])
-        index.backend = meta["backend"]
-        shape = (meta["size"], index.vectors.shape[1])
-        faiss = import_extra("faiss", "ann", "The faiss backends") if index.backend != "exact" else None
-        try:
-            index.vectors = numpy.load(path / "vectors.npy", allow_pickle=False)
-            index.texts = [r["text"] for r in srsly.read_jsonl(path / "texts.jsonl")] if meta["texts"] else None
-            if faiss is not None:
-                index._faiss = faiss.read_index(str(path / "faiss.index"))
-        except (OSError, EOFError, ValueError, RuntimeError) as err:
-            raise ValueError(f"The index at {path} is incomplete or corrupt: {err}") from err
-        found = {"vectors.npy": tuple(index.vectors.shape)}  # the shape each file holds
-        if index.texts is not None:
-            found["texts.jsonl"] = (len(index.texts), shape[1])
-        if index._faiss is not None:
-            found["faiss.index"] = (index._faiss.ntotal, index._faiss.d)
-        for name, got in found.items():
-            if got != shape:
-                what = f"{got[0]:,} items" if got[1:] == shape[1:] else f"shape {got}"
-                raise ValueError(
-                    f"The index at {path} is incomplete or corrupt: {name} holds {what}, but the index has "
-                    f"{shape[0]:,} items of width {shape[1]}. Build the index again."
-                )
-        if index.backend == "faiss":
-            index._faiss.hnsw.efSearch = meta["settings"]["ef_search"]
+        vectors = store.rows(numpy.arange(len(store)))
+        index = cls(nlp, vectors, candidates=meta["candidates"], pipe_name=meta["pipe_name"], c=meta["c"])
+        texts, ids = (store.read_file(name) for name in ("texts.jsonl", "ids.jsonl"))
+        index.texts = None if texts is None else [json.loads(line)["text"] for line in texts.splitlines()]
+        index.ids = None if ids is None else [json.loads(line)["id"] for line in ids.splitlines()]
+        serialized = store.read_file(f"candidates-{index.kind}.faiss")
+        if serialized is not None:
+            compact = index.space.transform(index.vectors).astype("float16")
+            array = numpy.frombuffer(serialized, dtype="uint8")
+            index._ann = CandidateIndex(compact, kind=index.kind, nprobe=NPROBE, serialized=array)
         return index
 
     def _check_model(self) -> None:
@@ -342,22 +332,19 @@ class SimilarityIndex:
 
 
 def read_meta(path: Union[str, Path]) -> Dict[str, Any]:
-    """An index directory's index.json, or a ValueError."""
-    meta_path = Path(path) / "index.json"
-    if not meta_path.exists():
-        raise ValueError(f"{path} is not a saved SimilarityIndex (no index.json)")
-    try:
-        meta = srsly.read_json(meta_path)
-    except ValueError as err:
-        raise ValueError(f"{meta_path}: not valid JSON ({err})") from err
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"{meta_path}: not a {FORMAT} index")
-    if "candidates" in meta and "c" not in meta:  # saved before `c` had its name, when 0 meant no extra candidates
-        meta["c"] = meta.pop("candidates") or None
-    missing = [key for key in META_KEYS if key not in meta]
-    if missing or meta["backend"] not in BACKENDS:
-        problem = f"no {', '.join(missing)}" if missing else f"unknown backend {meta['backend']!r}"
-        raise ValueError(f"{meta_path}: {problem}: the index is incomplete or corrupt, build it again")
+    """The settings a saved index was searched with (candidates, c, the pipeline's path), or a
+    ValueError: an index of the old format is named as such."""
+    path = Path(path)
+    if not (path / MANIFEST).exists():
+        if (path / "index.json").exists():
+            raise ValueError(
+                f"{path} is an index of an earlier version ({OLD_FORMAT}, with index.json), which this version "
+                f"does not read: build it again with `python -m spacy_siamese index MODEL TEXTS -o {path}`"
+            )
+        raise ValueError(f"{path} is not a saved SimilarityIndex (no {MANIFEST})")
+    manifest = read_manifest(path, fix=f"build the index again (python -m spacy_siamese index ... -o {path})")
+    meta = {"candidates": "flat", "c": None, "model": None, "pipe_name": manifest.get("pipe_name", PIPE_NAME)}
+    meta.update(manifest.get("index") or {})  # a dedupe work dir has none: flat, no texts
     return meta
 
 
@@ -413,17 +400,6 @@ def to_hits(ids: numpy.ndarray, scores: numpy.ndarray) -> Hits:
     return [
         [(int(i), float(s)) for i, s in zip(row_ids, row_scores) if i >= 0] for row_ids, row_scores in zip(ids, scores)
     ]
-
-
-def _new_faiss(backend: str, width: int, metric: str, settings: Dict[str, int]) -> Any:
-    faiss = import_extra("faiss", "ann", "The faiss backends")
-    faiss_metric = {"ip": faiss.METRIC_INNER_PRODUCT, "l1": faiss.METRIC_L1}.get(metric, faiss.METRIC_L2)
-    if backend == "faiss-flat":
-        return faiss.IndexFlat(width, faiss_metric)
-    index = faiss.IndexHNSWFlat(width, settings["hnsw_m"], faiss_metric)
-    index.hnsw.efConstruction = settings["ef_construction"]
-    index.hnsw.efSearch = settings["ef_search"]
-    return index
 
 
 __all__ = ["SimilarityIndex", "read_meta", "to_hits", "top_k"]

@@ -11,7 +11,7 @@
   with the comparison is exact.
 - Hybrid, `(1 - weight) * inner(a, b) + weight * clip(a_lex . b_lex, 0, 1)`: with a Cauchy or
   cosine inner comparison the hybrid score itself is computed with matrix products (`scores`),
-  so the exact backend is exact. The faiss space is the learned part (mapped as for the inner
+  so flat candidates are exact. The ivf / hnsw space is the learned part (mapped as for the inner
   comparison) beside the lexical part, searched by L2: for a cosine inner comparison (without
   the clip) that ranks exactly like the score, for Cauchy it only finds candidates.
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ..corpora.base import Malformed, json_value, numbered_lines
+from ..files import sha256_file
 
 FORMATS = ("auto", "text", "jsonl")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # .json: as pair files; datasets' to_json writes JSON lines
@@ -47,9 +48,8 @@ class Collection:
         return found
 
     def source(self) -> Dict[str, Any]:
-        """What identifies the input for a restart: name, size and modification time."""
-        stat = self.path.stat()
-        return {"name": self.path.name, "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns, "field": self.text_field}
+        """What identifies the input for a restart: a hash of its bytes, how they were read."""
+        return {"sha256": sha256_file(self.path), "format": self.format, "field": self.text_field}
 
     def blank_note(self) -> Optional[str]:
         if not self.blank_lines:

@@ -1,8 +1,10 @@
 """`python -m spacy_siamese dedupe`."""
 
 import json
+import os
 import re
 import sys
+import types
 
 import pytest
 import spacy
@@ -162,3 +164,117 @@ def test_n_process_minus_one_is_every_core_as_in_encode(collection, tmp_path):
     assert result.exit_code == 0, result.output
     result = invoke(*args, "--n-process", -2)
     assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
+
+
+def test_outputs_that_are_inputs_are_refused_before_any_work(collection, tmp_path):
+    """Before: `dedupe M q.jsonl -o q.jsonl` cut a 3,000-line input to 14 pairs, and --groups equal
+    to the input or to -o did the same."""
+    texts = tmp_path / "q.jsonl"
+    texts.write_bytes((collection / "texts.jsonl").read_bytes())
+    before = texts.read_bytes()
+    out = tmp_path / "pairs.jsonl"
+    for extra, message in (
+        (["-o", texts], "is also an input"),
+        (["-o", out, "--groups", texts], "is also an input"),
+        (["-o", out, "--groups", out], "Two outputs are the same file"),
+        (["-o", out, "--work-dir", tmp_path], "would replace the input"),
+    ):
+        result = invoke("dedupe", collection / "model", texts, *extra, "-t", 0.6)
+        assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output, result.output
+    assert texts.read_bytes() == before and not out.exists() and not (tmp_path / "pairs.jsonl.work").exists()
+
+
+def test_the_pairs_file_is_never_left_half_written(collection, tmp_path, monkeypatch):
+    """A run that fails while writing the pairs (a kill, a full disk) leaves the earlier file at the
+    output path, not a part of the new one that looks complete."""
+    app_module = sys.modules["spacy_siamese.cli.app"]
+
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6]
+    assert invoke(*args).exit_code == 0
+    before = out.read_bytes()
+    dumps = app_module.json.dumps
+    calls = []
+
+    def full_disk(row, **kwargs):
+        calls.append(row)
+        if len(calls) > 3:
+            raise OSError(28, "No space left on device")
+        return dumps(row, **kwargs)
+
+    monkeypatch.setattr(app_module, "json", types.SimpleNamespace(dumps=full_disk))
+    result = invoke(*args, "-t", 0.5)
+    assert result.exit_code == 1 and f"Could not write {out}: No space left on device" in result.output, result.output
+    assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "pairs.jsonl",
+        "pairs.jsonl.work",
+    ]
+
+
+def test_a_resumed_work_dir_of_other_settings_starts_afresh(collection, tmp_path):
+    """Before: a JSONL file named .txt run as text, then with --format jsonl, reused the vectors of
+    the raw JSON lines; a same-size edit with the modification time kept reused a stale store."""
+    path = tmp_path / "texts.txt"
+    path.write_bytes((collection / "texts.jsonl").read_bytes())
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", path, "-o", out, "-t", 0.9, "-k", 3]
+    assert invoke(*args).exit_code == 0
+    result = invoke(*args, "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    assert "holds vectors of other settings (source): starting afresh" in result.output
+    fresh = tmp_path / "fresh.jsonl"
+    assert (
+        invoke("dedupe", collection / "model", collection / "texts.jsonl", "-o", fresh, "-t", 0.9, "-k", 3).exit_code
+        == 0
+    )
+    assert read_jsonl(out) == read_jsonl(fresh)
+    # a same-size edit that keeps the modification time: "Python" -> "Pascal" in every line
+    stat = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"Python", b"Pascal"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    result = invoke(*args, "--format", "jsonl")
+    assert result.exit_code == 0 and "starting afresh" in result.output, result.output
+    assert all("Python" not in r["text1"] for r in read_jsonl(out))
+
+
+def test_a_damaged_work_dir_is_named_with_the_fix(collection, tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--chunk-size", 8]
+    assert invoke(*args).exit_code == 0
+    first = read_jsonl(out)
+    work = tmp_path / "pairs.jsonl.work"
+    (work / "learned.npy").write_bytes((work / "learned.npy").read_bytes()[:-100])
+    result = invoke(*args)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"{work / 'learned.npy'} is damaged or missing" in result.output
+    assert f"delete {work} or pass --fresh" in result.output
+    (work / "manifest.json").write_text("{", encoding="utf8")
+    result = invoke(*args)
+    assert result.exit_code == 1 and f"{work / 'manifest.json'} is damaged or missing" in result.output
+    result = invoke(*args, "--fresh")
+    assert result.exit_code == 0, result.output
+    assert read_jsonl(out) == first
+
+
+@pytest.mark.parametrize("n_process", [1, 2])
+def test_a_full_disk_while_encoding_is_a_message_naming_the_file(collection, tmp_path, monkeypatch, n_process):
+    """Before: with the default --n-process the run hung, with --n-process 1 it died of "Bus error"."""
+    import errno
+    import fcntl
+
+    fsync = os.fsync
+
+    def full(fd):  # fsync of learned.npy opened to write a chunk's rows
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if name.endswith("learned.npy") and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDWR:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full)  # in this process and in the forked workers
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--chunk-size", 8]
+    result = invoke(*args, "--n-process", n_process)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"Could not write {tmp_path / 'pairs.jsonl.work' / 'learned.npy'}: No space left on device" in result.output
+    assert not out.exists()

@@ -48,11 +48,43 @@ def test_search_without_index(tmp_path):
     assert "not a saved SimilarityIndex" in result.output
 
 
-def test_ids_that_do_not_match_the_index_are_an_error(collection, tmp_path):
+def test_a_damaged_index_file_is_named_with_the_fix(collection, tmp_path):
     """An ids.jsonl cut short (or from another index) would crash or label hits with wrong ids."""
     assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
     ids = tmp_path / "idx" / "ids.jsonl"
     ids.write_text("".join(ids.read_text(encoding="utf8").splitlines(keepends=True)[:3]), encoding="utf8")
     result = invoke("search", tmp_path / "idx", "How do I learn Python fast?", "-k", 5)
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    assert f"ids.jsonl has 3 ids for the {len(TEXTS)} items of the index" in result.output
+    assert f"{ids} is damaged or missing" in result.output and "build the index again" in result.output
+
+
+def test_an_index_of_the_old_format_is_named(collection, tmp_path):
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "index.json").write_text('{"format": "spacy_siamese.index.v1"}', encoding="utf8")
+    result = invoke("search", tmp_path / "idx", "How do I learn Python fast?")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "is an index of an earlier version (spacy_siamese.index.v1, with index.json)" in result.output
+
+
+def test_k_is_at_least_one_and_clamped_to_the_index(collection, tmp_path):
+    """Before: -k 0 exited 0 with no hits; -k 1000000000 allocated queries x k (an OOM kill)."""
+    assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
+    result = invoke("search", tmp_path / "idx", "a question", "-k", 0)
+    assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, result.output
+    result = invoke("search", tmp_path / "idx", "a question", "-k", 10**9, "--output-json", tmp_path / "hits.json")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads((tmp_path / "hits.json").read_text())["results"][0]["hits"]) == len(TEXTS)
+
+
+def test_the_output_json_is_not_a_file_of_the_index(collection, tmp_path):
+    assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
+    result = invoke("search", tmp_path / "idx", "a question", "--output-json", tmp_path / "idx" / "texts.jsonl")
+    assert result.exit_code == 1 and "is also an input" in result.output, result.output
+    assert invoke("search", tmp_path / "idx", "a question").exit_code == 0
+
+
+def test_a_dedupe_work_dir_is_searched_with_its_model(collection, tmp_path):
+    out = tmp_path / "pairs.jsonl"
+    assert invoke("dedupe", collection / "model", collection / "texts.jsonl", "-o", out, "-t", 0.9).exit_code == 0
+    result = invoke("search", tmp_path / "pairs.jsonl.work", TEXTS[3], "-k", 1, "--model", collection / "model")
+    assert result.exit_code == 0 and "1.0000  3" in result.output, result.output

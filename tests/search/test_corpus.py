@@ -1,16 +1,17 @@
 """Corpus-scale dedupe: compact vectors with a bound, exact re-scoring, every comparison."""
 
+import contextlib
 import io
 import itertools
-import shutil
 
 import numpy
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spacy_siamese.files import atomic_write
 from spacy_siamese.pairwise import vector_similarity_matrix
-from spacy_siamese.search import CorpusIndex, compact, encode_collection
+from spacy_siamese.search import CorpusIndex, VectorStore, compact, encode_collection
 from spacy_siamese.search.compact import CompactSpace, distance_bound
 from spacy_siamese.search.space import vector_space
 from spacy_siamese.search.store import write_store
@@ -56,13 +57,7 @@ def test_flat_candidates_equal_brute_force_on_random_vectors(models, tmp_path_fa
     pipe = nlp.get_pipe("siamese_similarity")
     vectors = random_vectors(pipe, n, seed)
     space = vector_space(pipe.comparison)
-    store = write_store(
-        tmp_path_factory.mktemp("store"),
-        vectors,
-        model_id=pipe.model_id,
-        lexical_width=space.lexical_width,
-        chunk_size=7,
-    )
+    store = write_store(tmp_path_factory.mktemp("store"), vectors, model_id=pipe.model_id, space=space, chunk_size=7)
     scores = vector_similarity_matrix(pipe.compare, vectors)
     threshold = float(numpy.quantile(scores[numpy.triu_indices(n, 1)], quantile))
     index = CorpusIndex(nlp, store, candidates="flat", dims=4)
@@ -99,7 +94,9 @@ def test_a_rerun_reads_the_candidate_index_back(models, tmp_path, monkeypatch):
     matrix = pipe.similarity_matrix(CORPUS)
     threshold = float(numpy.quantile(matrix[numpy.triu_indices(len(CORPUS), 1)], 0.8))
     first = CorpusIndex(nlp, store, candidates="ivf", dims=8).duplicates(threshold, k=5, c=10)
-    assert (tmp_path / "store" / "compact-8" / "ivf.faiss.npy").exists()
+    assert (
+        "compact-8/ivf.faiss" in store.manifest["files"] and (tmp_path / "store" / "compact-8" / "ivf.faiss").exists()
+    )
 
     def no_training(*args, **kwargs):
         raise AssertionError("the saved index was trained again")
@@ -110,40 +107,40 @@ def test_a_rerun_reads_the_candidate_index_back(models, tmp_path, monkeypatch):
     assert again.duplicates(threshold, k=5, c=10) == first and first
 
 
-@pytest.mark.parametrize("last", ["error.npy", "ivf.faiss.npy"])
+@pytest.mark.parametrize("last", ["error.npy", "ivf.faiss"])
 def test_a_run_killed_while_saving_the_compact_files_is_rerun(models, tmp_path, last):
-    """A kill while the compact vectors or the candidate index are written leaves no partial file
-    that the rerun would read (before: numpy's 'Failed to read all data' on every rerun)."""
+    """A kill while the compact vectors or the candidate index are written leaves no listed
+    partial file that the rerun would read (before: numpy's 'Failed to read all data' on every
+    rerun, or faiss's "Aborted.")."""
     pytest.importorskip("faiss")
+    from spacy_siamese.search import store as store_module
+
     nlp = models["cauchy"]
     store = encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "store", chunk_size=16, progress=False)
     expected = CorpusIndex(nlp, store, candidates="ivf", dims=8).duplicates(0.5, k=5, c=10)
-    shutil.rmtree(tmp_path / "store" / "compact-8")
-    save = numpy.save
+    store = encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "fresh", chunk_size=16, progress=False)
 
     class Killed(BaseException):
         pass
 
-    def killed_while_writing(file, array, *args, **kwargs):
-        name = getattr(file, "name", file)
-        if not str(name).split("/")[-1].startswith(last):
-            return save(file, array, *args, **kwargs)
-        buffer = io.BytesIO()
-        save(buffer, array)
-        data = buffer.getvalue()[: len(buffer.getvalue()) // 2]
-        if hasattr(file, "write"):
-            file.write(data)
-            file.flush()
-        else:
-            with open(file, "wb") as out:
-                out.write(data)
+    @contextlib.contextmanager
+    def killed_while_writing(path):
+        if not str(path).endswith(last):
+            with atomic_write(path) as file:
+                yield file
+            return
+        with open(path, "wb") as file:  # half the bytes at the final path, as a non-atomic write would
+            buffer = io.BytesIO()
+            yield buffer
+            file.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
         raise Killed()
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(numpy, "save", killed_while_writing)
+        patch.setattr(store_module, "atomic_write", killed_while_writing)
         with pytest.raises(Killed):
             CorpusIndex(nlp, store, candidates="ivf", dims=8)
-    assert CorpusIndex(nlp, store, candidates="ivf", dims=8).duplicates(0.5, k=5, c=10) == expected
+    again = VectorStore(tmp_path / "fresh")
+    assert CorpusIndex(nlp, again, candidates="ivf", dims=8).duplicates(0.5, k=5, c=10) == expected
 
 
 @pytest.mark.parametrize("n", [300, 3000])
@@ -212,8 +209,7 @@ def test_flat_without_faiss_equals_brute_force(models, tmp_path, monkeypatch, na
     nlp = models[name]
     pipe = nlp.get_pipe("siamese_similarity")
     vectors = random_vectors(pipe, 60, seed=1)
-    lexical_width = vector_space(pipe.comparison).lexical_width
-    store = write_store(tmp_path / "s", vectors, model_id=pipe.model_id, lexical_width=lexical_width)
+    store = write_store(tmp_path / "s", vectors, model_id=pipe.model_id, space=vector_space(pipe.comparison))
     scores = vector_similarity_matrix(pipe.compare, vectors)
     threshold = float(numpy.quantile(scores[numpy.triu_indices(60, 1)], 0.8))
     got = {(i, j): s for i, j, s in CorpusIndex(nlp, store, candidates="flat", dims=6).duplicates(threshold, k=5)}

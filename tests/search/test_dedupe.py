@@ -105,11 +105,16 @@ def test_bad_settings_are_refused_before_encoding(models, monkeypatch):
     nlp = models["cauchy"]
     with pytest.raises(ValueError, match="threshold nan is outside the range"):
         find_duplicates(nlp, CORPUS, threshold=float("nan"), progress=False)  # before: no pairs, no word
-    with pytest.raises(ValueError, match="k and c must be at least 0, got k=-1"):
-        find_duplicates(nlp, CORPUS, threshold=0.5, k=-1, progress=False)
-    with pytest.raises(ValueError, match="k and c must be at least 0, got k=10, c=-1"):
+    for k in (-1, 0, None, 1.5, "10", True):  # before: None a TypeError, 1.5 accepted
+        with pytest.raises(ValueError, match=f"k: each k must be an integer of at least 1, got {k!r}"):
+            find_duplicates(nlp, CORPUS, threshold=0.5, k=k, progress=False)
+    with pytest.raises(ValueError, match="c: each k must be an integer of at least 1, got -1"):
         find_duplicates(nlp, CORPUS, threshold=0.5, candidates="hnsw", c=-1, progress=False)
-    assert find_duplicates(nlp, CORPUS, threshold=0.5, k=0, progress=False) == []
+    for threshold in ("0.9", True, [0.9]):  # before: "0.9" accepted
+        with pytest.raises(
+            ValueError, match=f"The dedupe threshold must be a number, got {re.escape(repr(threshold))}"
+        ):
+            find_duplicates(nlp, CORPUS, threshold=threshold, progress=False)
     # without faiss, an ivf search fails before the collection is encoded, not after
     from spacy_siamese.search import dedupe
 
@@ -165,3 +170,56 @@ def test_a_group_of_many_items_warns_with_advice_for_its_method(method, why, adv
         assert (
             len(group_pairs(chain[:19] if method == "components" else star[:19], 100, method=method)[0]) == 20
         )  # not > 20
+
+
+@pytest.mark.parametrize("name", ["cauchy", "feature", "hybrid_cosine"])
+def test_copies_collapse_and_get_the_brute_force_pairs(models, name):
+    """Groups of identical texts (here 30, 12 and 2 copies) are searched once; every copy still gets
+    the pairs a search over every item gives it: its k best others, ties by id."""
+    nlp = models[name]
+    texts = list(CORPUS)
+    for copies, source in ((30, 5), (12, 17), (2, 40)):
+        texts += [CORPUS[source]] * copies
+    texts = [texts[i] for i in numpy.random.default_rng(0).permutation(len(texts))]
+    matrix = nlp.get_pipe("siamese_similarity").similarity_matrix(list(nlp.pipe(texts)))
+    threshold = float(numpy.quantile(matrix, 0.7))
+    for k in (1, 5, 40):
+        pairs = find_duplicates(nlp, texts, threshold=threshold, k=k, candidates="flat", progress=False)
+        numpy.fill_diagonal(matrix, -numpy.inf)
+        expected = {}
+        for i, row in enumerate(matrix):
+            for j in numpy.lexsort((numpy.arange(len(row)), -row.astype("float64")))[:k]:
+                if row[j] >= threshold:
+                    expected[(min(i, int(j)), max(i, int(j)))] = float(row[j])
+        assert {(i, j): s for i, j, s in pairs} == expected
+
+
+def test_ten_thousand_copies_in_twenty_thousand_texts_take_seconds(monkeypatch):
+    """Before: flat candidates were quadratic inside a cluster of identical texts (2,000 copies
+    among 20,000 texts took 248 s of search; 10,000 were not done after 900 s)."""
+    import time
+
+    from spacy_siamese.search import CorpusIndex
+
+    from ..conftest import make_nlp, train
+
+    nlp = train(make_nlp(), n_iter=2)[0]
+    words = ["cat", "dog", "car", "tree", "house", "river", "book", "phone", "music", "bread"]
+    others = [f"{words[i % 10]} {words[i // 10 % 10]} {words[i // 100 % 10]} number {i}" for i in range(10_000)]
+    texts = [t for pair in zip(["How do I learn Python fast?"] * 10_000, others) for t in pair]
+    scored = []
+    duplicates = CorpusIndex.duplicates
+    monkeypatch.setattr(
+        CorpusIndex, "duplicates", lambda self, *a, **kw: scored.append(self) or duplicates(self, *a, **kw)
+    )
+    start = time.perf_counter()
+    pairs = find_duplicates(nlp, texts, threshold=0.99, k=10, candidates="flat", progress=False)
+    assert time.perf_counter() - start < 120
+    assert scored[0].n_scored < 20 * len(texts)  # not 10,000 x 10,000
+    copies = {(i, j) for i, j, _ in pairs if i % 2 == 0 and j % 2 == 0}
+    # each copy is paired with the first 10 other copies (ties by id): the pairs within the first 11
+    # copies, and each later copy with the first 10
+    first = list(range(0, 22, 2))
+    assert copies == {(a, b) for a in first for b in first if a < b} | {
+        (a, b) for a in first[:10] for b in range(22, 20_000, 2)
+    }

@@ -145,19 +145,31 @@ def test_candidates_per_query_are_a_positive_count(models, c):
         SimilarityIndex(models["feature"], c=c)
 
 
-@pytest.mark.parametrize("saved,c", [(8, 8), (0, None)])
-def test_an_index_saved_with_the_old_name_of_c_loads(models, tmp_path, saved, c):
-    """index.json of an index saved before `c` had its name ("candidates") still loads, with its c;
-    0 then meant no candidates beyond k, and loads as the default (None)."""
-    nlp = models["feature"]
-    SimilarityIndex.build(nlp, CORPUS, progress=False, c=c).save(tmp_path / "index")
-    meta = srsly.read_json(tmp_path / "index" / "index.json")
-    del meta["c"]
-    meta["candidates"] = saved
-    srsly.write_json(tmp_path / "index" / "index.json", meta)
-    loaded = SimilarityIndex.load(tmp_path / "index", nlp)
-    assert loaded.c == c
-    assert loaded.search(QUERIES, k=5) == SimilarityIndex.build(nlp, CORPUS, progress=False, c=c).search(QUERIES, k=5)
+def test_an_index_of_the_old_format_is_named_with_the_fix(models, tmp_path):
+    """A directory `index` wrote before the one format (index.json, vectors.npy, texts.jsonl)."""
+    nlp = models["cauchy"]
+    path = tmp_path / "old"
+    path.mkdir()
+    vectors = SimilarityIndex.build(nlp, CORPUS[:5], progress=False).vectors
+    numpy.save(path / "vectors.npy", vectors)
+    srsly.write_jsonl(path / "texts.jsonl", [{"text": t} for t in CORPUS[:5]])
+    meta = {"format": "spacy_siamese.index.v1", "model_id": nlp.get_pipe("siamese_similarity").model_id}
+    srsly.write_json(path / "index.json", {**meta, "pipe_name": "siamese_similarity", "backend": "exact", "size": 5})
+    message = r"is an index of an earlier version \(spacy_siamese.index.v1, with index.json\).*build it again"
+    with pytest.raises(ValueError, match=message):
+        SimilarityIndex.load(path, nlp)
+
+
+def test_a_dedupe_work_dir_is_an_index(models, tmp_path):
+    """One format: the vector store `find_duplicates` leaves in its work dir loads as an index."""
+    from spacy_siamese import find_duplicates
+
+    nlp = models["cauchy"]
+    find_duplicates(nlp, CORPUS, threshold=0.9, work_dir=tmp_path / "work", progress=False)
+    index = SimilarityIndex.load(tmp_path / "work", nlp)
+    assert index.texts is None and index.search(QUERIES, k=4) == SimilarityIndex.build(
+        nlp, CORPUS, progress=False
+    ).search(QUERIES, k=4)
 
 
 def test_load_refuses_another_model(models, tmp_path):
@@ -174,25 +186,42 @@ def test_load_refuses_an_incomplete_or_corrupt_index(models, tmp_path):
     index = SimilarityIndex.build(nlp, CORPUS, progress=False)
     path = tmp_path / "index"
 
-    def broken(damage):
+    def broken(damage, name):
         index.save(path)
-        damage()
-        return pytest.raises(ValueError, match=f"{path}.*(incomplete or corrupt|not valid JSON)")
+        damage(path / name)
+        return pytest.raises(ValueError, match=f"{path / name} is damaged or missing .*: build the index again")
 
-    with broken(lambda: numpy.save(path / "vectors.npy", index.vectors[:5])):  # silently 5 items before
+    def flip(file):
+        data = bytearray(file.read_bytes())
+        data[-3] ^= 1
+        file.write_bytes(bytes(data))
+
+    with broken(flip, "learned.npy"):  # before: other vectors, silently
         SimilarityIndex.load(path, nlp)
-    with broken(lambda: numpy.save(path / "vectors.npy", index.vectors[:, :10])):
+    with broken(lambda file: file.write_bytes(file.read_bytes()[:300]), "learned.npy"):
         SimilarityIndex.load(path, nlp)
-    with broken(lambda: srsly.write_jsonl(path / "texts.jsonl", [{"text": t} for t in CORPUS[:4]])):
+    with broken(lambda file: file.unlink(), "learned.npy"):
+        SimilarityIndex.load(path, nlp)
+    with broken(lambda file: srsly.write_jsonl(file, [{"text": t} for t in CORPUS[:4]]), "texts.jsonl"):
         SimilarityIndex.load(path, nlp)  # texts that are not the items' texts
-    with broken(lambda: (path / "vectors.npy").write_bytes((path / "vectors.npy").read_bytes()[:300])):
+    with broken(lambda file: file.write_text("{", encoding="utf8"), "manifest.json"):
         SimilarityIndex.load(path, nlp)
-    with broken(lambda: (path / "vectors.npy").unlink()):
+    index.save(path)
+    srsly.write_json(path / "manifest.json", {"format": "spacy_siamese.vector_store.v2"})
+    with pytest.raises(ValueError, match=f"{path}.*damaged or missing .*: build the index again"):
         SimilarityIndex.load(path, nlp)
-    with broken(lambda: (path / "index.json").write_text("{", encoding="utf8")):
-        SimilarityIndex.load(path, nlp)
-    with broken(lambda: srsly.write_json(path / "index.json", {"format": "spacy_siamese.index.v1"})):
-        SimilarityIndex.load(path, nlp)
+
+
+def test_save_replaces_an_index_whole_and_never_a_directory_of_other_files(models, tmp_path):
+    nlp = models["cauchy"]
+    SimilarityIndex.build(nlp, CORPUS, progress=False).save(tmp_path / "index")
+    SimilarityIndex.build(nlp, CORPUS[:5], progress=False).save(tmp_path / "index")
+    assert len(SimilarityIndex.load(tmp_path / "index", nlp)) == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+    (tmp_path / "notes.txt").write_text("keep me", encoding="utf8")
+    with pytest.raises(ValueError, match="not a vector store .*notes.txt"):
+        SimilarityIndex.build(nlp, CORPUS[:5], progress=False).save(tmp_path)
+    assert (tmp_path / "notes.txt").read_text(encoding="utf8") == "keep me"
 
 
 def test_vectors_of_another_width_or_not_finite_are_refused(models):
@@ -208,9 +237,21 @@ def test_vectors_of_another_width_or_not_finite_are_refused(models):
         index.search_vectors(nan, 3)
     with pytest.raises(ValueError, match=rf"Expected query vectors of shape \(n, {width}\), got \(2, {width + 1}\)"):
         index.search_vectors(numpy.zeros((2, width + 1), dtype="f"), 3)
-    with pytest.raises(ValueError, match="k must be at least 0, got -1"):
-        index.search(QUERIES, k=-1)
-    assert index.search(QUERIES, k=0) == [[]] * len(QUERIES)
+    for k in (-1, 0, 1.5, None, "3", True):
+        with pytest.raises(ValueError, match=f"k: each k must be an integer of at least 1, got {k!r}"):
+            index.search(QUERIES, k=k)  # before: k=0 gave no hits, None and 1.5 a TypeError
+
+
+def test_k_is_clamped_to_the_index_before_allocating(models, monkeypatch):
+    """k = 10**9 over a small index allocates (queries x len(index)), not (queries x k)."""
+    nlp = models["cauchy"]
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    full = numpy.full
+    shapes = []
+    monkeypatch.setattr(numpy, "full", lambda shape, *a, **kw: shapes.append(shape) or full(shape, *a, **kw))
+    hits = index.search(QUERIES, k=10**9)
+    assert all(len(row) == len(CORPUS) for row in hits)
+    assert max(n for shape in shapes if isinstance(shape, tuple) for n in shape) <= len(CORPUS)
 
 
 def test_index_refuses_changed_weights(models):
@@ -224,8 +265,8 @@ def test_index_refuses_changed_weights(models):
 
 def test_bad_backend_and_inputs(models):
     nlp = models["cauchy"]
-    with pytest.raises(ValueError, match="backend"):
-        SimilarityIndex.build(nlp, CORPUS, backend="annoy", progress=False)
+    with pytest.raises(ValueError, match="candidates must be one of auto, flat, ivf, hnsw, got 'annoy'"):
+        SimilarityIndex.build(nlp, CORPUS, candidates="annoy", progress=False)
     with pytest.raises(TypeError, match="texts"):
         SimilarityIndex.build(nlp, [1, 2], progress=False)
     empty = SimilarityIndex.build(nlp, [], progress=False)
