@@ -1,14 +1,18 @@
-"""`convert`: a pair file as a .spacy file for `spacy evaluate` and spaCy's corpus reader."""
+"""`convert`: a pair file of any format as the canonical JSONL pair file that training reads, or as
+a .spacy file for `spacy evaluate` and spaCy's corpus reader."""
 
+import json
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import spacy
 import typer
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
+from ..corpora import PairRecord
 from ..evaluation.baselines import load_bare
+from ..files import atomic_write
 from ..pair_examples import make_pair_example
 from ..util import show_progress
 from .app import PAIRS_FORMAT, PROGRESS, app, errors, fail, read_pair_records
@@ -17,7 +21,7 @@ from .app import PAIRS_FORMAT, PROGRESS, app, errors, fail, read_pair_records
 @app.command("convert")
 def convert_command(
     input: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
-    output: Path = typer.Argument(..., help="Output .spacy file"),
+    output: Path = typer.Argument(..., help="Output .jsonl (pair file) or .spacy file"),
     format: str = PAIRS_FORMAT,
     lang: str = typer.Option("en", "--lang", "-l", help="Tokenize with spacy.blank(LANG)"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Tokenize with this pipeline's tokenizer instead"),
@@ -25,16 +29,23 @@ def convert_command(
     lenient: bool = typer.Option(False, "--lenient", help="Skip malformed lines with a warning"),
     progress: bool = PROGRESS,
 ) -> None:
-    """Write a pair file as a .spacy file for `spacy evaluate` and spaCy's corpus reader.
+    """Write a pair file as JSONL for `spacy train`, or as a .spacy file for `spacy evaluate`.
 
-    Each doc is side A of a pair, with side B and the label in its user_data. `spacy evaluate`
-    writes the pipe's sim_* scores to its --output JSON (its printed table has no sim_* rows).
+    A .jsonl output has one `{"text1", "text2", "label"}` object a line (and `"group"` where the
+    format names one), the format `spacy-siamese.PairCorpus.v1` reads. In a .spacy output each doc
+    is side A of a pair, with side B and the label in its user_data; `spacy evaluate` writes the
+    pipe's sim_* scores to its --output JSON (its printed table has no sim_* rows).
     """
     with errors():
-        if output.suffix != ".spacy":
-            fail(f"The output must be a .spacy file, got {output}")
-        nlp = load_bare(model) if model else spacy.blank(lang)
+        if output.suffix not in (".jsonl", ".spacy"):
+            fail(f"The output must be a .jsonl or .spacy file, got {output}")
         records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
+        if output.suffix == ".jsonl":
+            write_pair_jsonl(output, records)
+            typer.echo(f"Wrote {len(records):,} pairs to {output}")
+            typer.echo(f"Train on them with: python -m spacy train CONFIG --paths.train {output} ...")
+            return
+        nlp = load_bare(model) if model else spacy.blank(lang)
         doc_bin = DocBin(store_user_data=True)
         for rec in tqdm(records, desc="converting", unit="pair", disable=not show_progress(progress)):
             doc_bin.add(make_pair_example(nlp, rec.text1, rec.text2, rec.label).reference)
@@ -45,3 +56,14 @@ def convert_command(
             f"Score a pipeline on them with: python -m spacy evaluate MODEL {output} --output scores.json "
             "(the sim_* scores are in scores.json)"
         )
+
+
+def write_pair_jsonl(path: Path, records: List[PairRecord]) -> None:
+    """The canonical pair file: one JSON object a line, written whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as file:
+        for rec in records:
+            row = {"text1": rec.text1, "text2": rec.text2, "label": rec.label}
+            if rec.group:
+                row["group"] = rec.group
+            file.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf8"))
