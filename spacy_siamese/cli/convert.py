@@ -43,7 +43,7 @@ def convert_command(
         if output.suffix == ".jsonl":
             write_pair_jsonl(output, records)
             typer.echo(f"Wrote {len(records):,} pairs to {output}")
-            typer.echo("Train on such files with: python -m spacy train CONFIG --paths.train TRAIN.jsonl --paths.dev DEV.jsonl")
+            typer.echo("Train with: python -m spacy train CONFIG --paths.train TRAIN.jsonl --paths.dev DEV.jsonl")
             return
         nlp = load_bare(model) if model else spacy.blank(lang)
         doc_bin = DocBin(store_user_data=True)
