@@ -32,7 +32,7 @@ TINY = {
     "finetune_eval_frequency": 2,
     "package_build": "wheel",
 }
-TINY_EXPERIMENTS = {"continue_steps": 4, "eval_frequency": 2}
+TINY_EXPERIMENTS = {"continue_steps": 4, "eval_frequency": 2, "bootstrap": 100}
 TINY_RETRIEVAL = {"s2net_width": 8, "s2net_max_epochs": 1, "s2net_n_pairs": 200, "retrieval_max_docs": 0}
 TOPIC_WORDS = {
     "sci.space": "orbit shuttle launch rocket moon satellite nasa astronaut mission fuel",

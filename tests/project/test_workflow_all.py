@@ -249,7 +249,9 @@ def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, ex
     settings = {**TINY_EXPERIMENTS, "continue_from": "training/quora_continued/model-last", "continue_seed": 2}
     result = experiments("continue-quora-distilled", **settings, name="quora_distilled")
     assert result.returncode == 0, result.output[-6000:]
-    result = experiments("evaluate", name="quora_distilled", model="training/quora_distilled/model-last")
+    result = experiments(
+        "evaluate", **TINY_EXPERIMENTS, name="quora_distilled", model="training/quora_distilled/model-last"
+    )
     assert result.returncode == 0, result.output[-6000:]
     source = spacy.load(experiments.dir / "training/quora_continued/model-last")
     distilled = spacy.load(experiments.dir / "training/quora_distilled/model-last")
