@@ -11,7 +11,7 @@ parts scored once; at the pipeline's own weight the figures are those of `evalua
 
 Usage (from the repository root; `--compare` scores other pipelines on the same queries):
     python benchmarks/hybrid_weight.py project/training/quora/model-best project/corpus/quora/dev.jsonl \
-        --compare project/training/quora_continued/model-best --output-json benchmarks/results/hybrid_weight.json
+        --compare experiments/training/quora_continued/model-best --output-json benchmarks/results/hybrid_weight.json
 """
 
 import dataclasses

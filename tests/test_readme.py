@@ -1,25 +1,49 @@
-"""README.md's command lines: every `python -m spacy_siamese COMMAND ... --option` it writes names a
-command of the typer app and options that command has, so the README cannot drift from the CLI."""
+"""The command lines of README.md, docs/*.md and benchmarks/RESULTS.md: every `python -m spacy_siamese
+COMMAND ... --option` names a command of the typer app and options that command has; every `spacy
+project run TARGET DIR` a workflow or command of DIR/project.yml and vars it has; every `spacy train
+CONFIG` a config with the sections its overrides name; every `benchmarks/SCRIPT.py --option` a
+script with that option. So the documentation cannot drift from the code. The README also stays
+user documentation: short, with short table cells."""
 
 import re
 import shlex
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, List, Set
+from typing import Any, Dict, List, Set
 
+import pytest
 import typer
+from thinc.api import Config
+from weasel.util import load_project_config
 
 from spacy_siamese.cli import app
 
-README = Path(__file__).parent.parent / "README.md"
+ROOT = Path(__file__).parent.parent
+README = ROOT / "README.md"
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "RESULTS.md"]
 # An invocation ends at the end of its line, code span or table cell, or at a shell separator.
 INVOCATION = re.compile(r"python -m spacy_siamese\b([^\n`|;&#]*)")
+PROJECT_RUN = re.compile(r"python -m spacy project run\b([^\n`|;&#]*)")
+TRAIN = re.compile(r"python -m spacy train\b([^\n`|;&#]*)")
+SCRIPT = re.compile(r"python (benchmarks/\w+\.py)\b([^\n`|;&#]*)")
 
 
-def invocations(text: str) -> List[str]:
-    """The arguments of every `python -m spacy_siamese` in a Markdown text, with the lines a
-    trailing backslash continues joined on."""
-    text = re.sub(r"\\\n\s*", " ", text)
-    return [" ".join(match.group(1).split()) for match in INVOCATION.finditer(text)]
+def joined(text: str) -> str:
+    """The text with the lines a trailing backslash continues joined on."""
+    return re.sub(r"\\\n\s*", " ", text)
+
+
+def invocations(text: str, pattern: re.Pattern = INVOCATION) -> List[str]:
+    """The arguments of every match of `pattern` (by default `python -m spacy_siamese`) in a Markdown text."""
+    return [" ".join(match.group(1).split()) for match in pattern.finditer(joined(text))]
+
+
+def tokens_of(args: str) -> List[str]:
+    try:
+        tokens = shlex.split(args)
+    except ValueError:  # an unbalanced quote, e.g. a command cut short in prose
+        tokens = args.split()
+    return [token.strip("[],.()") for token in tokens]
 
 
 def option_names(command: Any) -> Set[str]:
@@ -32,18 +56,13 @@ def option_names(command: Any) -> Set[str]:
 
 
 def problems(text: str) -> List[str]:
-    """What is wrong with each invocation of a Markdown text: an unknown command or option."""
+    """What is wrong with each `python -m spacy_siamese` of a Markdown text: an unknown command or option."""
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
     found = []
     for args in invocations(text):
-        try:
-            tokens = shlex.split(args)
-        except ValueError:  # an unbalanced quote, e.g. a command cut short in prose
-            tokens = args.split()
-        tokens = [token.strip("[],.()") for token in tokens]
         command: Any = group
-        for token in tokens:
+        for token in tokens_of(args):
             if not token.startswith("-"):
                 if command is group:
                     if token not in group.commands:
@@ -57,6 +76,88 @@ def problems(text: str) -> List[str]:
     return found
 
 
+@lru_cache(maxsize=None)
+def project_config(directory: str) -> Dict[str, Any]:
+    return load_project_config(ROOT / directory)
+
+
+def project_problems(text: str) -> List[str]:
+    """What is wrong with each `python -m spacy project run TARGET DIR --vars.NAME ...`."""
+    found = []
+    for args in invocations(text, PROJECT_RUN):
+        words = [token for token in tokens_of(args) if not token.startswith("-")]
+        if len(words) < 2:
+            found.append(f"spacy project run {args}: no target and project directory")
+            continue
+        target, directory = words[:2]
+        if not (ROOT / directory / "project.yml").exists():
+            found.append(f"spacy project run {args}: no {directory}/project.yml")
+            continue
+        config = project_config(directory)
+        targets = set(config.get("workflows", {})) | {command["name"] for command in config.get("commands", [])}
+        if target not in targets:
+            found.append(f"spacy project run {args}: {directory} has no workflow or command '{target}'")
+        for token in tokens_of(args):
+            if token.startswith("--vars."):
+                name = token.split("=")[0][len("--vars.") :]
+                if name not in config.get("vars", {}):
+                    found.append(f"spacy project run {args}: {directory} has no var '{name}'")
+    return found
+
+
+def train_problems(text: str) -> List[str]:
+    """What is wrong with each `python -m spacy train CONFIG --section.key ...`: a missing config,
+    or an override of a section (or a [paths] entry) the config does not have."""
+    found = []
+    for args in invocations(text, TRAIN):
+        tokens = tokens_of(args)
+        path = ROOT / tokens[0]
+        if tokens[0].isupper():  # a placeholder: CONFIG
+            continue
+        if not path.exists():
+            found.append(f"spacy train {args}: no config {tokens[0]}")
+            continue
+        config = Config().from_disk(path, interpolate=False)
+        for token in tokens[1:]:
+            if not token.startswith("--") or "." not in token:
+                continue
+            section, key = token[2:].split("=")[0].split(".")[:2]
+            if section not in config or (section == "paths" and key not in config["paths"]):
+                found.append(f"spacy train {args}: {tokens[0]} has no {section}.{key}")
+    return found
+
+
+def script_problems(text: str) -> List[str]:
+    """What is wrong with each `python benchmarks/SCRIPT.py --option`: a missing script, or an option
+    its source neither names ("--option") nor has as a parameter (`option:`, typer's default name)."""
+    found = []
+    for match in SCRIPT.finditer(joined(text)):
+        script, args = match.group(1), match.group(2)
+        if not (ROOT / script).exists():
+            found.append(f"{script}: no such script")
+            continue
+        source = (ROOT / script).read_text(encoding="utf8")
+        for token in tokens_of(args):
+            option = token.split("=")[0]
+            if not option.startswith("--") or option == "--help":
+                continue
+            named = f'"{option}"' in source
+            parameter = re.search(rf"\b{option[2:].replace('-', '_')}\s*:", source)
+            if not named and not parameter:
+                found.append(f"{script}{args}: no option {option}")
+    return found
+
+
+def long_cells(text: str, limit: int = 40) -> List[str]:
+    return [
+        cell.strip()
+        for line in text.splitlines()
+        if line.startswith("|")
+        for cell in line.strip().strip("|").split("|")
+        if len(re.findall(r"\w+", cell)) > limit
+    ]
+
+
 def readme_problems(path: Path = README) -> List[str]:
     return problems(path.read_text(encoding="utf8"))
 
@@ -64,6 +165,18 @@ def readme_problems(path: Path = README) -> List[str]:
 def test_readme_commands_and_options_exist():
     assert invocations(README.read_text(encoding="utf8")), "no `python -m spacy_siamese` found in the README"
     assert readme_problems() == []
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_documented_commands_exist(path):
+    text = path.read_text(encoding="utf8")
+    assert problems(text) + project_problems(text) + train_problems(text) + script_problems(text) == []
+
+
+def test_the_readme_reads_in_one_sitting():
+    text = README.read_text(encoding="utf8")
+    assert len(text.splitlines()) <= 350
+    assert long_cells(text) == []
 
 
 def test_misspelt_options_and_commands_are_found():
@@ -79,3 +192,24 @@ def test_misspelt_options_and_commands_are_found():
         "python -m spacy_siamese evalute M D: no command 'evalute'",
         "python -m spacy_siamese calibrate MODEL DEV [--precison 0.95]: 'calibrate' has no option --precison",
     ]
+
+
+def test_unknown_targets_vars_configs_and_script_options_are_found():
+    text = (
+        "`python -m spacy project run all project` and `python -m spacy project run continue-quora project`\n"
+        "python -m spacy project run evaluate experiments --vars.nmae x\n"
+        "python -m spacy train project/configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl\n"
+        "python -m spacy train project/configs/nothing.cfg\n"
+        "python benchmarks/speed.py MODEL --n 5 -o out.json --rnus 3\n"
+    )
+    assert project_problems(text) == [
+        "spacy project run continue-quora project: project has no workflow or command 'continue-quora'",
+        "spacy project run evaluate experiments --vars.nmae x: experiments has no var 'nmae'",
+    ]
+    assert train_problems(text) == [
+        "spacy train project/configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl: "
+        "project/configs/quora_hybrid.cfg has no paths.trian",
+        "spacy train project/configs/nothing.cfg: no config project/configs/nothing.cfg",
+    ]
+    assert script_problems(text) == ["benchmarks/speed.py MODEL --n 5 -o out.json --rnus 3: no option --rnus"]
+    assert long_cells("| a | " + "word " * 41 + "|\n| " + "word " * 40 + "|") == [("word " * 41).strip()]

@@ -37,7 +37,7 @@ def convert_command(
     """
     with errors():
         if output.suffix not in (".jsonl", ".spacy"):
-            fail(f"The output must be a .spacy file or a .jsonl file, got {output}")
+            fail(f"The output must be a .jsonl or .spacy file, got {output}")
         check_paths([input, model], [output])
         records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
         if output.suffix == ".jsonl":

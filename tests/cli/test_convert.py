@@ -1,4 +1,4 @@
-"""`python -m spacy_siamese convert`: pair files as .spacy files for spaCy's own tools."""
+"""`python -m spacy_siamese convert`: pair files as canonical JSONL, and as .spacy files for spaCy's own tools."""
 
 import json
 import subprocess
@@ -8,6 +8,7 @@ import pytest
 import spacy
 from spacy.cli.evaluate import evaluate as spacy_evaluate
 
+from spacy_siamese.corpora import read_pairs
 from spacy_siamese.evaluation.pair_evaluation import MODEL
 
 from ..conftest import PAIRS
@@ -59,9 +60,30 @@ def test_spacy_corpus_reader_reads_converted_pairs(files, converted, nlp):
     assert [eg.predicted.text for eg in examples] == [a for a, _, _ in PAIRS]
 
 
+def test_convert_writes_the_canonical_jsonl_pair_file(tmp_path):
+    """Any format in, JSONL out: the pairs the reader gives for the raw file, group included."""
+    raw = tmp_path / "pairs.tsv"
+    raw.write_text("text1\ttext2\tlabel\nHow do I learn Python?\tBest way to learn Python?\t1\nA\tB\t0\n", "utf8")
+    result = invoke("convert", raw, tmp_path / "out" / "train.jsonl")
+    assert result.exit_code == 0 and "Wrote 2 pairs" in result.output, result.output
+    lines = (tmp_path / "out" / "train.jsonl").read_text(encoding="utf8").splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"text1": "How do I learn Python?", "text2": "Best way to learn Python?", "label": 1.0},
+        {"text1": "A", "text2": "B", "label": 0.0},
+    ]
+    assert [(r.text1, r.text2, r.label) for r in read_pairs(tmp_path / "out" / "train.jsonl")] == [
+        (r.text1, r.text2, r.label) for r in read_pairs(raw)
+    ]
+    grouped = tmp_path / "grouped.jsonl"
+    grouped.write_text(json.dumps({"text1": "a", "text2": "b", "label": 0.5, "group": "g"}) + "\n", "utf8")
+    result = invoke("convert", grouped, tmp_path / "again.jsonl", "--limit", 1)
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "again.jsonl").read_text(encoding="utf8")) == json.loads(grouped.read_text("utf8"))
+
+
 def test_convert_errors_and_model_tokenizer(files, tmp_path):
     result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.json")
-    assert result.exit_code == 1 and "must be a .spacy file" in result.output
+    assert result.exit_code == 1 and "must be a .jsonl or .spacy file" in result.output
     result = invoke("convert", files / "missing.tsv", tmp_path / "dev.spacy")
     assert result.exit_code == 1 and "File not found" in result.output
     result = invoke("convert", files / "dev.jsonl", tmp_path / "dev.spacy", "--model", files / "model", "--limit", 3)

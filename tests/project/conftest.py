@@ -32,6 +32,7 @@ TINY = {
     "finetune_eval_frequency": 2,
     "package_build": "wheel",
 }
+TINY_EXPERIMENTS = {"continue_steps": 4, "eval_frequency": 2, "bootstrap": 100}
 TINY_RETRIEVAL = {"s2net_width": 8, "s2net_max_epochs": 1, "s2net_n_pairs": 200, "retrieval_max_docs": 0}
 TOPIC_WORDS = {
     "sci.space": "orbit shuttle launch rocket moon satellite nasa astronaut mission fuel",
@@ -133,6 +134,27 @@ class Project:
         cmd = [sys.executable, "-m", "spacy", "project", "run", target, str(self.dir)]
         cmd += [f"--vars.{k}={v}" for k, v in args.items()]
         result = subprocess.run(cmd, capture_output=True, text=True, cwd=str(self.tmp), env=env)
+        result.output = result.stdout + result.stderr
+        return result
+
+
+class Experiments:
+    """A copy of experiments/ beside a Project's copy (as ../project), with the benchmark scripts
+    beside both (as ../benchmarks). Call it to run `spacy project run TARGET` there."""
+
+    def __init__(self, project: Project) -> None:
+        self.dir = project.tmp / "experiments"
+        shutil.copytree(
+            ROOT / "experiments",
+            self.dir,
+            ignore=shutil.ignore_patterns("corpus", "training", "metrics", "project.lock", "__pycache__"),
+        )
+        shutil.copytree(ROOT / "benchmarks", project.tmp / "benchmarks", ignore=shutil.ignore_patterns("results", ".*"))
+
+    def __call__(self, target: str, **overrides) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "spacy", "project", "run", target, str(self.dir)]
+        cmd += [f"--vars.{k}={v}" for k, v in overrides.items()]
+        result = subprocess.run(cmd, capture_output=True, text=True, cwd=str(self.dir.parent))
         result.output = result.stdout + result.stderr
         return result
 

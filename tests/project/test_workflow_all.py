@@ -18,7 +18,7 @@ from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
 
 from ..cli.conftest import invoke
 from ..conftest import FakeTeacher
-from .conftest import TINY, run_workflow, weights
+from .conftest import TINY, TINY_EXPERIMENTS, Experiments, run_workflow, weights
 
 pytestmark = pytest.mark.slow
 PIPELINES = ("quora", "stackexchange", "stackexchange_finetune")
@@ -183,63 +183,78 @@ def test_second_run_skips_finished_steps(run):
         assert f"Skipping '{step}': nothing changed" in again.output
 
 
-def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(run):
-    """After the second run (evaluate-quora of another pipeline changes the step's lock entry)."""
+@pytest.fixture(scope="module")
+def experiments(run):
+    """The research project experiments/ beside the module's project copy, as in the repository."""
     project, _ = run
-    for step in ("continue-quora", "evaluate-quora"):
-        result = project(step, **TINY, quora_continue_steps=4, quora_name="quora_continued")
+    return Experiments(project)
+
+
+def test_the_quora_pipeline_is_continued_from_its_weights_and_evaluated_by_name(run, experiments):
+    """After the second run of `all`: experiments/ reads the main project's pipeline, corpus and vectors."""
+    project, _ = run
+    for step in ("continue-quora", "evaluate"):
+        result = experiments(step, **TINY_EXPERIMENTS)
         assert result.returncode == 0, result.output[-6000:]
     source = spacy.load(project.dir / "training/quora/model-last")
-    continued = spacy.load(project.dir / "training/quora_continued/model-last")
+    continued = spacy.load(experiments.dir / "training/quora_continued/model-last")
     config = continued.config.interpolate()
     assert config["components"]["siamese_similarity"] == source.config.interpolate()["components"]["siamese_similarity"]
     schedule = config["training"]["optimizer"]["learn_rate"]
     assert schedule["@schedules"] == "warmup_linear.v1" and schedule["total_steps"] == 4
     assert config["system"]["seed"] == 1
     assert config["training"]["batcher"]["@batchers"] == "spacy-siamese.batch_by_topics.v1"
-    training = project.dir / "training"
-    assert model_id(training / "quora_continued/model-last") != model_id(training / "quora/model-last")
-    report = json.loads((project.dir / "metrics/quora_continued.json").read_text())
+    assert model_id(experiments.dir / "training/quora_continued/model-last") != model_id(
+        project.dir / "training/quora/model-last"
+    )
+    report = json.loads((experiments.dir / "metrics/quora_continued.json").read_text())
     assert report["name"] == "quora_continued" and report["n_pairs"] == 80
     assert report["files"]["model"].endswith("training/quora_continued/model-best")
+    assert len(report["results"]) == 4  # the pipeline, the shipped one it is compared with, two baselines
+    duplicates = json.loads((experiments.dir / "metrics/quora_continued_duplicates.json").read_text())
+    assert len(duplicates["results"]) == 3  # the pipeline, the shipped one, TF-IDF
 
 
-def test_a_second_round_continues_the_continued_pipeline_into_its_own_directory(run):
-    """continue-quora's vars quora_continue_from and quora_continue_name: a second round reads
-    training/quora_continued (continue-quora's, run first) and leaves it as it was."""
-    project, _ = run
-    result = project("continue-quora", **TINY, quora_continue_steps=4)
+def test_a_second_round_continues_the_continued_pipeline_into_its_own_directory(experiments):
+    """continue-quora's vars continue_from and name: a second round reads training/quora_continued
+    (continue-quora's, run first) and leaves it as it was."""
+    result = experiments("continue-quora", **TINY_EXPERIMENTS)
     assert result.returncode == 0, result.output[-6000:]
-    training = project.dir / "training"
+    training = experiments.dir / "training"
     first = model_id(training / "quora_continued/model-last")
-    settings = {"quora_continue_from": "training/quora_continued/model-last", "quora_continue_name": "quora_continued2"}
-    result = project("continue-quora", **TINY, quora_continue_steps=4, quora_continue_seed=2, **settings)
+    settings = {"continue_from": "training/quora_continued/model-last", "name": "quora_continued2"}
+    result = experiments("continue-quora", **TINY_EXPERIMENTS, continue_seed=2, **settings)
     assert result.returncode == 0, result.output[-6000:]
     assert model_id(training / "quora_continued/model-last") == first
     assert model_id(training / "quora_continued2/model-last") != first
     assert spacy.load(training / "quora_continued2/model-last").config["system"]["seed"] == 2
-    (script,) = srsly.read_yaml(project.dir / "project.lock")["continue-quora"]["script"]
+    (script,) = srsly.read_yaml(experiments.dir / "project.lock")["continue-quora"]["script"]
     assert '{"source": "training/quora_continued/model-last"}' in script
 
 
-def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, monkeypatch):
+def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, experiments, monkeypatch):
     """teacher-vectors-quora's command runs in-process with the tests' FakeTeacher (a real teacher
     needs torch); continue-quora-distilled trains on from training/quora_continued/model-last
     (continue-quora's, run first) in another batch order, with the teacher's in-batch cosines
-    beside in-batch negatives, and evaluate-quora scores its model-last; another run with var
-    quora_distill_name writes its own directory."""
+    beside in-batch negatives, and evaluate scores its model-last; another run with var name
+    writes its own directory."""
     project, _ = run
     monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
-    corpus = project.dir / "corpus/quora"
-    result = invoke("teacher-vectors", "fake-teacher", corpus / "train.jsonl", "--output", corpus / "teacher_vectors",
-                    "--no-progress")  # fmt: skip
+    train = project.dir / "corpus/quora/train.jsonl"
+    vectors = experiments.dir / "corpus/quora/teacher_vectors"
+    result = invoke("teacher-vectors", "fake-teacher", train, "--output", vectors, "--no-progress")
     assert result.exit_code == 0, result.output
-    settings = {**TINY, "quora_continue_steps": 4, "quora_name": "quora_distilled", "quora_model": "model-last"}
-    for step in ("continue-quora", "continue-quora-distilled", "evaluate-quora"):
-        result = project(step, **settings)
-        assert result.returncode == 0, result.output[-6000:]
-    source = spacy.load(project.dir / "training/quora_continued/model-last")
-    distilled = spacy.load(project.dir / "training/quora_distilled/model-last")
+    result = experiments("continue-quora", **TINY_EXPERIMENTS)
+    assert result.returncode == 0, result.output[-6000:]
+    settings = {**TINY_EXPERIMENTS, "continue_from": "training/quora_continued/model-last", "continue_seed": 2}
+    result = experiments("continue-quora-distilled", **settings, name="quora_distilled")
+    assert result.returncode == 0, result.output[-6000:]
+    result = experiments(
+        "evaluate", **TINY_EXPERIMENTS, name="quora_distilled", model="training/quora_distilled/model-last"
+    )
+    assert result.returncode == 0, result.output[-6000:]
+    source = spacy.load(experiments.dir / "training/quora_continued/model-last")
+    distilled = spacy.load(experiments.dir / "training/quora_distilled/model-last")
     config = distilled.config.interpolate()
     assert config["paths"]["init_weights"] == "training/quora_continued/model-last"
     assert config["system"]["seed"] == 2
@@ -249,20 +264,34 @@ def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, mo
     assert loss["pair_loss"]["pair_loss"]["@losses"] == "spacy-siamese.LogLoss.v2"
     # four steps inside the warm-up barely move the weights it starts from (see the general workflow's test)
     assert numpy.allclose(weights(distilled), weights(source), rtol=0.05, atol=1e-3)
-    report = json.loads((project.dir / "metrics/quora_distilled.json").read_text())
+    report = json.loads((experiments.dir / "metrics/quora_distilled.json").read_text())
     assert report["name"] == "quora_distilled"
     assert report["files"]["model"].endswith("training/quora_distilled/model-last")
-    assert (project.dir / "metrics/quora_distilled_duplicates.json").exists()
-    # another teacher weight from another pipeline, into its own directory: the first is kept
-    first = model_id(project.dir / "training/quora_distilled/model-last")
-    other = {
-        "quora_distill_weight": 0.1,
-        "quora_distill_from": "training/quora/model-last",
-        "quora_distill_name": "quora_distilled2",
-    }
-    result = project("continue-quora-distilled", **TINY, quora_continue_steps=4, **other)
+    assert (experiments.dir / "metrics/quora_distilled_duplicates.json").exists()
+    # another teacher weight from the main project's pipeline, into its own directory: the first is kept
+    first = model_id(experiments.dir / "training/quora_distilled/model-last")
+    other = {"distill_weight": 0.1, "continue_from": "../project/training/quora/model-last", "name": "quora_distilled2"}
+    result = experiments("continue-quora-distilled", **TINY_EXPERIMENTS, **other)
     assert result.returncode == 0, result.output[-6000:]
-    assert model_id(project.dir / "training/quora_distilled/model-last") == first
-    config = spacy.load(project.dir / "training/quora_distilled2/model-last").config.interpolate()
-    assert config["paths"]["init_weights"] == "training/quora/model-last"
+    assert model_id(experiments.dir / "training/quora_distilled/model-last") == first
+    config = spacy.load(experiments.dir / "training/quora_distilled2/model-last").config.interpolate()
+    assert config["paths"]["init_weights"] == "../project/training/quora/model-last"
     assert config["components"]["siamese_similarity"]["loss"]["weight"] == 0.1
+
+
+def test_continued_pipelines_are_averaged_set_to_a_lexical_weight_and_scored_at_several(experiments):
+    """average, calibrate and lexical-weights on two continuations of one pipeline."""
+    for name, seed in (("quora_continued", 1), ("quora_continued2", 2)):
+        result = experiments("continue-quora", **TINY_EXPERIMENTS, name=name, continue_seed=seed)
+        assert result.returncode == 0, result.output[-6000:]
+    average = "training/quora_continued/model-last training/quora_continued2/model-last"
+    result = experiments("average", name="quora_averaged", average=average)
+    assert result.returncode == 0, result.output[-6000:]
+    result = experiments("calibrate", name="quora_averaged", lexical_weight=0.1, precision=0.3)  # tiny data
+    assert result.returncode == 0, result.output[-6000:]
+    averaged = spacy.load(experiments.dir / "training/quora_averaged/model-best")
+    assert averaged.config["components"]["siamese_similarity"]["model"]["comparison"]["weight"] == 0.1
+    result = experiments("lexical-weights", name="quora_averaged", weights="0,0.2")
+    assert result.returncode == 0, result.output[-6000:]
+    report = json.loads((experiments.dir / "metrics/quora_averaged_weights.json").read_text())
+    assert [row["weight"] for row in report["models"][0]["rows"]] == [0.0, 0.2]
