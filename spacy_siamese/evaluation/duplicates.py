@@ -118,7 +118,7 @@ def pipe_vectors(
 def index_metrics(
     nlp: Language, dq: DuplicateQueries, vectors: numpy.ndarray, *, k: int = 10, pipe_name: str = PIPE_NAME
 ) -> Dict[str, float]:
-    """mrr@k and recall@k as a user of the index gets them: a `SimilarityIndex` (exact backend)
+    """mrr@k and recall@k as a user of the index gets them: a `SimilarityIndex` (flat candidates)
     of the collection's `vectors` searched with each query for its k best other texts (ties by id)."""
     check_ks((k,), name="k")
     index = SimilarityIndex(nlp, vectors, pipe_name=pipe_name)
