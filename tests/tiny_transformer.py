@@ -40,7 +40,7 @@ def build_tiny_bert(path: Path, texts: Iterable[str], *, seed: int = 0) -> Path:
         num_hidden_layers=1,
         num_attention_heads=2,
         intermediate_size=32,
-        max_position_embeddings=64,
+        max_position_embeddings=512,
     )
     transformers.set_seed(seed)
     transformers.BertModel(config).save_pretrained(str(path))
