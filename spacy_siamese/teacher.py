@@ -7,7 +7,7 @@ silver pairs for the student (AugSBERT, Thakur et al. 2021). Three kinds:
 
 - "cross-encoder": a CrossEncoder reading both texts at once, one logit, trained with binary
   cross-entropy on the labels (graded labels in [0, 1] are soft targets). It scores pairs and
-  has no vectors: the most accurate teacher of pairs.
+  has no vectors; it starts with a new head, so it needs enough pairs and steps to beat its base.
 - "mnrl": a bi-encoder trained with MultipleNegativesRankingLoss on the positive pairs (label
   >= 0.5), every other text of the batch a negative.
 - "cosent": a bi-encoder trained with CoSENTLoss on every pair and its label.

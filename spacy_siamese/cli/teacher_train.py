@@ -32,8 +32,8 @@ def teacher_train_command(
     r"""Fine-tune a teacher on labelled pairs (pip install 'spacy-siamese\[distill]').
 
     sentence-transformers' own trainer and losses, from --base: a cross-encoder (both texts read
-    together, binary cross-entropy on the labels; the default and the most accurate scorer of
-    pairs), or a bi-encoder with in-batch negatives on the positives (mnrl) or CoSENT on every
+    together, binary cross-entropy on the labels; the default: it needs enough pairs and steps
+    to beat its base), or a bi-encoder with in-batch negatives on the positives (mnrl) or CoSENT on every
     pair (cosent). The output is an ordinary sentence-transformers model directory (a
     cross-encoder loads with sentence_transformers.CrossEncoder); give it to teacher-pairs to
     label silver pairs for a student. Uses the GPU when torch sees one, else the CPU: on a few
