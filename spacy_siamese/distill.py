@@ -9,6 +9,10 @@ Pairs: for each sampled anchor text, its nearest neighbour under the teacher, a 
 random rank among the nearest `neighbours`, and a random text, so that the labels cover close,
 related and unrelated pairs (random pairs alone are almost all unrelated).
 
+A cross-encoder teacher (`spacy_siamese.teacher`, fine-tuned on the user's pairs) scores pairs
+and has no vectors: its anchors' neighbours are then the nearest by TF-IDF cosine, and its
+probabilities of the sampled pairs are the labels (silver pairs, AugSBERT), cached on disk.
+
 Vectors: `losses.teacher_scores.save_teacher_table` writes the teacher's vectors of the paired
 texts beside the pair file, and `spacy-siamese.TeacherScores.v1` trains the student's in-batch
 score matrix towards the teacher's cosines of the same texts (n^2 targets a batch instead of n).
@@ -17,11 +21,13 @@ score matrix towards the teacher's cosines of the same texts (n^2 targets a batc
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from .util import atomic_write, given_path, import_extra
+from .files import sha256_file
+from .teacher import cross_encoder_scores, is_cross_encoder, load_scorer
+from .util import atomic_write, distinct_pair_texts, given_path, import_extra, pair_rows
 
 NEIGHBOURS = 20
 BLOCK = 2048
@@ -51,10 +57,7 @@ def teacher_vectors(
     name = teacher if isinstance(teacher, str) else type(teacher).__name__
     path = None
     if cache_dir is not None:
-        digest = hashlib.sha1(name.encode("utf8"))
-        for text in texts:
-            digest.update(text.encode("utf8") + b"\0")
-        path = Path(cache_dir) / f"teacher-{digest.hexdigest()[:16]}.npy"
+        path = Path(cache_dir) / f"teacher-{cache_key(teacher, texts)}.npy"
         if path.exists():
             vectors = numpy.load(path)
             if vectors.shape[0] == len(texts):
@@ -71,16 +74,30 @@ def teacher_vectors(
     return vectors
 
 
-def nearest_neighbours(vectors: numpy.ndarray, queries: numpy.ndarray, k: int) -> numpy.ndarray:
-    """The k nearest other rows of `vectors` for each query row index, by inner product,
-    nearest first: int (len(queries), k)."""
-    k = min(k, len(vectors) - 1)
+def cache_key(teacher: Union[str, Any], texts: Sequence[str]) -> str:
+    """A key of a teacher and texts: its name, the weights of a teacher directory (so a teacher
+    trained again in the same place is not read from the cache) and the texts."""
+    name = teacher if isinstance(teacher, str) else type(teacher).__name__
+    digest = hashlib.sha1(name.encode("utf8"))
+    if isinstance(teacher, str) and Path(teacher).is_dir():
+        for weights in sorted(Path(teacher).glob("*.safetensors")) + sorted(Path(teacher).glob("*.bin")):
+            digest.update(sha256_file(weights).encode("ascii"))
+    for text in texts:
+        digest.update(text.encode("utf8") + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def nearest_neighbours(vectors: Any, queries: numpy.ndarray, k: int) -> numpy.ndarray:
+    """The k nearest other rows of `vectors` (dense, or a scipy sparse matrix) for each query
+    row index, by inner product, nearest first: int (len(queries), k)."""
+    k = min(k, vectors.shape[0] - 1)
     out = numpy.zeros((len(queries), max(k, 0)), dtype="int64")
     if k <= 0:
         return out
     for start in range(0, len(queries), BLOCK):
         block = queries[start : start + BLOCK]
         scores = vectors[block] @ vectors.T
+        scores = numpy.asarray(scores.toarray() if hasattr(scores, "toarray") else scores, dtype="f4")
         rows = numpy.arange(len(block))
         scores[rows, block] = -numpy.inf  # not itself
         top = numpy.argpartition(-scores, k - 1, axis=1)[:, :k]
@@ -97,20 +114,82 @@ def teacher_pairs(
     random rank among the nearest `neighbours`, and a random text."""
     if len(texts) != len(vectors):
         raise ValueError(f"teacher_pairs: {len(texts)} texts but {len(vectors)} vectors")
-    if len(texts) < 2:
+    return [
+        {"text1": texts[a], "text2": texts[b], "label": round(float(max(0.0, vectors[a] @ vectors[b])), 6)}
+        for a, b in sample_pairs(vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
+    ]
+
+
+def sample_pairs(vectors: Any, *, n_pairs: int, neighbours: int = NEIGHBOURS, seed: int = 0) -> List[Tuple[int, int]]:
+    """About `n_pairs` (row, row) pairs of distinct rows of `vectors` (dense or sparse): for each
+    of n_pairs / 3 seeded anchors, its nearest row, a row of a random rank among the nearest
+    `neighbours`, and a random row."""
+    n_texts = vectors.shape[0]
+    if n_texts < 2:
         raise ValueError("teacher_pairs: needs at least two texts")
     rng = numpy.random.default_rng(seed)
-    n_anchors = min(len(texts), max(1, -(-n_pairs // 3)))
-    anchors = numpy.sort(rng.choice(len(texts), size=n_anchors, replace=False))
+    n_anchors = min(n_texts, max(1, -(-n_pairs // 3)))
+    anchors = numpy.sort(rng.choice(n_texts, size=n_anchors, replace=False))
     near = nearest_neighbours(vectors, anchors, neighbours)
     ranks = rng.integers(1, near.shape[1], size=n_anchors) if near.shape[1] > 1 else numpy.zeros(n_anchors, "int64")
-    randoms = rng.integers(0, len(texts) - 1, size=n_anchors)
+    randoms = rng.integers(0, n_texts - 1, size=n_anchors)
     randoms = randoms + (randoms >= anchors)  # any text but the anchor
     rows = []
     for t, anchor in enumerate(anchors):
         for other in (near[t, 0], near[t, ranks[t]], randoms[t]):
             rows.append((int(anchor), int(other)))
-    return [
-        {"text1": texts[a], "text2": texts[b], "label": round(float(max(0.0, vectors[a] @ vectors[b])), 6)}
-        for a, b in rows[:n_pairs]
-    ]
+    return rows[:n_pairs]
+
+
+def tfidf_rows(texts: Sequence[str]) -> Any:
+    """Unit-length TF-IDF rows of the texts (word unigrams and bigrams, sublinear counts): the
+    neighbours of a teacher that has no vectors."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1).fit_transform(texts)
+
+
+def cross_encoder_pairs(
+    teacher: str,
+    texts: Sequence[str],
+    *,
+    n_pairs: int,
+    neighbours: int = NEIGHBOURS,
+    seed: int = 0,
+    cache_dir: Optional[Union[str, Path]] = None,
+    progress: bool = False,
+) -> List[Dict[str, Any]]:
+    """Silver pairs: pairs of `texts` sampled as in `teacher_pairs` with TF-IDF neighbours,
+    labelled with the cross-encoder `teacher`'s probability (a directory; see
+    `spacy_siamese.teacher`). With `cache_dir`, its scores are kept there and read back."""
+    rows = sample_pairs(tfidf_rows(texts), n_pairs=n_pairs, neighbours=neighbours, seed=seed)
+    pairs = [(texts[a], texts[b]) for a, b in rows]
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"scores-{cache_key(teacher, [t for pair in pairs for t in pair])}.npy"
+    if path is not None and path.exists():
+        scores = numpy.load(path)
+    else:
+        scores = cross_encoder_scores(load_scorer(teacher), pairs, progress=progress)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(path) as file:
+                numpy.save(file, scores)
+    return [{"text1": a, "text2": b, "label": round(float(s), 6)} for (a, b), s in zip(pairs, scores)]
+
+
+def teacher_pair_scores(
+    teacher: str,
+    pairs: Sequence[Tuple[str, str]],
+    *,
+    cache_dir: Optional[Union[str, Path]] = None,
+    progress: bool = False,
+) -> numpy.ndarray:
+    """A teacher's score of each pair, float64 (n,): a CrossEncoder directory's probability, or
+    a bi-encoder's cosine of the two texts' vectors (cached in `cache_dir` as `teacher_vectors`)."""
+    if Path(teacher).is_dir() and is_cross_encoder(teacher):
+        return cross_encoder_scores(load_scorer(teacher), pairs, progress=progress)
+    texts = distinct_pair_texts(pairs)
+    vectors = teacher_vectors(teacher, texts, cache_dir=cache_dir, progress=progress).astype("f8")
+    a, b = pair_rows(texts, pairs)
+    return (vectors[a] * vectors[b]).sum(axis=1)

@@ -145,3 +145,68 @@ def test_teacher_vectors_cli_keeps_blank_texts(tmp_path, monkeypatch):
     assert result.exit_code == 0 and "vectors of 2 texts" in result.output, result.output
     loss = TeacherScoresLoss(tmp_path / "table")
     numpy.testing.assert_allclose(loss.teacher([" "]), FakeTeacher().encode([""], 64, True, True, False), atol=1e-3)
+
+
+def test_tfidf_neighbours_of_sparse_rows_match_brute_force():
+    texts = [f"word{i % 7} word{i % 5} shared" for i in range(30)]
+    rows = distill.tfidf_rows(texts)
+    queries = numpy.asarray([0, 3, 29])
+    found = nearest_neighbours(rows, queries, 4)
+    dense = rows.toarray()
+    for row, q in zip(found, queries):
+        scores = dense @ dense[q]
+        scores[q] = -numpy.inf
+        assert sorted(scores[list(row)]) == pytest.approx(sorted(numpy.sort(scores)[::-1][:4]))
+
+
+@pytest.fixture(scope="module")
+def cross_encoder(tmp_path_factory):
+    from .tiny_transformer import build_tiny_cross_encoder
+
+    texts = [t for a, b, _ in PAIRS for t in (a, b)]
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("teacher") / "ce", texts)
+
+
+def test_silver_pairs_from_a_cross_encoder_are_its_scores_and_seeded(cross_encoder, tmp_path):
+    from spacy_siamese.teacher import cross_encoder_scores, load_scorer
+
+    texts = sorted({t for a, b, _ in PAIRS for t in (a, b)})
+    rows = distill.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=4)
+    assert len(rows) == 12 and all(r["text1"] != r["text2"] for r in rows)
+    expected = cross_encoder_scores(load_scorer(cross_encoder), [(r["text1"], r["text2"]) for r in rows])
+    numpy.testing.assert_allclose([r["label"] for r in rows], expected, atol=1e-5)
+    assert rows == distill.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=4)
+    other = distill.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=5)
+    assert [(r["text1"], r["text2"]) for r in other] != [(r["text1"], r["text2"]) for r in rows]
+    cached = distill.cross_encoder_pairs(
+        str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=4, cache_dir=tmp_path
+    )
+    assert cached == rows and len(list(tmp_path.glob("scores-*.npy"))) == 1
+
+
+def test_teacher_pairs_command_labels_silver_pairs_with_a_cross_encoder(cross_encoder, tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": label} for a, b, label in PAIRS])
+    outputs = []
+    for name in ("a.jsonl", "b.jsonl"):
+        out = tmp_path / name
+        result = invoke("teacher-pairs", cross_encoder, pairs, "-o", out, "--n-pairs", 9, "--seed", 2)
+        assert result.exit_code == 0, result.output
+        assert "9 cross-encoder-labelled pairs" in result.output
+        outputs.append(out.read_text(encoding="utf8"))
+    assert outputs[0] == outputs[1]  # deterministic for a seed
+    assert all(0.0 < r["label"] < 1.0 for r in srsly.read_jsonl(tmp_path / "a.jsonl"))
+    result = invoke(
+        "teacher-pairs", cross_encoder, pairs, "-o", tmp_path / "c.jsonl", "--vectors-output", tmp_path / "v"
+    )
+    assert result.exit_code == 1 and "is a CrossEncoder" in result.output and not (tmp_path / "c.jsonl").exists()
+
+
+def test_teacher_pair_scores_of_either_kind(cross_encoder, monkeypatch):
+    pairs = [(a, b) for a, b, _ in PAIRS[:4]]
+    scores = distill.teacher_pair_scores(str(cross_encoder), pairs)
+    assert scores.shape == (4,) and ((scores > 0) & (scores < 1)).all()
+    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    cosines = distill.teacher_pair_scores("any-bi-encoder", pairs)
+    vectors = FakeTeacher().encode([t for p in pairs for t in p], 0, True, True, False)
+    numpy.testing.assert_allclose(cosines, (vectors[0::2] * vectors[1::2]).sum(axis=1), atol=1e-5)

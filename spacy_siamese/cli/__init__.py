@@ -2,7 +2,8 @@
 `evaluate-duplicates`, `convert`, `report`; documents: `evaluate-retrieval`; collections:
 `index`, `search`, `dedupe`, `dedupe-ray`, `encode`, `calibrate`; the tokens behind a pair's
 score: `explain`; trained pipelines averaged into one: `average`; the page in a browser:
-`serve`; pairs labelled by a teacher and its vectors: `teacher-pairs`, `teacher-vectors`."""
+`serve`; a teacher fine-tuned on pair files and scored: `teacher-train`, `teacher-evaluate`;
+pairs labelled by a teacher and its vectors: `teacher-pairs`, `teacher-vectors`."""
 
 import inspect
 
@@ -21,7 +22,9 @@ from . import (  # noqa: F401  (each module registers its command)
     report,
     search,
     serve,
+    teacher_evaluate,
     teacher_pairs,
+    teacher_train,
     teacher_vectors,
 )
 from .app import app

@@ -5,8 +5,9 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import NEIGHBOURS, teacher_pairs, teacher_vectors
+from ..distill import NEIGHBOURS, cross_encoder_pairs, teacher_pairs, teacher_vectors
 from ..losses.teacher_scores import save_teacher_table
+from ..teacher import is_cross_encoder
 from ..util import distinct_pair_texts, distinct_texts
 from .app import (
     PROGRESS,
@@ -26,7 +27,9 @@ from .teacher_vectors import table_files
 @app.command("teacher-pairs")
 def teacher_pairs_command(
     teacher: str = typer.Argument(
-        ..., help="sentence-transformers model name (e.g. sentence-transformers/all-MiniLM-L6-v2) or directory"
+        ...,
+        help="sentence-transformers model name (e.g. sentence-transformers/all-MiniLM-L6-v2) or directory, "
+        "or a CrossEncoder directory (e.g. from teacher-train)",
     ),
     inputs: Optional[List[Path]] = typer.Argument(
         None, help="Pair files whose texts (both sides; labels unused) are the texts to pair"
@@ -44,7 +47,9 @@ def teacher_pairs_command(
     neighbours: int = typer.Option(
         NEIGHBOURS, "--neighbours", callback=at_least(1), help="Pair anchors with one of their N nearest texts"
     ),
-    teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
+    teacher_cache: Optional[Path] = typer.Option(
+        None, "--teacher-cache", help="Cache the teacher's vectors (or scores) here"
+    ),
     vectors_output: Optional[Path] = typer.Option(
         None, "--vectors-output", help="Also write the teacher's vectors of the paired texts here (TeacherScores.v1)"
     ),
@@ -62,12 +67,20 @@ def teacher_pairs_command(
     reproduces the teacher's scores without torch. With --vectors-output, the teacher's vectors
     of the paired texts are written too, for the loss spacy-siamese.TeacherScores.v1 (the
     student's in-batch scores against the teacher's).
+
+    A CrossEncoder teacher (a directory, e.g. fine-tuned on the user's pairs by teacher-train)
+    has no vectors: the anchors' neighbours are then the nearest by TF-IDF cosine, and the
+    labels its probabilities of the pairs (silver pairs, as in AugSBERT), its scores cached in
+    --teacher-cache; --vectors-output needs a teacher with vectors.
     """
     with errors():
         if not inputs and not texts_files:
             fail("Give pair files, --texts collections or both: there are no texts to pair.")
         tables = [] if vectors_output is None else table_files(vectors_output)
         check_paths([*(inputs or []), *(texts_files or [])], [output, *tables])
+        cross_encoder = Path(teacher).is_dir() and is_cross_encoder(teacher)
+        if cross_encoder and vectors_output is not None:
+            fail(f"{teacher} is a CrossEncoder: it scores pairs and has no vectors for --vectors-output.")
         texts = distinct_texts(pair_file_texts(inputs or []))
         if max_texts:
             texts = texts[:max_texts]
@@ -75,6 +88,19 @@ def teacher_pairs_command(
             text for path in texts_files or [] for text in read_collection(path, texts_format, texts_field).texts()
         ]
         texts = distinct_texts(texts + unlabelled)
+        if cross_encoder:
+            rows = cross_encoder_pairs(
+                teacher,
+                texts,
+                n_pairs=n_pairs,
+                neighbours=neighbours,
+                seed=seed,
+                cache_dir=teacher_cache,
+                progress=progress,
+            )
+            write_jsonl(output, rows)
+            typer.echo(f"Wrote {len(rows):,} cross-encoder-labelled pairs of {len(texts):,} texts to {output}")
+            return
         vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
         rows = teacher_pairs(texts, vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
         write_jsonl(output, rows)

@@ -9,6 +9,7 @@ from .cosine import cosine_similarity
 from .dae import denoising_autoencoder
 from .dot import dot_similarity
 from .expl1 import exp_l1_similarity
+from .hashed_mean import hashed_mean
 from .hashed_tfidf import hashed_tfidf
 from .hybrid import hybrid_similarity
 from .pair_features import pair_features
@@ -27,6 +28,7 @@ __all__ = [
     "cauchy_similarity",
     "cosine_similarity",
     "exp_l1_similarity",
+    "hashed_mean",
     "hashed_tfidf",
     "hybrid_similarity",
     "lstm",

@@ -31,7 +31,9 @@ COMMANDS = {
     "report",
     "search",
     "serve",
+    "teacher-evaluate",
     "teacher-pairs",
+    "teacher-train",
     "teacher-vectors",
 }
 PACKAGE = Path(spacy_siamese.__file__).parent

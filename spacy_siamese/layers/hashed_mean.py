@@ -1,0 +1,73 @@
+"""Hashed word and subword embeddings averaged over a doc's tokens: hashed_mean.v1."""
+
+from typing import Callable, List, Sequence, Tuple, cast
+
+from spacy.attrs import IDS
+from spacy.tokens import Doc
+from thinc.api import Model, registry, uniform_init
+from thinc.types import Floats2d, Ints1d, Ints2d
+
+DEFAULT_ATTRS = ("NORM", "PREFIX", "SUFFIX", "SHAPE")
+
+
+@registry.layers("spacy-siamese.hashed_mean.v1")
+def hashed_mean(
+    *, width: int, rows: int, attrs: Sequence[str] = DEFAULT_ATTRS, seed: int = 0
+) -> Model[List[Doc], Floats2d]:
+    """One vector of `width` per doc: the mean over its tokens of the summed embeddings of the
+    token's attributes (the word's NORM and its PREFIX, SUFFIX and SHAPE by default), each
+    attribute's value hashed (with its own seed) into one table of `rows` rows. No context, no
+    nonlinearity: a static embedding as in model2vec, learned here. A doc without tokens gets
+    zeros."""
+    unknown = [attr for attr in attrs if attr.upper() not in IDS]
+    if unknown or not attrs:
+        raise ValueError(f"hashed_mean: need spaCy token attributes (e.g. NORM, PREFIX), got {list(attrs)}")
+    if width < 1 or rows < 1:
+        raise ValueError(f"hashed_mean: need width >= 1 and rows >= 1, got {width} and {rows}")
+    return Model(
+        "hashed_mean",
+        forward,
+        init=init,
+        params={"E": None},
+        dims={"nO": width, "nV": rows},
+        attrs={"attrs": [IDS[attr.upper()] for attr in attrs], "seed": seed},
+    )
+
+
+def init(model: Model[List[Doc], Floats2d], X: object = None, Y: object = None) -> None:
+    model.set_param("E", uniform_init(model.ops, (model.get_dim("nV"), model.get_dim("nO"))))
+
+
+def forward(model: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
+    E = model.get_param("E")
+    keys = hashed_keys(model, docs)  # (n_tokens, n_attrs) rows of E
+    lengths: Ints1d = model.ops.asarray1i([len(doc) for doc in docs])
+    summed = (
+        cast(Floats2d, model.ops.xp.take(E, keys, axis=0).sum(axis=1))
+        if len(keys)
+        else model.ops.alloc2f(0, model.get_dim("nO"))
+    )
+    Y = model.ops.reduce_mean(summed, lengths)
+
+    def backprop(dY: Floats2d) -> List[Doc]:
+        d_summed = model.ops.backprop_reduce_mean(dY, lengths)
+        dE = model.ops.alloc2f(model.get_dim("nV"), model.get_dim("nO"))
+        for column in range(keys.shape[1]):  # each attribute adds the token's gradient to its row
+            model.ops.scatter_add(dE, keys[:, column], d_summed)
+        model.inc_grad("E", dE)
+        return []
+
+    return Y, backprop
+
+
+def hashed_keys(model: Model, docs: List[Doc]) -> Ints2d:
+    """The table rows of each token's attributes, int (n_tokens, n_attrs)."""
+    attrs, seed, rows = model.attrs["attrs"], model.attrs["seed"], model.get_dim("nV")
+    arrays = [doc.to_array(attrs).reshape(len(doc), len(attrs)) for doc in docs if len(doc)]
+    if not arrays:
+        return model.ops.alloc2i(0, len(attrs))
+    ids = model.ops.xp.concatenate(arrays).astype("uint64")
+    columns = [
+        model.ops.hash(model.ops.xp.ascontiguousarray(ids[:, i]), seed + i)[:, 0] % rows for i in range(len(attrs))
+    ]
+    return model.ops.xp.stack(columns, axis=1).astype("int64")

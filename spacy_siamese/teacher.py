@@ -1,0 +1,192 @@
+"""Fine-tune a teacher on labelled pairs with sentence-transformers' own trainer (extra `[distill]`).
+
+A teacher that has seen the user's labels of both classes knows more than a generic model: it
+is trained here from any local sentence-transformers model directory (or hub name) and saved
+as an ordinary sentence-transformers model directory, which `teacher-pairs` then uses to label
+silver pairs for the student (AugSBERT, Thakur et al. 2021). Three kinds:
+
+- "cross-encoder": a CrossEncoder reading both texts at once, one logit, trained with binary
+  cross-entropy on the labels (graded labels in [0, 1] are soft targets). It scores pairs and
+  has no vectors; it starts with a new head, so it needs enough pairs and steps to beat its base.
+- "mnrl": a bi-encoder trained with MultipleNegativesRankingLoss on the positive pairs (label
+  >= 0.5), every other text of the batch a negative.
+- "cosent": a bi-encoder trained with CoSENTLoss on every pair and its label.
+
+The GPU is used when torch sees one, the CPU otherwise. Only this step needs torch.
+"""
+
+import json
+import time
+from importlib import import_module
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy
+
+from .corpora import PairRecord
+from .files import atomic_directory
+from .util import import_extra
+
+KINDS = ("cross-encoder", "mnrl", "cosent")
+META = "spacy_siamese_teacher.json"
+WHAT = "Training a teacher"
+
+
+def sample_records(records: Sequence[PairRecord], max_pairs: int, seed: int) -> List[PairRecord]:
+    """A seeded sample of `max_pairs` records in file order (all of them if 0 or more than there are)."""
+    if not max_pairs or max_pairs >= len(records):
+        return list(records)
+    rng = numpy.random.default_rng(seed)
+    keep = numpy.sort(rng.choice(len(records), size=max_pairs, replace=False))
+    return [records[i] for i in keep]
+
+
+def device_name() -> str:
+    """ "cuda" when torch sees a GPU, else "cpu"."""
+    torch = import_extra("torch", "distill", WHAT)
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def is_cross_encoder(path: Union[str, Path]) -> bool:
+    """Whether a model directory holds a sentence-transformers CrossEncoder (a sequence
+    classifier), not a bi-encoder with vectors."""
+    path = Path(path)
+    settings = path / "config_sentence_transformers.json"
+    if settings.exists():
+        return json.loads(settings.read_text(encoding="utf8")).get("model_type") == "CrossEncoder"
+    config = path / "config.json"
+    if (path / "modules.json").exists() or not config.exists():
+        return False
+    architectures = json.loads(config.read_text(encoding="utf8")).get("architectures") or []
+    return any(name.endswith("ForSequenceClassification") for name in architectures)
+
+
+def train_teacher(
+    records: Sequence[PairRecord],
+    output: Union[str, Path],
+    *,
+    base: str,
+    kind: str = "cross-encoder",
+    epochs: float = 1.0,
+    batch_size: int = 32,
+    learning_rate: float = 2e-5,
+    warmup_ratio: float = 0.1,
+    max_length: int = 128,
+    max_pairs: int = 0,
+    seed: int = 0,
+    progress: bool = False,
+) -> Dict[str, Any]:
+    """Fine-tune the sentence-transformers model `base` on the pairs (a seeded sample of
+    `max_pairs` of them, 0 = all) and save it to the directory `output`, replaced whole. Returns
+    what was trained, also written to the model directory as spacy_siamese_teacher.json."""
+    if kind not in KINDS:
+        raise ValueError(f"Unknown teacher kind {kind!r}. Choose one of: {', '.join(KINDS)}.")
+    if epochs <= 0 or batch_size < 1 or learning_rate <= 0 or max_length < 8:
+        raise ValueError("Need epochs > 0, batch_size >= 1, learning_rate > 0 and max_length >= 8.")
+    st = import_extra("sentence_transformers", "distill", WHAT)
+    datasets = import_extra("datasets", "distill", WHAT)
+    transformers = import_extra("transformers", "distill", WHAT)
+    chosen = sample_records(records, max_pairs, seed)
+    if kind == "mnrl":
+        chosen = [r for r in chosen if r.label >= 0.5]
+    if not chosen:
+        raise ValueError(f"No pairs to train a {kind} teacher on" + (" (it needs positives)" if kind == "mnrl" else ""))
+    device = device_name()
+    transformers.set_seed(seed)  # the new head's initial weights
+    if kind == "cross-encoder":
+        model = st.CrossEncoder(base, num_labels=1, max_length=max_length, device=device)
+        columns: Dict[str, List[Any]] = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
+        columns["label"] = [float(r.label) for r in chosen]
+        loss = import_module("sentence_transformers.cross_encoder.losses").BinaryCrossEntropyLoss(model)
+        trainer_class, args_class = st.CrossEncoderTrainer, st.CrossEncoderTrainingArguments
+        extra: Dict[str, Any] = {}
+    else:
+        model = st.SentenceTransformer(base, device=device)
+        model.max_seq_length = max_length
+        losses = _losses_module()
+        if kind == "mnrl":
+            columns = {"anchor": [r.text1 for r in chosen], "positive": [r.text2 for r in chosen]}
+            loss = losses.MultipleNegativesRankingLoss(model)
+            extra = {"batch_sampler": "no_duplicates"}  # a repeated text is no negative of itself
+        else:
+            columns = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
+            columns["score"] = [float(r.label) for r in chosen]
+            loss = losses.CoSENTLoss(model)
+            extra = {}
+        trainer_class, args_class = st.SentenceTransformerTrainer, st.SentenceTransformerTrainingArguments
+    start = time.perf_counter()
+    with TemporaryDirectory() as scratch:  # the trainer's checkpoints and logs, none kept
+        args = args_class(
+            output_dir=scratch,
+            num_train_epochs=epochs,
+            per_device_train_batch_size=batch_size,
+            learning_rate=learning_rate,
+            seed=seed,
+            data_seed=seed,
+            save_strategy="no",
+            report_to="none",
+            logging_steps=50,
+            disable_tqdm=not progress,
+            use_cpu=device == "cpu",
+            dataloader_num_workers=0,
+            **_warmup(transformers, warmup_ratio),
+            **extra,
+        )
+        trainer = trainer_class(model=model, args=args, train_dataset=datasets.Dataset.from_dict(columns), loss=loss)
+        trainer.train()
+    seconds = time.perf_counter() - start
+    info = {
+        "kind": kind,
+        "base": str(base),
+        "n_pairs": len(chosen),
+        "epochs": epochs,
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "warmup_ratio": warmup_ratio,
+        "max_length": max_length,
+        "seed": seed,
+        "device": device,
+        "train_seconds": round(seconds, 1),
+    }
+    with atomic_directory(output) as tmp:
+        model.save(str(tmp))
+        (tmp / META).write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
+    return info
+
+
+def load_scorer(path: Union[str, Path]) -> Any:
+    """A CrossEncoder from its directory, on the GPU when torch sees one."""
+    st = import_extra("sentence_transformers", "distill", "Scoring pairs with a cross-encoder")
+    return st.CrossEncoder(str(path), device=device_name())
+
+
+def cross_encoder_scores(
+    model: Any, pairs: Sequence[Sequence[str]], *, batch_size: int = 64, progress: bool = False
+) -> numpy.ndarray:
+    """A CrossEncoder's probability of each pair (its sigmoid of the logit), float64 (n,)."""
+    if not len(pairs):
+        return numpy.zeros((0,), dtype="f8")
+    scores = model.predict(
+        [(a, b) for a, b in pairs], batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True
+    )
+    return numpy.asarray(scores, dtype="f8").reshape(len(pairs))
+
+
+def _warmup(transformers: Any, ratio: float) -> Dict[str, Any]:
+    """The warmup as a fraction of the steps: `warmup_steps` takes one since Transformers 5,
+    which deprecates `warmup_ratio`."""
+    return {"warmup_steps": ratio} if int(transformers.__version__.split(".")[0]) >= 5 else {"warmup_ratio": ratio}
+
+
+def _losses_module() -> Any:
+    try:  # sentence-transformers 5.2+; the old path warns there
+        return import_module("sentence_transformers.sentence_transformer.losses")
+    except ImportError:
+        return import_module("sentence_transformers.losses")
+
+
+def teacher_info(path: Union[str, Path]) -> Optional[Dict[str, Any]]:
+    """What `train_teacher` wrote beside a model it trained, or None."""
+    meta = Path(path) / META
+    return json.loads(meta.read_text(encoding="utf8")) if meta.exists() else None

@@ -1,0 +1,68 @@
+"""`python -m spacy_siamese teacher-train` and `teacher-evaluate`, on a tiny BERT built in the test."""
+
+import json
+
+import pytest
+import srsly
+
+from ..conftest import PAIRS
+from ..tiny_transformer import build_tiny_bert, require_distill
+from .conftest import invoke
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny") / "bert", [t for a, b, _ in PAIRS for t in (a, b)])
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pairs") / "train.jsonl"
+    srsly.write_jsonl(path, [{"text1": a, "text2": b, "label": label} for a, b, label in PAIRS])
+    return path
+
+
+def test_the_teacher_command_trains_and_saves_a_model_that_sentence_transformers_loads(base, pairs, tmp_path):
+    st = require_distill()
+    out = tmp_path / "teacher"
+    args = ["--base", base, "--max-pairs", 6, "--batch-size", 3, "--epochs", 1, "--seed", 1, "--no-progress"]
+    result = invoke("teacher-train", pairs, "-o", out, *args)
+    assert result.exit_code == 0, result.output
+    assert "Trained a cross-encoder teacher on 6 pairs" in result.output
+    assert json.loads((out / "spacy_siamese_teacher.json").read_text())["n_pairs"] == 6
+    scores = st.CrossEncoder(str(out)).predict([(PAIRS[0][0], PAIRS[0][1])])
+    assert 0.0 < float(scores[0]) < 1.0
+    result = invoke("teacher-evaluate", pairs, "--teacher", out, "--teacher", base, "--bootstrap", 20, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "10 pairs of" in result.output and "95% intervals" in result.output
+    assert result.output.count("| teacher/") + result.output.count("| tiny") >= 2  # both teachers' rows
+
+
+def test_a_bi_encoder_teacher_from_the_command(base, pairs, tmp_path):
+    st = require_distill()
+    out = tmp_path / "mnrl"
+    result = invoke("teacher-train", pairs, "-o", out, "--base", base, "--kind", "mnrl", "--batch-size", 5)
+    assert result.exit_code == 0, result.output
+    assert "Trained a mnrl teacher on 5 pairs" in result.output
+    assert st.SentenceTransformer(str(out)).encode(["Why is the sky blue?"]).shape == (1, 16)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--kind", "bm25"], "Unknown teacher kind 'bm25'"),
+        (["--batch-size", 0], "Invalid value for '--batch-size'"),
+        (["--max-pairs", -1], "Invalid value for '--max-pairs'"),
+    ],
+)
+def test_bad_options_are_refused(pairs, tmp_path, args, message):
+    result = invoke("teacher-train", pairs, "-o", tmp_path / "t", "--base", "any-model", *args)
+    assert result.exit_code in (1, 2) and message in result.output, result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_the_output_may_not_replace_the_base_model_or_a_pair_file(base, pairs):
+    result = invoke("teacher-train", pairs, "-o", base, "--base", base)
+    assert result.exit_code == 1 and "would replace the input" in result.output, result.output
+    result = invoke("teacher-train", pairs, "-o", pairs.parent, "--base", base)
+    assert result.exit_code == 1 and "would replace the input" in result.output, result.output

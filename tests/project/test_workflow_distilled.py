@@ -1,0 +1,90 @@
+"""The `quora-distilled` workflow on the tiny mirror: a teacher fine-tuned from a tiny BERT built
+in the test (a real run starts from all-MiniLM-L6-v2), its silver pairs, the student trained on
+gold + silver pairs, evaluated; the student then loads and scores in a process without torch."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import spacy
+import srsly
+
+from ..tiny_transformer import build_tiny_bert, require_distill
+from .conftest import TINY, Project
+
+pytestmark = pytest.mark.slow
+SETTINGS = {
+    **TINY,
+    "quora_teacher_pairs": 24,
+    "quora_teacher_batch_size": 8,
+    "quora_silver_pairs": 30,
+    "bootstrap": 20,
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    require_distill()
+    tmp = tmp_path_factory.mktemp("distilled")
+    project = Project(tmp)
+    texts = [text for row in (project.mirror / "quora/train.tsv").read_text().splitlines() for text in row.split("\t")]
+    base = build_tiny_bert(tmp / "base", texts)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    result = project("quora-distilled", env=env, quora_teacher_base=str(base), **SETTINGS)
+    assert result.returncode == 0, result.output[-6000:]
+    return project, base
+
+
+def test_the_teacher_is_a_cross_encoder_scored_against_its_base(run):
+    project, _ = run
+    st = require_distill()
+    teacher = project.dir / "training/quora_teacher"
+    assert json.loads((teacher / "spacy_siamese_teacher.json").read_text())["n_pairs"] == 24
+    assert st.CrossEncoder(str(teacher)).predict([("a question", "another question")]).shape == (1,)
+    report = json.loads((project.dir / "metrics/quora_teacher.json").read_text())
+    assert report["n_pairs"] == 80 and len(report["results"]) == 2
+    assert all(0 <= r["auc"] <= 1 for r in report["results"].values())
+    assert report["bootstrap"]["n_resamples"] == 20
+
+
+def test_silver_pairs_are_labelled_by_the_teacher(run):
+    project, _ = run
+    rows = list(srsly.read_jsonl(project.dir / "corpus/quora_silver/train.jsonl"))
+    assert len(rows) == 30 and all(0.0 < r["label"] < 1.0 for r in rows)
+    gold = {t for r in srsly.read_jsonl(project.dir / "corpus/quora/train.jsonl") for t in (r["text1"], r["text2"])}
+    assert all(r["text1"] in gold and r["text2"] in gold for r in rows)
+    assert list((project.dir / "corpus/quora_silver").glob("scores-*.npy"))  # the teacher's scores, cached
+
+
+def test_the_student_trains_on_gold_and_silver_pairs_and_is_evaluated(run):
+    project, _ = run
+    model = project.dir / "training/quora_silver/model-best"
+    config = spacy.load(model).config.interpolate()
+    assert set(config["corpora"]["train"]["datasets"]) == {"quora", "silver"}
+    loss = config["components"]["siamese_similarity"]["loss"]
+    assert loss["losses"]["silver"]["@losses"] == "spacy-siamese.CoSENTLoss.v1"
+    report = json.loads((project.dir / "metrics/quora_silver.json").read_text())
+    assert report["files"]["model"].endswith("training/quora_silver/model-best") and report["n_pairs"] == 80
+    report = json.loads((project.dir / "metrics/quora_silver_duplicates.json").read_text())
+    assert report["model_path"].endswith("training/quora_silver/model-best")
+
+
+def test_the_student_loads_and_scores_without_torch(run):
+    project, _ = run
+    code = (
+        "import importlib.abc, sys\n"
+        "class NoTorch(importlib.abc.MetaPathFinder):\n"  # any import of torch now fails
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] == 'torch':\n"
+        "            raise ImportError('no torch in this process')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "import spacy\n"
+        f"nlp = spacy.load({str(project.dir / 'training/quora_silver/model-best')!r})\n"
+        "print(round(nlp('How do I learn Python?').similarity(nlp('How can I learn Python?')), 6))\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert 0.0 <= float(result.stdout.strip().splitlines()[-1]) <= 1.0

@@ -1,0 +1,94 @@
+"""spacy_siamese.teacher: a teacher fine-tuned on pairs with sentence-transformers' trainer, on a
+tiny BERT built in the test (tests/tiny_transformer.py)."""
+
+import json
+
+import numpy
+import pytest
+
+from spacy_siamese import teacher
+from spacy_siamese.corpora import PairRecord
+
+from .conftest import PAIRS
+from .tiny_transformer import build_tiny_bert, require_distill
+
+RECORDS = [PairRecord(a, b, float(label), i + 1) for i, (a, b, label) in enumerate(PAIRS)]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny") / "bert", [t for a, b, _ in PAIRS for t in (a, b)])
+
+
+def test_sample_records_is_seeded_and_keeps_file_order():
+    first = teacher.sample_records(RECORDS, 4, seed=1)
+    assert first == teacher.sample_records(RECORDS, 4, seed=1)
+    assert len(first) == 4 and [r.line for r in first] == sorted(r.line for r in first)
+    assert first != teacher.sample_records(RECORDS, 4, seed=2)
+    assert teacher.sample_records(RECORDS, 0, seed=1) == RECORDS == teacher.sample_records(RECORDS, 99, seed=1)
+
+
+def test_a_cross_encoder_teacher_trains_and_loads_as_a_cross_encoder(base, tmp_path):
+    st = require_distill()
+    out = tmp_path / "ce"
+    info = teacher.train_teacher(RECORDS, out, base=str(base), kind="cross-encoder", batch_size=4, max_pairs=8)
+    assert info["n_pairs"] == 8 and info["device"] in ("cpu", "cuda")
+    assert json.loads((out / teacher.META).read_text())["kind"] == "cross-encoder"
+    assert teacher.is_cross_encoder(out) and not teacher.is_cross_encoder(base)
+    model = teacher.load_scorer(out)
+    assert isinstance(model, st.CrossEncoder)
+    scores = teacher.cross_encoder_scores(model, [(a, b) for a, b, _ in PAIRS])
+    assert scores.shape == (len(PAIRS),) and ((scores > 0) & (scores < 1)).all()
+    reloaded = st.CrossEncoder(str(out)).predict([(PAIRS[0][0], PAIRS[0][1])])
+    numpy.testing.assert_allclose(reloaded, scores[:1], atol=1e-5)
+
+
+def test_training_changes_the_weights_and_is_seeded(base, tmp_path):
+    st = require_distill()
+    pairs = [(a, b) for a, b, _ in PAIRS]
+    runs = [
+        teacher.cross_encoder_scores(st.CrossEncoder(str(teacher_dir)), pairs)
+        for teacher_dir in [
+            _train(base, tmp_path / "a", epochs=2),
+            _train(base, tmp_path / "b", epochs=2),
+            _train(base, tmp_path / "c", epochs=2, learning_rate=1e-2),
+        ]
+    ]
+    numpy.testing.assert_allclose(runs[0], runs[1], atol=1e-6)
+    assert numpy.abs(runs[0] - runs[2]).max() > 1e-3
+
+
+@pytest.mark.parametrize("kind", ["mnrl", "cosent"])
+def test_a_bi_encoder_teacher_trains_and_loads_as_a_sentence_transformer(base, tmp_path, kind):
+    st = require_distill()
+    out = tmp_path / kind
+    info = teacher.train_teacher(RECORDS, out, base=str(base), kind=kind, batch_size=4)
+    assert info["n_pairs"] == (5 if kind == "mnrl" else 10)  # mnrl: the positives
+    assert not teacher.is_cross_encoder(out)
+    vectors = st.SentenceTransformer(str(out)).encode(["Why is the sky blue?"])
+    assert vectors.shape == (1, 16)
+
+
+def test_bad_settings_are_refused_before_training(base, tmp_path):
+    with pytest.raises(ValueError, match="Unknown teacher kind 'bm25'"):
+        teacher.train_teacher(RECORDS, tmp_path / "x", base=str(base), kind="bm25")
+    with pytest.raises(ValueError, match="batch_size >= 1"):
+        teacher.train_teacher(RECORDS, tmp_path / "x", base=str(base), batch_size=0)
+    require_distill()
+    negatives = [r for r in RECORDS if r.label < 0.5]
+    with pytest.raises(ValueError, match="it needs positives"):
+        teacher.train_teacher(negatives, tmp_path / "x", base=str(base), kind="mnrl")
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_missing_extra_names_it(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ImportError, match=r"spacy-siamese\[distill\]"):
+        teacher.train_teacher(RECORDS, tmp_path / "x", base="any")
+
+
+def _train(base, out, **settings):
+    teacher.train_teacher(RECORDS, out, base=str(base), batch_size=4, seed=3, **settings)
+    return out
