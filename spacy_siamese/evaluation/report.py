@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy
 
+from ..files import atomic_write
 from .duplicates import TASK as DUPLICATES
 from .pair_evaluation import MODEL, TEACHER, TFIDF, TUNED, VECTORS
 
@@ -18,15 +19,16 @@ SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teache
 
 
 def write_json(report: Mapping[str, Any], path: Union[str, Path]) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf8")
+    """A report as indented JSON, written whole or not at all."""
+    write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", path)
 
 
 def write_text(text: str, path: Union[str, Path]) -> None:
+    """A UTF-8 text file, written whole or not at all."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf8")
+    with atomic_write(path) as file:
+        file.write(text.encode("utf8"))
 
 
 def read_json(path: Union[str, Path]) -> Dict[str, Any]:

@@ -177,3 +177,20 @@ def test_a_label_with_a_pipe_or_a_line_break_stays_in_its_cell(result):
     assert row.startswith("| models/a\\|b |") and row.count(" | ") == md.splitlines()[2].count(" | ")
     summary = summary_markdown({"two\nlines | name": result.report})
     assert "| two lines \\| name |" in summary
+
+
+def test_reports_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    from spacy_siamese import files
+    from spacy_siamese.evaluation.report import write_json
+
+    path = tmp_path / "report.json"
+    write_json({"auc": 0.5}, path)
+
+    def killed(*args):  # the process dies before the new file is moved into place
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", killed)
+    with pytest.raises(OSError):
+        write_json({"auc": 0.9}, path)
+    assert json.loads(path.read_text(encoding="utf8")) == {"auc": 0.5}
+    assert not (tmp_path / "report.json.tmp").exists()
