@@ -3,7 +3,8 @@
 Line i of `train.en` is the translation of line i of `train.es` (and, if given, line i of
 `train.source` names where the pair comes from, e.g. "newstest2012"). The same pairs as JSON
 lines: `{"en": str, "es": str}` (the two languages' codes as keys), optionally `"origin": str`
-and `"group": str`. A problem (unequal line counts, an empty line, bytes that are not UTF-8, a
+and `"group": str`; or the package's JSONL pair format, `{"text1": str, "text2": str, "label":
+number}`, where label 1 is a translation and 0 is not. A problem (unequal line counts, an empty line, bytes that are not UTF-8, a
 missing key) is a `PairFormatError` naming the file and the line: pairs are never dropped or
 truncated in silence.
 """
@@ -18,7 +19,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..pair_examples import make_pair_example
-from .base import Malformed, PairFormatError, check_path, json_object, json_type, numbered_lines
+from .base import Malformed, PairFormatError, check_label, check_path, json_object, json_type, numbered_lines
 
 PathLike = Union[str, Path]
 SENTENCE_PREFIX = "tatoeba"  # origins of independent sentences; the others are in document order
@@ -29,13 +30,15 @@ WINDOW = 5  # lines of one pseudo-document
 
 class ParallelPair(NamedTuple):
     """One translation pair: the text in the first and in the second language, the 1-based line
-    it was read from, where it comes from and the part of the data it belongs to."""
+    it was read from, where it comes from, the part of the data it belongs to, and its label (1: a
+    translation; 0 only in a pair file's non-translations)."""
 
     text_a: str
     text_b: str
     line: int
     origin: str = ""
     group: str = ""
+    label: float = 1.0
 
 
 def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathLike] = None) -> List[ParallelPair]:
@@ -62,8 +65,8 @@ def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathL
 
 def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[ParallelPair]:
     """The pairs of a JSON lines file whose objects hold the two languages' texts under their
-    codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group"; blank lines are
-    skipped."""
+    codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group", or under "text1"
+    and "text2" with a "label" (a pair file); blank lines are skipped."""
     path = Path(path)
     check_path(path, what="parallel file")
     pairs = []
@@ -74,11 +77,13 @@ def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[Parallel
             continue
         try:
             obj = json_object(line.text)
-            a, b = (_text(obj, lang) for lang in langs)
+            keys = langs if langs[0] in obj or "text1" not in obj else ("text1", "text2")
+            a, b = (_text(obj, key) for key in keys)
             origin, group = (_optional(obj, key) for key in ("origin", "group"))
+            label = _label(obj) if keys[0] == "text1" else 1.0
         except Malformed as err:
             raise PairFormatError(path, line.number, str(err)) from None
-        pairs.append(ParallelPair(a, b, line.number, origin, group))
+        pairs.append(ParallelPair(a, b, line.number, origin, group, label))
     return pairs
 
 
@@ -220,6 +225,13 @@ def _text(obj: dict, key: str) -> str:
     return value
 
 
+def _label(obj: dict) -> float:
+    value = obj.get("label")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Malformed(f"a text1/text2 pair needs a number 'label' (1: a translation), found {json_type(value)}")
+    return check_label(float(value), value)
+
+
 def _optional(obj: dict, key: str) -> str:
     value = obj.get(key, "")
     if not isinstance(value, str):
@@ -242,7 +254,7 @@ def create_parallel_corpus(
     seed: int = 0,
 ) -> Callable[[Language], Iterator[Example]]:
     """Translation pairs of a parallel JSON lines file (`read_parallel_jsonl`) as pair Examples
-    labelled 1, re-read on every call (epoch): the positives of cross-lingual training, whose
+    labelled 1 (a pair file's own labels), re-read on every call (epoch): the positives of cross-lingual training, whose
     negatives are the other pairs of a batch (`spacy-siamese.InBatchNegatives.v1`). Only the pairs
     of `groups` if given; at most `limit` if > 0. `negatives` adds for each pair one labelled 0,
     its first text with the second text of another pair (a seeded derangement): dev pairs for
@@ -281,7 +293,7 @@ class ParallelCorpus:
         if self.limit > 0:
             pairs = pairs[: self.limit]
         for pair in pairs:
-            yield make_pair_example(nlp, pair.text_a, pair.text_b, 1.0)
+            yield make_pair_example(nlp, pair.text_a, pair.text_b, pair.label)
         if self.negatives and len(pairs) > 1:
             order = list(range(len(pairs)))
             random.Random(self.seed).shuffle(order)

@@ -94,8 +94,12 @@ def evaluate_crosslingual(
     (`similarity_matrix`, the scores `doc.similarity` gives) and, with `baselines`, with the
     cosine of word TF-IDF (the package's `tfidf` layer fitted on both sides of the training
     pairs), of the pipe's own joint TF-IDF, and of CL-LSI and OPCA (`opca`) at the pipe's width
-    fitted on that TF-IDF of the training pairs."""
+    fitted on that TF-IDF of the training pairs (translations only: pairs labelled 1)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+    wrong = [p.line for p in dev if p.label < 1.0]
+    if wrong:
+        raise ValueError(f"Dev pairs must be translations (label 1); the pairs of lines {wrong[:5]} are not.")
+    train = [p for p in train if p.label >= 1.0]
     groups = by_group(dev)
     if any(len(pairs) < 2 for pairs in groups.values()):
         raise ValueError(f"Every dev group needs at least 2 pairs, got {_sizes(groups)}.")

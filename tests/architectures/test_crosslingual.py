@@ -77,3 +77,14 @@ def test_training_finds_translations_and_round_trips(tmp_path):
         pipe.similarity_matrix(texts_a, texts_b), original.similarity_matrix(texts_a, texts_b)
     )
     assert loaded(PAIRS[3][0]).similarity(loaded(PAIRS[3][1])) == pytest.approx(en.similarity(es))
+
+
+def test_explain_splits_a_crosslingual_score_over_both_texts():
+    from spacy_siamese.explain import explain_pair
+
+    nlp = _train(n_iter=10)
+    explanation = explain_pair(nlp, PAIRS[3][0], PAIRS[3][1])
+    assert explanation.kind == "encoder" and explanation.method == "shapley"  # exact Shapley values (<= 8 tokens)
+    assert [t.text for t in explanation.tokens_b][:3] == ["El", "presidente", "visitó"]
+    total_b = sum(t.contribution for t in explanation.tokens_b)
+    assert total_b == pytest.approx(explanation.score - explanation.reference_b, abs=1e-5)
