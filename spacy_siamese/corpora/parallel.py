@@ -4,9 +4,9 @@ Line i of `train.en` is the translation of line i of `train.es` (and, if given, 
 `train.source` names where the pair comes from, e.g. "newstest2012"). The same pairs as JSON
 lines: `{"en": str, "es": str}` (the two languages' codes as keys), optionally `"origin": str`
 and `"group": str`; or the package's JSONL pair format, `{"text1": str, "text2": str, "label":
-number}`, where label 1 is a translation and 0 is not. A problem (unequal line counts, an empty line, bytes that are not UTF-8, a
-missing key) is a `PairFormatError` naming the file and the line: pairs are never dropped or
-truncated in silence.
+number}`, where label 1 is a translation and 0 is not. A problem (unequal line counts, an empty
+line, bytes that are not UTF-8, a missing key) is a `PairFormatError` naming the file and the
+line: pairs are never dropped or truncated in silence.
 """
 
 import random

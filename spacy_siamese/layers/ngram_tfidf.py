@@ -5,7 +5,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from scipy.sparse import csr_matrix
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from thinc.api import Model, registry
 from thinc.model import deserialize_attr, serialize_attr
 
@@ -148,17 +148,18 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Cal
 
 def doc_terms(model: Model, doc: Doc) -> List[str]:
     """The doc's terms in token order: each kept word (" " + word), then its n-grams."""
-    sizes = model.attrs["ngram_sizes"]
-    strip = model.attrs["strip_accents"]
-    terms: List[str] = []
-    for token in doc:
-        if token.is_punct or token.is_space:
-            continue
-        word = _strip_accents(token.lower_) if strip else token.lower_
-        terms.append(WORD + word)
-        framed = f"<{word}>"
-        for n in sizes:
-            terms.extend(framed[i : i + n] for i in range(len(framed) - n + 1))
+    return [term for token in doc for term in token_terms(model, token)]
+
+
+def token_terms(model: Model, token: Token) -> List[str]:
+    """One token's terms: none for punctuation and spaces, else its word and n-grams."""
+    if token.is_punct or token.is_space:
+        return []
+    word = _strip_accents(token.lower_) if model.attrs["strip_accents"] else token.lower_
+    framed = f"<{word}>"
+    terms = [WORD + word]
+    for n in model.attrs["ngram_sizes"]:
+        terms.extend(framed[i : i + n] for i in range(len(framed) - n + 1))
     return terms
 
 

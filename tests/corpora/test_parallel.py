@@ -151,7 +151,9 @@ def test_parallel_corpus_reader(tmp_path):
 
 def test_jsonl_pair_format_keeps_its_labels(tmp_path):
     path = tmp_path / "pairs.jsonl"
-    srsly.write_jsonl(path, [{"text1": "a cat", "text2": "un gato", "label": 1}, {"text1": "a", "text2": "b", "label": 0}])
+    srsly.write_jsonl(
+        path, [{"text1": "a cat", "text2": "un gato", "label": 1}, {"text1": "a", "text2": "b", "label": 0}]
+    )
     pairs = read_parallel_jsonl(path, ("en", "es"))
     assert [(p.text_a, p.label) for p in pairs] == [("a cat", 1.0), ("a", 0.0)]
     labels = [get_label(eg) for eg in create_parallel_corpus(path, langs=["en", "es"])(spacy.blank("xx"))]
