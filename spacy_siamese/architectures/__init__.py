@@ -2,6 +2,7 @@
 (Cauchy, cosine, ExpL1, WithAuxiliary, TrainCalibrated) and the Siamese wrapper are registered in
 their own files in `layers/`."""
 
+from .crosslingual import build_crosslingual_s2net_encoder
 from .dae import build_dae_encoder
 from .feature_head import Comparison, build_feature_head
 from .hybrid import build_hybrid_encoder
@@ -13,6 +14,7 @@ from .tweak import build_tweak_encoder
 
 __all__ = [
     "Comparison",
+    "build_crosslingual_s2net_encoder",
     "build_dae_encoder",
     "build_feature_head",
     "build_hybrid_encoder",

@@ -19,6 +19,7 @@ from .document_files import COLLECTIONS, read_documents
 from .jsonl import write_documents
 from .newsgroups import strip_header, strip_quoting, strip_signature
 from .pair_files import PAIR_FORMATS, detect_format, read_pairs
+from .parallel import ParallelCorpus, ParallelPair, read_parallel, read_parallel_jsonl
 from .readers import (
     DocumentPairs,
     HierarchyPairs,
@@ -47,6 +48,8 @@ __all__ = [
     "PairFormatError",
     "PairIndex",
     "PairRecord",
+    "ParallelCorpus",
+    "ParallelPair",
     "create_document_pairs",
     "create_multi_pair_corpus",
     "create_pair_corpus",
@@ -57,6 +60,8 @@ __all__ = [
     "read_documents",
     "read_pair_examples",
     "read_pairs",
+    "read_parallel",
+    "read_parallel_jsonl",
     "sample_pairs",
     "split_documents",
     "stackexchange_text",

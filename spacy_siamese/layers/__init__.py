@@ -12,6 +12,7 @@ from .expl1 import exp_l1_similarity
 from .hashed_mean import hashed_mean
 from .hashed_tfidf import hashed_tfidf
 from .hybrid import hybrid_similarity
+from .ngram_tfidf import ngram_tfidf
 from .pair_features import pair_features
 from .pooling import mean_max_pool
 from .projection import projection
@@ -33,6 +34,7 @@ __all__ = [
     "hybrid_similarity",
     "lstm",
     "mean_max_pool",
+    "ngram_tfidf",
     "pair_features",
     "projection",
     "sentence_vectors",

@@ -1,0 +1,96 @@
+"""Cross-lingual S2Net (Yih et al. 2011, section 4.1): one projection of a joint term space of
+two languages, started from CL-LSI."""
+
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from scipy.sparse import csr_matrix
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from ..layers.ngram_tfidf import ngram_tfidf
+from ..layers.projection import projection
+
+INITS = ("cl_lsi", "lsa", "random")
+
+
+@registry.architectures("spacy-siamese.CrossLingualS2NetEncoder.v1")
+def build_crosslingual_s2net_encoder(
+    *,
+    width: int = 300,
+    ngram_sizes: Sequence[int] = (3, 4, 5),
+    word_weight: float = 0.5,
+    strip_accents: bool = True,
+    min_df: int = 2,
+    max_vocab: int = 100000,
+    sublinear_tf: bool = True,
+    init: str = "cl_lsi",
+    seed: int = 0,
+) -> Model[List[Doc], Floats2d]:
+    """S2Net across two languages: the word and character n-gram TF-IDF vector f of a text in
+    either language (`spacy-siamese.ngram_tfidf.v1`, one vocabulary for both) -> A^T f, `width`
+    dims. Shared strings (names, numbers, cognates) are shared evidence; the rest A learns from
+    the translation pairs.
+
+    The vocabulary is fitted on every training text when the pipe is initialized. A starts as
+    CL-LSI (`init="cl_lsi"`): the truncated SVD of the training pairs' rows f_a + f_b, one row
+    per pair (the TF-IDF of the pair's two texts as one document). This reads the
+    initialization docs as `spacy-siamese.Siamese.v1` passes them, every side A and then every
+    side B. `init="lsa"` is the SVD of the texts one by one; `"random"` a random start.
+    """
+    if init not in INITS:
+        raise ValueError(f"CrossLingualS2NetEncoder: init must be one of {', '.join(INITS)}, got {init!r}")
+    terms = ngram_tfidf(
+        ngram_sizes=ngram_sizes,
+        word_weight=word_weight,
+        strip_accents=strip_accents,
+        min_df=min_df,
+        max_vocab=max_vocab,
+        sublinear_tf=sublinear_tf,
+    )
+    project = projection(nO=width, init="random" if init == "random" else "lsa", seed=seed)
+    return Model(
+        "crosslingual_s2net",
+        forward,
+        init=_init,
+        layers=[terms, project],
+        dims={"nO": width},
+        attrs={"fit_on_corpus": True, "init": init},
+    )
+
+
+def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    terms, project = model.layers
+    if X is None:
+        terms.initialize()
+        project.initialize()
+        return
+    terms.initialize(X=X)
+    F = terms.predict(X)
+    if model.attrs["init"] == "cl_lsi":
+        F = pair_rows(F)
+    project.initialize(X=F)
+
+
+def pair_rows(F: csr_matrix) -> csr_matrix:
+    """CL-LSI's rows: f_a + f_b of each pair, from the rows of every side A and then every side B."""
+    n, odd = divmod(F.shape[0], 2)
+    if odd:
+        raise ValueError(
+            f"CrossLingualS2NetEncoder: init='cl_lsi' reads the initialization docs as pairs (every side A, "
+            f"then every side B), got an odd number of docs ({F.shape[0]}). Initialize the pipe on pairs."
+        )
+    return csr_matrix(F[:n] + F[n:])
+
+
+def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
+    terms, project = model.layers
+    F = terms.predict(X)  # no parameters
+    Y, backprop_project = project(F, is_train)
+
+    def backprop(dY: Floats2d) -> List[Doc]:
+        backprop_project(dY)
+        return X
+
+    return Y, backprop

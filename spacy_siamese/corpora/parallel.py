@@ -1,0 +1,302 @@
+"""Parallel text: line-aligned translation files, their dev split and pseudo-documents.
+
+Line i of `train.en` is the translation of line i of `train.es` (and, if given, line i of
+`train.source` names where the pair comes from, e.g. "newstest2012"). The same pairs as JSON
+lines: `{"en": str, "es": str}` (the two languages' codes as keys), optionally `"origin": str`
+and `"group": str`; or the package's JSONL pair format, `{"text1": str, "text2": str, "label":
+number}`, where label 1 is a translation and 0 is not. A problem (unequal line counts, an empty
+line, bytes that are not UTF-8, a missing key) is a `PairFormatError` naming the file and the
+line: pairs are never dropped or truncated in silence.
+"""
+
+import random
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+
+import srsly
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import registry
+
+from ..pair_examples import make_pair_example
+from .base import Malformed, PairFormatError, check_label, check_path, json_object, json_type, numbered_lines
+
+PathLike = Union[str, Path]
+SENTENCE_PREFIX = "tatoeba"  # origins of independent sentences; the others are in document order
+DEV_ORIGINS = ("newstest2012",)
+DEV_SENTENCES = 1000
+WINDOW = 5  # lines of one pseudo-document
+
+
+class ParallelPair(NamedTuple):
+    """One translation pair: the text in the first and in the second language, the 1-based line
+    it was read from, where it comes from, the part of the data it belongs to, and its label (1: a
+    translation; 0 only in a pair file's non-translations)."""
+
+    text_a: str
+    text_b: str
+    line: int
+    origin: str = ""
+    group: str = ""
+    label: float = 1.0
+
+
+def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathLike] = None) -> List[ParallelPair]:
+    """The pairs of two line-aligned files (and the origin of each from a third, if given). A file
+    with fewer lines than the others, or an empty line, is an error naming the file and line."""
+    paths = [Path(path_a), Path(path_b)] + ([Path(origins)] if origins is not None else [])
+    columns = [_lines(path) for path in paths]
+    counts = [len(lines) for lines in columns]
+    if len(set(counts)) > 1:
+        short = counts.index(min(counts))
+        longest = counts.index(max(counts))
+        raise PairFormatError(
+            paths[short],
+            counts[short] + 1,
+            f"the file ends after {counts[short]:,} lines, but {paths[longest]} has {counts[longest]:,} lines: "
+            "line-aligned parallel files must have one line per pair",
+        )
+    pairs = []
+    for number, row in enumerate(zip(*columns), start=1):
+        origin = row[2] if len(row) > 2 else ""
+        pairs.append(ParallelPair(row[0], row[1], number, origin))
+    return pairs
+
+
+def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[ParallelPair]:
+    """The pairs of a JSON lines file whose objects hold the two languages' texts under their
+    codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group", or under "text1"
+    and "text2" with a "label" (a pair file); blank lines are skipped."""
+    path = Path(path)
+    check_path(path, what="parallel file")
+    pairs = []
+    for line in numbered_lines(path):
+        if line.error:
+            raise PairFormatError(path, line.number, line.error)
+        if not line.text.strip():
+            continue
+        try:
+            obj = json_object(line.text)
+            keys = langs if langs[0] in obj or "text1" not in obj else ("text1", "text2")
+            a, b = (_text(obj, key) for key in keys)
+            origin, group = (_optional(obj, key) for key in ("origin", "group"))
+            label = _label(obj) if keys[0] == "text1" else 1.0
+        except Malformed as err:
+            raise PairFormatError(path, line.number, str(err)) from None
+        pairs.append(ParallelPair(a, b, line.number, origin, group, label))
+    return pairs
+
+
+def write_parallel_jsonl(pairs: Iterable[ParallelPair], path: PathLike, langs: Tuple[str, str]) -> None:
+    """Write pairs as `read_parallel_jsonl` reads them (origin and group included)."""
+    rows = ({langs[0]: p.text_a, langs[1]: p.text_b, "origin": p.origin, "group": p.group} for p in pairs)
+    srsly.write_jsonl(path, rows)
+
+
+def split_parallel(
+    pairs: Sequence[ParallelPair],
+    *,
+    dev_origins: Sequence[str] = DEV_ORIGINS,
+    dev_sentences: int = DEV_SENTENCES,
+    sentence_prefix: str = SENTENCE_PREFIX,
+    seed: int = 0,
+) -> Tuple[List[ParallelPair], List[ParallelPair]]:
+    """(train, dev): dev holds every pair of `dev_origins` (news sets, kept whole and in document
+    order) and a seeded sample of `dev_sentences` pairs whose origin starts with
+    `sentence_prefix`. A training pair that shares a text with a dev pair (either side,
+    whitespace- and case-normalised) is left out of train, so no sentence is in both."""
+    missing = [origin for origin in dev_origins if not any(p.origin == origin for p in pairs)]
+    if missing:
+        found = sorted({p.origin for p in pairs})
+        raise ValueError(f"No pair comes from dev origin(s) {missing}; the origins are {found}.")
+    sentences = [i for i, p in enumerate(pairs) if p.origin.startswith(sentence_prefix)]
+    if dev_sentences > len(sentences):
+        raise ValueError(
+            f"{dev_sentences:,} dev sentences asked for, but only {len(sentences):,} pairs come from "
+            f"an origin starting with {sentence_prefix!r}."
+        )
+    held: Set[int] = set(random.Random(seed).sample(sentences, dev_sentences))
+    held.update(i for i, p in enumerate(pairs) if p.origin in dev_origins)
+    dev = [pairs[i] for i in sorted(held)]
+    seen = {_normal(text) for p in dev for text in (p.text_a, p.text_b)}
+    train = [
+        p
+        for i, p in enumerate(pairs)
+        if i not in held and _normal(p.text_a) not in seen and _normal(p.text_b) not in seen
+    ]
+    return train, dev
+
+
+def pseudo_documents(
+    pairs: Sequence[ParallelPair], *, size: int = WINDOW, sentence_prefix: str = SENTENCE_PREFIX
+) -> List[ParallelPair]:
+    """Non-overlapping windows of `size` consecutive lines of one document-order origin (news),
+    each side's lines joined by a space: a pseudo-document pair whose line is the window's first.
+    Lines are consecutive when their line numbers are (a pair left out breaks a window); a run's
+    last lines that fill no window are left out; independent sentences (`sentence_prefix`) make
+    no documents."""
+    if size < 1:
+        raise ValueError(f"A pseudo-document needs at least 1 line, got size={size}.")
+    docs = []
+    for run in _runs(p for p in pairs if not p.origin.startswith(sentence_prefix)):
+        for start in range(0, len(run) - size + 1, size):
+            window = run[start : start + size]
+            first = window[0]
+            docs.append(
+                ParallelPair(
+                    " ".join(p.text_a for p in window), " ".join(p.text_b for p in window), first.line, first.origin
+                )
+            )
+    return docs
+
+
+def crosslingual_corpus(
+    pairs: Sequence[ParallelPair],
+    *,
+    window: int = WINDOW,
+    dev_origins: Sequence[str] = DEV_ORIGINS,
+    dev_sentences: int = DEV_SENTENCES,
+    sentence_prefix: str = SENTENCE_PREFIX,
+    seed: int = 0,
+) -> Tuple[List[ParallelPair], List[ParallelPair]]:
+    """(train, dev) for cross-lingual retrieval: the split of `split_parallel`, each part's pairs
+    tagged with their group ("sentences", "news"), and the pseudo-documents of each part's news
+    lines (`window` lines each, group "documents") after them. 0 makes no documents."""
+    train, dev = split_parallel(
+        pairs, dev_origins=dev_origins, dev_sentences=dev_sentences, sentence_prefix=sentence_prefix, seed=seed
+    )
+    parts = []
+    for part in (train, dev):
+        tagged = [p._replace(group=group_name(p, document=False, sentence_prefix=sentence_prefix)) for p in part]
+        docs = pseudo_documents(part, size=window, sentence_prefix=sentence_prefix) if window else []
+        parts.append(tagged + [d._replace(group=group_name(d, document=True)) for d in docs])
+    return parts[0], parts[1]
+
+
+def group_name(pair: ParallelPair, *, document: bool, sentence_prefix: str = SENTENCE_PREFIX) -> str:
+    """The evaluation group of a pair: "documents" for a pseudo-document, else "sentences" for an
+    independent sentence and "news" for a line of a document-order origin."""
+    if document:
+        return "documents"
+    return "sentences" if pair.origin.startswith(sentence_prefix) else "news"
+
+
+def by_group(pairs: Iterable[ParallelPair]) -> Dict[str, List[ParallelPair]]:
+    """Pairs by their `group`, in order of first appearance."""
+    groups: Dict[str, List[ParallelPair]] = {}
+    for pair in pairs:
+        groups.setdefault(pair.group, []).append(pair)
+    return groups
+
+
+def _runs(pairs: Iterable[ParallelPair]) -> Iterator[List[ParallelPair]]:
+    """Maximal runs of pairs of one origin with consecutive line numbers."""
+    run: List[ParallelPair] = []
+    for pair in pairs:
+        if run and (pair.line != run[-1].line + 1 or pair.origin != run[-1].origin):
+            yield run
+            run = []
+        run.append(pair)
+    if run:
+        yield run
+
+
+def _lines(path: Path) -> List[str]:
+    """The lines of a line-aligned file; an empty line or one that is not UTF-8 is an error."""
+    check_path(path, what="parallel file")
+    out = []
+    for line in numbered_lines(path):
+        if line.error:
+            raise PairFormatError(path, line.number, line.error)
+        if not line.text.strip():
+            raise PairFormatError(path, line.number, "empty line: every line must hold one text of a pair")
+        out.append(line.text)
+    return out
+
+
+def _text(obj: dict, key: str) -> str:
+    if key not in obj:
+        raise Malformed(f"missing key {key!r}; keys found: {list(obj)}")
+    value = obj[key]
+    if not isinstance(value, str):
+        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
+    if not value.strip():
+        raise Malformed(f"{key!r} is empty: every pair needs a text in both languages")
+    return value
+
+
+def _label(obj: dict) -> float:
+    value = obj.get("label")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Malformed(f"a text1/text2 pair needs a number 'label' (1: a translation), found {json_type(value)}")
+    return check_label(float(value), value)
+
+
+def _optional(obj: dict, key: str) -> str:
+    value = obj.get(key, "")
+    if not isinstance(value, str):
+        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
+    return value
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@registry.readers("spacy-siamese.ParallelCorpus.v1")
+def create_parallel_corpus(
+    path: Optional[Path],
+    *,
+    langs: Sequence[str] = ("en", "es"),
+    groups: Optional[Sequence[str]] = None,
+    negatives: bool = False,
+    limit: int = 0,
+    seed: int = 0,
+) -> Callable[[Language], Iterator[Example]]:
+    """Translation pairs of a parallel JSON lines file (`read_parallel_jsonl`) as pair Examples
+    labelled 1 (a pair file's own labels), re-read on every call (epoch): the positives of cross-lingual training, whose
+    negatives are the other pairs of a batch (`spacy-siamese.InBatchNegatives.v1`). Only the pairs
+    of `groups` if given; at most `limit` if > 0. `negatives` adds for each pair one labelled 0,
+    its first text with the second text of another pair (a seeded derangement): dev pairs for
+    the pipe's pair scorer."""
+    if path is None:
+        raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
+    if len(langs) != 2:
+        raise ValueError(f"spacy-siamese.ParallelCorpus.v1: langs names two languages, got {list(langs)}")
+    return ParallelCorpus(path, langs=(langs[0], langs[1]), groups=groups, negatives=negatives, limit=limit, seed=seed)
+
+
+class ParallelCorpus:
+    """Callable corpus like spacy.training.Corpus over a parallel JSON lines file."""
+
+    def __init__(
+        self,
+        path: PathLike,
+        *,
+        langs: Tuple[str, str],
+        groups: Optional[Sequence[str]] = None,
+        negatives: bool = False,
+        limit: int = 0,
+        seed: int = 0,
+    ) -> None:
+        self.path = Path(path)
+        self.langs = langs
+        self.groups = None if groups is None else set(groups)
+        self.negatives = negatives
+        self.limit = limit
+        self.seed = seed
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        pairs = read_parallel_jsonl(self.path, self.langs)
+        if self.groups is not None:
+            pairs = [p for p in pairs if p.group in self.groups]
+        if self.limit > 0:
+            pairs = pairs[: self.limit]
+        for pair in pairs:
+            yield make_pair_example(nlp, pair.text_a, pair.text_b, pair.label)
+        if self.negatives and len(pairs) > 1:
+            order = list(range(len(pairs)))
+            random.Random(self.seed).shuffle(order)
+            # each pair's first text with the next one's second text in a shuffled cycle: never its own
+            for i, j in zip(order, order[1:] + order[:1]):
+                yield make_pair_example(nlp, pairs[i].text_a, pairs[j].text_b, 0.0)

@@ -1,0 +1,182 @@
+"""Cross-lingual retrieval (Yih et al. 2011, section 4.1): each text of one language is a query
+against every text of the other, and its translation is the one relevant answer. acc@1 and MRR
+in both directions and their mean, for the pipe and for TF-IDF cosine, CL-LSI and OPCA fitted on
+the same training pairs."""
+
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+import numpy
+import scipy.linalg
+from scipy.sparse import csr_matrix
+from sklearn.decomposition import TruncatedSVD
+from spacy.language import Language
+from thinc.api import Model
+
+from ..component import PIPE_NAME, get_similarity_pipe
+from ..corpora.parallel import ParallelPair, by_group
+from .baselines import _distinct_rows, _unit, fit_tfidf
+from .pair_evaluation import MODEL, describe_pipe
+
+WORD_TFIDF = "TF-IDF cosine (words)"
+JOINT_TFIDF = "TF-IDF cosine (words + n-grams)"
+CL_LSI = "CL-LSI"
+OPCA = "OPCA"
+OPCA_RIDGE = 1e-3  # added to the pair differences' covariance, relative to its mean eigenvalue
+
+
+def translation_metrics(scores: numpy.ndarray) -> Dict[str, float]:
+    """acc@1 and MRR of a square score matrix whose row i's answer is column i: rows as queries
+    ("a_b"), columns as queries ("b_a") and the mean of both. A tie with the answer counts
+    against it (the answer ranks below every text that scores as high)."""
+    scores = numpy.asarray(scores, dtype="f8")
+    if scores.ndim != 2 or scores.shape[0] != scores.shape[1] or not len(scores):
+        raise ValueError(f"translation_metrics takes a non-empty square score matrix, got shape {scores.shape}.")
+    out: Dict[str, float] = {}
+    for name, S in (("a_b", scores), ("b_a", scores.T)):
+        answer = numpy.diag(S)
+        ranks = (S >= answer[:, None]).sum(axis=1)  # the answer itself included: rank 1 is alone at the top
+        out[f"acc@1_{name}"] = float((ranks == 1).mean())
+        out[f"mrr_{name}"] = float((1.0 / ranks).mean())
+    out["acc@1"] = (out["acc@1_a_b"] + out["acc@1_b_a"]) / 2
+    out["mrr"] = (out["mrr_a_b"] + out["mrr_b_a"]) / 2
+    return out
+
+
+def cosine_matrix(A: Any, B: Any) -> numpy.ndarray:
+    """Cosines of every row of A against every row of B (dense or sparse; a zero row scores 0)."""
+    if isinstance(A, csr_matrix) or hasattr(A, "tocsr"):
+        S = _unit(A) @ _unit(B).T
+        return numpy.asarray(S.toarray(), dtype="f8")
+    A, B = (numpy.asarray(M, dtype="f8") for M in (A, B))
+    A = A / numpy.maximum(numpy.linalg.norm(A, axis=1, keepdims=True), 1e-12)
+    B = B / numpy.maximum(numpy.linalg.norm(B, axis=1, keepdims=True), 1e-12)
+    return A @ B.T
+
+
+def cl_lsi_and_opca(
+    F_a: csr_matrix, F_b: csr_matrix, *, width: int, opca: bool = True, seed: int = 0
+) -> Dict[str, numpy.ndarray]:
+    """Projections (n_terms, width) fitted on training pairs' term rows F_a, F_b: CL-LSI, the top
+    `width` right singular vectors of the rows f_a + f_b (distinct rows once); and with `opca`,
+    OPCA (Platt et al. 2010) within the span of those vectors: the directions w that maximise the
+    variance of every text's projection over the mean squared difference of a pair's two
+    projections, w^T C w / w^T (D + ridge) w, a generalised eigenproblem of (width, width)
+    matrices (full OPCA solves it over the whole vocabulary)."""
+    rows = _distinct_rows(csr_matrix(F_a + F_b))
+    dims = min(width, rows.shape[0] - 1, rows.shape[1] - 1)
+    if dims < 1:
+        raise ValueError(f"CL-LSI needs at least 2 distinct pairs and 2 terms, got {rows.shape}.")
+    basis = TruncatedSVD(n_components=dims, random_state=seed).fit(rows).components_.T  # (n_terms, dims)
+    out = {CL_LSI: basis}
+    if opca:
+        Xa, Xb = numpy.asarray(F_a @ basis), numpy.asarray(F_b @ basis)
+        C = numpy.cov(numpy.vstack([Xa, Xb]), rowvar=False)
+        diff = Xa - Xb
+        D = diff.T @ diff / len(diff)
+        D += OPCA_RIDGE * numpy.trace(D) / len(D) * numpy.eye(len(D))
+        _, vecs = scipy.linalg.eigh(C, D)  # ascending eigenvalues
+        out[OPCA] = basis @ vecs[:, ::-1]
+    return out
+
+
+def evaluate_crosslingual(
+    nlp: Language,
+    train: Sequence[ParallelPair],
+    dev: Sequence[ParallelPair],
+    *,
+    baselines: bool = True,
+    opca: bool = True,
+    seed: int = 0,
+    pipe_name: str = PIPE_NAME,
+) -> Dict[str, Any]:
+    """Each dev group (e.g. "sentences", "news", "documents") ranked with the pipe
+    (`similarity_matrix`, the scores `doc.similarity` gives) and, with `baselines`, with the
+    cosine of word TF-IDF (the package's `tfidf` layer fitted on both sides of the training
+    pairs), of the pipe's own joint TF-IDF, and of CL-LSI and OPCA (`opca`) at the pipe's width
+    fitted on that TF-IDF of the training pairs (translations only: pairs labelled 1)."""
+    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
+    wrong = [p.line for p in dev if p.label < 1.0]
+    if wrong:
+        raise ValueError(f"Dev pairs must be translations (label 1); the pairs of lines {wrong[:5]} are not.")
+    train = [p for p in train if p.label >= 1.0]
+    groups = by_group(dev)
+    if any(len(pairs) < 2 for pairs in groups.values()):
+        raise ValueError(f"Every dev group needs at least 2 pairs, got {_sizes(groups)}.")
+    width = int(pipe.encoder.get_dim("nO"))
+    timing: Dict[str, float] = {}
+    methods: Dict[str, Callable[[List[str], List[str]], numpy.ndarray]] = {
+        MODEL: lambda a, b: pipe.similarity_matrix(a, b).astype("f8")
+    }
+    if baselines:
+        start = time.perf_counter()
+        methods.update(_baselines(nlp, pipe.encoder, train, width=width, opca=opca, seed=seed))
+        timing["fit_baselines_s"] = time.perf_counter() - start
+    results: Dict[str, Dict[str, Any]] = {}
+    for group, pairs in groups.items():
+        texts_a, texts_b = [p.text_a for p in pairs], [p.text_b for p in pairs]
+        results[group] = {"n": len(pairs), "results": {}}
+        for method, scores in methods.items():
+            start = time.perf_counter()
+            results[group]["results"][method] = translation_metrics(scores(texts_a, texts_b))
+            timing[f"{group}/{method}_s"] = time.perf_counter() - start
+    return {
+        "task": "crosslingual",
+        "n_train_pairs": len(train),
+        "width": width,
+        "model": describe_pipe(nlp, pipe),
+        "groups": results,
+        "timing": {k: round(v, 3) for k, v in timing.items()},
+    }
+
+
+def _baselines(
+    nlp: Language, encoder: Model, train: Sequence[ParallelPair], *, width: int, opca: bool, seed: int
+) -> Dict[str, Callable[[List[str], List[str]], numpy.ndarray]]:
+    terms = _joint_tfidf(encoder)
+    docs_a = [nlp.make_doc(p.text_a) for p in train]
+    docs_b = [nlp.make_doc(p.text_b) for p in train]
+    words = fit_tfidf(docs_a + docs_b)
+
+    def featurised(layer: Model, project: Optional[numpy.ndarray] = None) -> Callable:
+        def scores(texts_a: List[str], texts_b: List[str]) -> numpy.ndarray:
+            rows = [layer.predict([nlp.make_doc(t) for t in texts]) for texts in (texts_a, texts_b)]
+            if project is None:
+                return cosine_matrix(*rows)
+            return cosine_matrix(*(numpy.asarray(r @ project) for r in rows))
+
+        return scores
+
+    methods = {WORD_TFIDF: featurised(words)}
+    if terms is not None:
+        methods[JOINT_TFIDF] = featurised(terms)
+        fitted = cl_lsi_and_opca(terms.predict(docs_a), terms.predict(docs_b), width=width, opca=opca, seed=seed)
+        methods.update({name: featurised(terms, W) for name, W in fitted.items()})
+    return methods
+
+
+def _joint_tfidf(encoder: Model) -> Optional[Model]:
+    """The encoder's fitted `ngram_tfidf` layer (a cross-lingual S2Net), if it has one."""
+    for node in encoder.walk():
+        if node.name == "ngram_tfidf" and node.has_dim("nO") and node.get_dim("nO"):
+            return node
+    return None
+
+
+def _sizes(groups: Mapping[str, Sequence[Any]]) -> Dict[str, int]:
+    return {name: len(pairs) for name, pairs in groups.items()}
+
+
+def crosslingual_markdown(report: Mapping[str, Any]) -> str:
+    """One table per dev group: acc@1 and MRR of each method in both directions and their mean."""
+    a, b = report.get("langs", ["a", "b"])
+    header = ["method", f"acc@1 {a}->{b}", f"acc@1 {b}->{a}", "acc@1", f"MRR {a}->{b}", f"MRR {b}->{a}", "MRR"]
+    keys = ["acc@1_a_b", "acc@1_b_a", "acc@1", "mrr_a_b", "mrr_b_a", "mrr"]
+    lines = [f"# Cross-lingual retrieval {report.get('name', '')}".rstrip(), ""]
+    for group, block in report["groups"].items():
+        lines += [f"## {group} ({block['n']:,} pairs)", "", "| " + " | ".join(header) + " |"]
+        lines.append("|" + "---|" * len(header))
+        for method, metrics in block["results"].items():
+            lines.append("| " + " | ".join([method] + [f"{metrics[k]:.3f}" for k in keys]) + " |")
+        lines.append("")
+    return "\n".join(lines)

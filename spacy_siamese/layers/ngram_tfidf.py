@@ -1,0 +1,169 @@
+"""Word and character n-gram TF-IDF over one joint vocabulary, for text in several languages."""
+
+import unicodedata
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from scipy.sparse import csr_matrix
+from spacy.tokens import Doc, Token
+from thinc.api import Model, registry
+from thinc.model import deserialize_attr, serialize_attr
+
+from .tfidf import TermTable, check_term_settings
+
+WORD = " "  # prefix of a word term (no token holds a space); an n-gram has none ("<ca", "ats>")
+
+
+class NgramTable(TermTable):
+    """A `TermTable` whose terms are strings looked up in a dict (n-grams are never interned)."""
+
+    def __init__(self, terms: Sequence[str] = (), idf: Union[Sequence[float], numpy.ndarray] = ()) -> None:
+        super().__init__(terms, idf)
+        self.index: Dict[str, int] = {term: col for col, term in enumerate(self.terms)}
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "NgramTable":
+        table = TermTable.from_bytes(data)
+        return cls(table.terms, table.idf)
+
+
+@serialize_attr.register(NgramTable)
+def _serialize_table(_: NgramTable, value: NgramTable, name: str, model: Model) -> bytes:
+    return value.to_bytes()
+
+
+@deserialize_attr.register(NgramTable)
+def _deserialize_table(_: NgramTable, value: bytes, name: str, model: Model) -> NgramTable:
+    return NgramTable.from_bytes(value)
+
+
+@registry.layers("spacy-siamese.ngram_tfidf.v1")
+def ngram_tfidf(
+    *,
+    ngram_sizes: Sequence[int] = (3, 4, 5),
+    word_weight: float = 0.5,
+    strip_accents: bool = True,
+    min_df: int = 2,
+    max_vocab: int = 0,
+    sublinear_tf: bool = True,
+) -> Model[List[Doc], csr_matrix]:
+    """TF-IDF vectors of docs over words and character n-grams, as a scipy CSR matrix.
+
+    A doc's terms are its lower-cased words (punctuation and spaces dropped, accents too with
+    `strip_accents`) and the character n-grams of each word framed as "<word>", of the sizes in
+    `ngram_sizes` (a word shorter than a size gives none of it; `[]`: words only). Texts of two
+    languages share the n-grams of their names, numbers and cognates. The vocabulary (terms in
+    at least `min_df` distinct training docs, the `max_vocab` most frequent if > 0) and the
+    smoothed idf, ln((1 + n) / (1 + df)) + 1, are fitted in `initialize`. tf is 1 + ln(count)
+    with `sublinear_tf`. The word part and the n-gram part of a row are l2-normalised apart and
+    weighted sqrt(word_weight) and sqrt(1 - word_weight), so their cosines mix in that ratio. A
+    doc without a known term is a zero row.
+    """
+    check_term_settings("ngram_tfidf", attr="lower", min_df=min_df, max_vocab=max_vocab)
+    sizes = [int(n) for n in ngram_sizes]
+    if any(n < 1 for n in sizes) or not 0.0 <= word_weight <= 1.0 or (not sizes and word_weight < 1.0):
+        raise ValueError(
+            "ngram_tfidf: need n-gram sizes >= 1 and 0 <= word_weight <= 1 (1 when there are no n-grams), "
+            f"got ngram_sizes={sizes} and word_weight={word_weight}"
+        )
+    return Model(
+        "ngram_tfidf",
+        forward,
+        init=init,
+        dims={"nO": None},
+        attrs={
+            "table": NgramTable(),
+            "ngram_sizes": sizes,
+            "word_weight": float(word_weight),
+            "strip_accents": strip_accents,
+            "min_df": min_df,
+            "max_vocab": max_vocab,
+            "sublinear_tf": sublinear_tf,
+        },
+    )
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    if X is None:
+        if not len(model.attrs["table"]):
+            raise ValueError("ngram_tfidf: initialize with training docs to fit the vocabulary and idf")
+        return
+    df: Dict[str, int] = {}
+    seen = set()
+    for doc in X:
+        if doc.text in seen:
+            continue  # a text in many training pairs counts once
+        seen.add(doc.text)
+        for term in set(doc_terms(model, doc)):
+            df[term] = df.get(term, 0) + 1
+    kept = sorted((term for term, count in df.items() if count >= model.attrs["min_df"]), key=lambda t: (-df[t], t))
+    if model.attrs["max_vocab"]:
+        kept = kept[: model.attrs["max_vocab"]]
+    if not kept:
+        raise ValueError(
+            f"ngram_tfidf: no term occurs in at least min_df={model.attrs['min_df']} of the {len(seen)} docs"
+        )
+    counts = numpy.asarray([df[term] for term in kept], dtype="float64")
+    idf = numpy.log((1.0 + len(seen)) / (1.0 + counts)) + 1.0
+    model.attrs["table"] = NgramTable(kept, idf)
+    model.set_dim("nO", len(kept), force=True)
+
+
+def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
+    table: NgramTable = model.attrs["table"]
+    if not len(table):
+        raise ValueError("ngram_tfidf: the vocabulary is empty; initialize the model on training docs first")
+    index = table.index
+    is_word = numpy.asarray([term.startswith(WORD) for term in table.terms])
+    rows, cols = [], []
+    for i, doc in enumerate(X):
+        found = [index[term] for term in doc_terms(model, doc) if term in index]
+        cols.extend(found)
+        rows.extend([i] * len(found))
+    counts = csr_matrix(
+        (numpy.ones(len(cols), dtype="float32"), (numpy.asarray(rows, "int64"), numpy.asarray(cols, "int64"))),
+        shape=(len(X), len(table)),
+    )
+    counts.sum_duplicates()
+    if model.attrs["sublinear_tf"]:
+        counts.data = 1.0 + numpy.log(counts.data)
+    counts.data *= table.idf[counts.indices]
+    weight = model.attrs["word_weight"]
+    words = is_word[counts.indices]
+    scale = numpy.zeros(counts.data.shape, dtype="float32")
+    row_of = numpy.repeat(numpy.arange(len(X)), numpy.diff(counts.indptr))
+    for part, share in ((words, weight), (~words, 1.0 - weight)):
+        # l2 norm of each row's word (or n-gram) part, then that part's share of the squared norm
+        sq = numpy.bincount(row_of[part], weights=counts.data[part] ** 2, minlength=len(X))
+        norms = numpy.sqrt(sq)[row_of[part]]
+        scale[part] = numpy.sqrt(share) / numpy.where(norms > 0, norms, 1.0)
+    counts.data *= scale
+    counts.eliminate_zeros()
+
+    def backprop(dY) -> List[Doc]:
+        return X  # no parameters
+
+    return counts, backprop
+
+
+def doc_terms(model: Model, doc: Doc) -> List[str]:
+    """The doc's terms in token order: each kept word (" " + word), then its n-grams."""
+    return [term for token in doc for term in token_terms(model, token)]
+
+
+def token_terms(model: Model, token: Token) -> List[str]:
+    """One token's terms: none for punctuation and spaces, else its word and n-grams."""
+    if token.is_punct or token.is_space:
+        return []
+    word = _strip_accents(token.lower_) if model.attrs["strip_accents"] else token.lower_
+    framed = f"<{word}>"
+    terms = [WORD + word]
+    for n in model.attrs["ngram_sizes"]:
+        terms.extend(framed[i : i + n] for i in range(len(framed) - n + 1))
+    return terms
+
+
+def _strip_accents(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
