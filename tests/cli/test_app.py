@@ -25,6 +25,7 @@ COMMANDS = {
     "encode",
     "evaluate",
     "evaluate-duplicates",
+    "evaluate-crosslingual",
     "evaluate-retrieval",
     "explain",
     "index",
