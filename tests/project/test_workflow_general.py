@@ -96,7 +96,7 @@ def test_package_and_report(run):
 def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
     project, _ = run
     tiny = {"general_finetune_source": "training/general/model-best", "general_finetune_max_steps": 4}
-    for step in (f"train-{name}-general", f"evaluate-{name}-general", f"package-{name}-general"):
+    for step in ("convert-sts", f"train-{name}-general", f"evaluate-{name}-general", f"package-{name}-general"):
         result = project(step, **tiny, graded_eval_frequency=2, package_build="wheel")
         assert result.returncode == 0, result.output[-6000:]
     nlp = spacy.load(project.dir / f"training/{name}_general/model-best")
