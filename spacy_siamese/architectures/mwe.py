@@ -114,15 +114,4 @@ def build_mwe_encoder_v1(
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
     """MWEEncoder.v2 with `post_depth = 0` by default: kept for pipelines trained with it."""
-    return build_mwe_encoder(
-        width=width,
-        depth=depth,
-        window_size=window_size,
-        maxout_pieces=maxout_pieces,
-        attrs=attrs,
-        rows=rows,
-        include_static_vectors=include_static_vectors,
-        post_depth=post_depth,
-        proj_width=proj_width,
-        squash=squash,
-    )
+    return build_mwe_encoder(**locals())  # every argument, as given

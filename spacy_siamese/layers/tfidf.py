@@ -106,15 +106,7 @@ def tfidf_v1(
 ) -> Model[List[Doc], csr_matrix]:
     """The first version: the same layer with raw tf and min_df 1 by default. v2 takes
     S2NetEncoder's defaults (min_df 2, sublinear tf)."""
-    return tfidf(
-        attr=attr,
-        drop_stop=drop_stop,
-        drop_punct=drop_punct,
-        min_df=min_df,
-        max_vocab=max_vocab,
-        sublinear_tf=sublinear_tf,
-        normalize=normalize,
-    )
+    return tfidf(**locals())  # every argument, as given
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
