@@ -372,16 +372,20 @@ def top_k(
     """Each row's k best (col, score), best first, ties by col; padded with -1 and nan."""
     ids = numpy.full((n_rows, k), -1, dtype="int64")
     out = numpy.full((n_rows, k), numpy.nan, dtype="float32")
-    if len(rows) == 0:
-        return ids, out
+    rows, cols, scores, rank = best_k(rows, cols, scores, k)
+    ids[rows, rank], out[rows, rank] = cols, scores
+    return ids, out
+
+
+def best_k(
+    rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """(row, col, score, rank) of each row's k best entries, by row, best first, ties by col."""
     order = numpy.lexsort((cols, -scores.astype("float64"), rows))
     rows, cols, scores = rows[order], cols[order], scores[order]
-    starts = numpy.searchsorted(rows, numpy.arange(n_rows))
-    rank = numpy.arange(len(rows)) - starts[rows]
+    rank = numpy.arange(len(rows)) - numpy.searchsorted(rows, rows)
     keep = rank < k
-    ids[rows[keep], rank[keep]] = cols[keep]
-    out[rows[keep], rank[keep]] = scores[keep]
-    return ids, out
+    return rows[keep], cols[keep], scores[keep], rank[keep]
 
 
 def to_hits(ids: numpy.ndarray, scores: numpy.ndarray) -> Hits:
