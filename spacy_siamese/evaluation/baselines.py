@@ -26,10 +26,11 @@ def fit_tfidf(docs: Iterable[Doc], **settings: Any) -> Model:
     return model
 
 
-def find_tfidf(model: Model) -> Optional[Model]:
-    """The first fitted `tfidf` layer inside `model` (e.g. an S2Net encoder), if any."""
+def find_tfidf(model: Model, name: str = "tfidf") -> Optional[Model]:
+    """The first fitted `tfidf` layer (or layer `name`, e.g. "ngram_tfidf") inside `model` (e.g.
+    an S2Net encoder), if any."""
     for node in model.walk():
-        if node.name == "tfidf" and node.has_dim("nO") and node.get_dim("nO"):
+        if node.name == name and node.has_dim("nO") and node.get_dim("nO"):
             return node
     return None
 

@@ -15,7 +15,7 @@ from thinc.api import Model
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
-from .baselines import _distinct_rows, _unit, fit_tfidf
+from .baselines import _distinct_rows, _unit, find_tfidf, fit_tfidf
 from .pair_evaluation import MODEL, describe_pipe
 
 WORD_TFIDF = "TF-IDF cosine (words)"
@@ -133,7 +133,7 @@ def evaluate_crosslingual(
 def _baselines(
     nlp: Language, encoder: Model, train: Sequence[ParallelPair], *, width: int, opca: bool, seed: int
 ) -> Dict[str, Callable[[List[str], List[str]], numpy.ndarray]]:
-    terms = _joint_tfidf(encoder)
+    terms = find_tfidf(encoder, "ngram_tfidf")  # a cross-lingual S2Net's
     docs_a = [nlp.make_doc(p.text_a) for p in train]
     docs_b = [nlp.make_doc(p.text_b) for p in train]
     words = fit_tfidf(docs_a + docs_b)
@@ -153,14 +153,6 @@ def _baselines(
         fitted = cl_lsi_and_opca(terms.predict(docs_a), terms.predict(docs_b), width=width, opca=opca, seed=seed)
         methods.update({name: featurised(terms, W) for name, W in fitted.items()})
     return methods
-
-
-def _joint_tfidf(encoder: Model) -> Optional[Model]:
-    """The encoder's fitted `ngram_tfidf` layer (a cross-lingual S2Net), if it has one."""
-    for node in encoder.walk():
-        if node.name == "ngram_tfidf" and node.has_dim("nO") and node.get_dim("nO"):
-            return node
-    return None
 
 
 def _sizes(groups: Mapping[str, Sequence[Any]]) -> Dict[str, int]:
