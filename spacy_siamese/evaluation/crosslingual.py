@@ -17,6 +17,7 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
 from .baselines import _distinct_rows, _unit, find_tfidf, fit_tfidf
 from .pair_evaluation import MODEL, describe_pipe
+from .report import markdown_table
 
 WORD_TFIDF = "TF-IDF cosine (words)"
 JOINT_TFIDF = "TF-IDF cosine (words + n-grams)"
@@ -166,9 +167,6 @@ def crosslingual_markdown(report: Mapping[str, Any]) -> str:
     keys = ["acc@1_a_b", "acc@1_b_a", "acc@1", "mrr_a_b", "mrr_b_a", "mrr"]
     lines = [f"# Cross-lingual retrieval {report.get('name', '')}".rstrip(), ""]
     for group, block in report["groups"].items():
-        lines += [f"## {group} ({block['n']:,} pairs)", "", "| " + " | ".join(header) + " |"]
-        lines.append("|" + "---|" * len(header))
-        for method, metrics in block["results"].items():
-            lines.append("| " + " | ".join([method] + [f"{metrics[k]:.3f}" for k in keys]) + " |")
-        lines.append("")
+        rows = [[method] + [f"{metrics[k]:.3f}" for k in keys] for method, metrics in block["results"].items()]
+        lines += [f"## {group} ({block['n']:,} pairs)", "", *markdown_table(header, rows), ""]
     return "\n".join(lines)
