@@ -4,7 +4,7 @@ in both directions and their mean, for the pipe and for TF-IDF cosine, CL-LSI an
 the same training pairs."""
 
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
 import numpy
 import scipy.linalg
@@ -15,7 +15,8 @@ from thinc.api import Model
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
-from .baselines import _distinct_rows, _unit, find_tfidf, fit_tfidf
+from ..metrics import unit_rows
+from .baselines import _distinct_rows, find_tfidf, fit_tfidf
 from .pair_evaluation import MODEL, describe_pipe
 from .report import markdown_table
 
@@ -47,7 +48,7 @@ def translation_metrics(scores: numpy.ndarray) -> Dict[str, float]:
 def cosine_matrix(A: Any, B: Any) -> numpy.ndarray:
     """Cosines of every row of A against every row of B (dense or sparse; a zero row scores 0)."""
     if isinstance(A, csr_matrix) or hasattr(A, "tocsr"):
-        S = _unit(A) @ _unit(B).T
+        S = cast(csr_matrix, unit_rows(A) @ unit_rows(B).T)
         return numpy.asarray(S.toarray(), dtype="f8")
     A, B = (numpy.asarray(M, dtype="f8") for M in (A, B))
     A = A / numpy.maximum(numpy.linalg.norm(A, axis=1, keepdims=True), 1e-12)
