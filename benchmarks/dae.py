@@ -37,7 +37,7 @@ from spacy_siamese.corpora import doc_pair_examples, read_documents, sample_pair
 from spacy_siamese.evaluation.baselines import fit_tfidf, lsa, tfidf_vectors
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.dae import reconstruction_loss
-from spacy_siamese.metrics import _unit_rows, pair_auc, retrieval_metrics
+from spacy_siamese.metrics import pair_auc, retrieval_metrics, unit_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "documents"
@@ -120,7 +120,7 @@ def train_dae(
 
 def all_pair_auc(vectors, labels: Sequence[str]) -> Tuple[float, numpy.ndarray, numpy.ndarray]:
     """ROC AUC of the cosine of every two rows against 'same label', and the (i, j, score) order."""
-    V = _unit_rows(numpy.asarray(vectors.toarray() if hasattr(vectors, "toarray") else vectors))
+    V = unit_rows(numpy.asarray(vectors.toarray() if hasattr(vectors, "toarray") else vectors))
     i, j = numpy.triu_indices(len(V), k=1)
     scores = (V @ V.T)[i, j]
     y = numpy.asarray(labels)[i] == numpy.asarray(labels)[j]

@@ -14,7 +14,7 @@ from spacy.training import Example
 from spacy.util import SimpleFrozenDict, registry
 
 from .labelled import get_doc_labels
-from .pair_examples import PAIR_KEY, dataset_groups, get_label
+from .pair_examples import dataset_groups, get_label, partner_text
 from .validation import check_dataset_name
 
 Batcher = Callable[[Iterable[Example]], Iterator[List[Example]]]
@@ -43,9 +43,7 @@ class Clusters:
 
 def pair_texts(eg: Example) -> Tuple[str, str]:
     """The texts of side A and side B of a pair example."""
-    data = eg.reference.user_data[PAIR_KEY]
-    b = "".join(w + (" " if s else "") for w, s in zip(data["words"], data["spaces"]))
-    return eg.predicted.text, b
+    return eg.predicted.text, partner_text(eg)
 
 
 def cluster_batches(

@@ -194,7 +194,7 @@ def retrieval_metrics(
     check_ks(ks)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
-    V = _unit_rows(vectors)
+    V = unit_rows(vectors)
     L = label_matrix(labels)
     n = V.shape[0]
     if L.shape[0] != n:
@@ -248,7 +248,7 @@ def pair_auc(vectors: Vectors, pairs: Sequence[Tuple[int, int, float]]) -> float
     return float(roc_auc_score([p[2] for p in pairs], dots / (norms[i] * norms[j])))
 
 
-def _unit_rows(vectors: Vectors) -> Vectors:
+def unit_rows(vectors: Vectors) -> Vectors:
     """Rows scaled to length 1 (zero rows stay zero, so their cosine is 0), as float64."""
     if issparse(vectors):
         X = csr_matrix(vectors, dtype="f8")

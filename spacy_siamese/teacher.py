@@ -20,7 +20,7 @@ import time
 from importlib import import_module
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Sequence, Union
 
 import numpy
 
@@ -184,9 +184,3 @@ def _losses_module() -> Any:
         return import_module("sentence_transformers.sentence_transformer.losses")
     except ImportError:
         return import_module("sentence_transformers.losses")
-
-
-def teacher_info(path: Union[str, Path]) -> Optional[Dict[str, Any]]:
-    """What `train_teacher` wrote beside a model it trained, or None."""
-    meta = Path(path) / META
-    return json.loads(meta.read_text(encoding="utf8")) if meta.exists() else None

@@ -14,7 +14,7 @@ from ..layers.no_tokens import skip_features_without_tokens
 from ..layers.recurrent import lstm
 from ..layers.sentence_vectors import sentence_vectors
 from ..layers.sequence_pool import POOLINGS, sequence_pool
-from .mwe import DEFAULT_ATTRS, DEFAULT_ROWS, check_attrs
+from .mwe import DEFAULT_ATTRS, DEFAULT_ROWS, check_attrs, check_rows
 
 
 @registry.architectures("spacy-siamese.LSTMEncoder.v1")
@@ -37,18 +37,11 @@ def build_lstm_encoder(
     mean or max over the positions. An empty doc gives the zero vector. `dropout` applies to
     the token features in training. The LSTM is `spacy-siamese.LSTM.v1`.
     """
-    if pooling not in POOLINGS:
-        raise ValueError(f"LSTMEncoder: pooling must be one of {', '.join(map(repr, POOLINGS))}, got {pooling!r}")
-    if bidirectional and hidden_width % 2:
-        raise ValueError(f"LSTMEncoder: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"LSTMEncoder: dropout must be in [0, 1), got {dropout}")
+    check_lstm("LSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout)
     attrs = check_attrs("LSTMEncoder", attrs)
     embed: Model[List[Doc], List[Floats2d]]
     if attrs:
-        rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
-        if len(rows) != len(attrs):
-            raise ValueError(f"LSTMEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
+        rows = check_rows("LSTMEncoder", attrs, rows)
         embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     elif include_static_vectors:
         embed = chain(StaticVectors(nO=width, dropout=0.0), ragged2list())
@@ -81,14 +74,9 @@ def build_sentence_lstm_encoder(
     sentencizer rule), and the LSTM runs over the sentence sequence, so a long document is a
     short sequence. LSTM and pooling options as in LSTMEncoder.v1. Needs static vectors.
     """
-    if pooling not in POOLINGS:
-        raise ValueError(
-            f"SentenceLSTMEncoder: pooling must be one of {', '.join(map(repr, POOLINGS))}, got {pooling!r}"
-        )
-    if bidirectional and hidden_width % 2:
-        raise ValueError(f"SentenceLSTMEncoder: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"SentenceLSTMEncoder: dropout must be in [0, 1), got {dropout}")
+    check_lstm(
+        "SentenceLSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout
+    )
     model: Model[List[Doc], Floats2d] = chain(
         sentence_vectors(),
         Dropout(dropout),
@@ -97,3 +85,13 @@ def build_sentence_lstm_encoder(
     )
     model.set_dim("nO", hidden_width)
     return model
+
+
+def check_lstm(name: str, *, pooling: str, bidirectional: bool, hidden_width: int, dropout: float) -> None:
+    """Raise on LSTM settings an encoder cannot be built with."""
+    if pooling not in POOLINGS:
+        raise ValueError(f"{name}: pooling must be one of {', '.join(map(repr, POOLINGS))}, got {pooling!r}")
+    if bidirectional and hidden_width % 2:
+        raise ValueError(f"{name}: a bidirectional LSTM needs an even hidden_width, got {hidden_width}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")

@@ -40,9 +40,7 @@ def build_mwe_encoder(
     if depth < 1 or window_size < 0:
         raise ValueError(f"MWEEncoder: need depth >= 1 and window_size >= 0, got {depth} and {window_size}")
     attrs = check_attrs("MWEEncoder", attrs)
-    rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
-    if len(rows) != len(attrs):
-        raise ValueError(f"MWEEncoder: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
+    rows = check_rows("MWEEncoder", attrs, rows)
     embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     encode = MaxoutWindowEncoder(width=width, window_size=window_size, maxout_pieces=maxout_pieces, depth=depth)
     return build_pooled_tok2vec(
@@ -99,6 +97,14 @@ def check_attrs(name: str, attrs: Sequence[str]) -> List[str]:
     return list(attrs)
 
 
+def check_rows(name: str, attrs: List[str], rows: Union[int, Sequence[int]]) -> List[int]:
+    """The hash embeddings' row count of each attribute (one int for all), or a ValueError."""
+    rows = [rows] * len(attrs) if isinstance(rows, int) else list(rows)
+    if len(rows) != len(attrs):
+        raise ValueError(f"{name}: got {len(rows)} row counts for {len(attrs)} attrs {attrs}")
+    return rows
+
+
 @registry.architectures("spacy-siamese.MWEEncoder.v1")
 def build_mwe_encoder_v1(
     *,
@@ -114,15 +120,4 @@ def build_mwe_encoder_v1(
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
     """MWEEncoder.v2 with `post_depth = 0` by default: kept for pipelines trained with it."""
-    return build_mwe_encoder(
-        width=width,
-        depth=depth,
-        window_size=window_size,
-        maxout_pieces=maxout_pieces,
-        attrs=attrs,
-        rows=rows,
-        include_static_vectors=include_static_vectors,
-        post_depth=post_depth,
-        proj_width=proj_width,
-        squash=squash,
-    )
+    return build_mwe_encoder(**locals())  # every argument, as given

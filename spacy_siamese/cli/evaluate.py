@@ -10,7 +10,7 @@ from ..corpora import PairRecord
 from ..distill import teacher_label, teacher_vectors
 from ..evaluation.baselines import load_vectors
 from ..evaluation.pair_evaluation import evaluate_pairs
-from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_json, write_text
+from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
 from ..util import given_path
 from .app import (
     COMPARE,
@@ -136,10 +136,8 @@ def evaluate_command(
         examples_md = examples_markdown(report)
         for note in result.notes:
             typer.echo(note, err=True)
-        if output_json:
-            write_json(report, output_json)
-        if output_md:
-            write_text(table + ("\n#### Example pairs\n\n" + examples_md if examples_md else ""), output_md)
+        markdown = table + ("\n#### Example pairs\n\n" + examples_md if examples_md else "")
+        write_report(report, markdown, output_json, output_md)
         typer.echo(table)
         if examples_md:
             typer.echo(examples_md)

@@ -7,7 +7,7 @@ import typer
 
 from ..corpora.parallel import read_parallel_jsonl
 from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
-from ..evaluation.report import write_json, write_text
+from ..evaluation.report import write_report
 from .app import MODEL, NAME, OUTPUT_JSON, OUTPUT_MD, app, errors, load_pipeline, require_file, versions
 
 
@@ -54,8 +54,5 @@ def evaluate_crosslingual_command(
             versions=versions(),
         )
         table = crosslingual_markdown(report)
-        if output_json:
-            write_json(report, output_json)
-        if output_md:
-            write_text(table, output_md)
+        write_report(report, table, output_json, output_md)
         typer.echo(table)

@@ -8,7 +8,7 @@ import typer
 
 from ..corpora import PairRecord
 from ..evaluation.duplicates import evaluate_duplicates
-from ..evaluation.report import duplicates_markdown, write_json, write_text
+from ..evaluation.report import duplicates_markdown, write_report
 from ..metrics import is_binary
 from ..util import given_path
 from .app import (
@@ -101,10 +101,7 @@ def evaluate_duplicates_command(
             label_threshold=label_threshold,
             versions=versions(),
         )
-        if output_json:
-            write_json(report, output_json)
-        if output_md:
-            write_text(duplicates_markdown(report), output_md)
+        write_report(report, duplicates_markdown(report), output_json, output_md)
         typer.echo(json.dumps(report, indent=2))
 
 

@@ -5,7 +5,7 @@ from typing import Optional
 
 import typer
 
-from ..evaluation.report import retrieval_markdown, write_json, write_text
+from ..evaluation.report import retrieval_markdown, write_report
 from ..evaluation.retrieval import evaluate_retrieval, heldout_documents
 from .app import (
     MODEL,
@@ -70,8 +70,5 @@ def evaluate_retrieval_command(
             versions=versions(),
         )
         table = retrieval_markdown(report)
-        if output_json:
-            write_json(report, output_json)
-        if output_md:
-            write_text(table, output_md)
+        write_report(report, table, output_json, output_md)
         typer.echo(table)

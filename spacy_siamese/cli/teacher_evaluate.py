@@ -9,7 +9,7 @@ import typer
 
 from ..distill import teacher_label, teacher_pair_scores
 from ..evaluation.pair_evaluation import score_method
-from ..evaluation.report import fmt, intervals_markdown, markdown_table, write_json, write_text
+from ..evaluation.report import fmt, intervals_markdown, markdown_table, write_report
 from ..evaluation.uncertainty import check_bootstrap, pair_intervals
 from ..util import given_path
 from .app import CONFIDENCE, OUTPUT_JSON, OUTPUT_MD, PAIRS_FORMAT, PROGRESS, app, errors, read_pair_records, versions
@@ -82,8 +82,5 @@ def teacher_evaluate_command(
             )
             lines += ["", *intervals_markdown(report)]
         table = f"{len(records):,} pairs of {given_path(pairs)}\n\n" + "\n".join(lines) + "\n"
-        if output_json:
-            write_json(report, output_json)
-        if output_md:
-            write_text(table, output_md)
+        write_report(report, table, output_json, output_md)
         typer.echo(table)

@@ -2,7 +2,7 @@
 
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Optional, Sequence, Union, cast
 
 import numpy
 import spacy
@@ -13,6 +13,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from ..layers.tfidf import tfidf
+from ..metrics import unit_rows
 from ..util import distinct_pair_texts
 
 TFIDF_SETTINGS = ("attr", "drop_stop", "drop_punct", "min_df", "max_vocab", "sublinear_tf", "normalize")
@@ -26,10 +27,11 @@ def fit_tfidf(docs: Iterable[Doc], **settings: Any) -> Model:
     return model
 
 
-def find_tfidf(model: Model) -> Optional[Model]:
-    """The first fitted `tfidf` layer inside `model` (e.g. an S2Net encoder), if any."""
+def find_tfidf(model: Model, name: str = "tfidf") -> Optional[Model]:
+    """The first fitted `tfidf` layer (or layer `name`, e.g. "ngram_tfidf") inside `model` (e.g.
+    an S2Net encoder), if any."""
     for node in model.walk():
-        if node.name == "tfidf" and node.has_dim("nO") and node.get_dim("nO"):
+        if node.name == name and node.has_dim("nO") and node.get_dim("nO"):
             return node
     return None
 
@@ -51,7 +53,7 @@ def tfidf_cosine(model: Model, docs_a: Sequence[Doc], docs_b: Sequence[Doc]) -> 
         raise ValueError(f"Got {len(docs_a)} docs on side A and {len(docs_b)} on side B.")
     if not len(docs_a):
         return numpy.zeros((0,), dtype="f8")
-    A, B = _unit(tfidf_vectors(model, docs_a)), _unit(tfidf_vectors(model, docs_b))
+    A, B = (cast(csr_matrix, unit_rows(tfidf_vectors(model, docs))) for docs in (docs_a, docs_b))
     scores = numpy.asarray(A.multiply(B).sum(axis=1), dtype="f8").ravel()
     return numpy.clip(scores, 0.0, 1.0)
 
@@ -105,12 +107,6 @@ def averaged_vectors(nlp: Language, texts_a: Sequence[str], texts_b: Sequence[st
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # W008: similarity of an empty vector
         return numpy.asarray([docs[a].similarity(docs[b]) for a, b in zip(texts_a, texts_b)], dtype="f8")
-
-
-def _unit(X: csr_matrix) -> csr_matrix:
-    X = csr_matrix(X, dtype="f8")
-    norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return csr_matrix(X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]))
 
 
 def _distinct_rows(X: csr_matrix) -> csr_matrix:

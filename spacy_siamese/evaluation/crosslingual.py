@@ -4,7 +4,7 @@ in both directions and their mean, for the pipe and for TF-IDF cosine, CL-LSI an
 the same training pairs."""
 
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
 import numpy
 import scipy.linalg
@@ -15,8 +15,10 @@ from thinc.api import Model
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
-from .baselines import _distinct_rows, _unit, fit_tfidf
+from ..metrics import unit_rows
+from .baselines import _distinct_rows, find_tfidf, fit_tfidf
 from .pair_evaluation import MODEL, describe_pipe
+from .report import markdown_table
 
 WORD_TFIDF = "TF-IDF cosine (words)"
 JOINT_TFIDF = "TF-IDF cosine (words + n-grams)"
@@ -46,7 +48,7 @@ def translation_metrics(scores: numpy.ndarray) -> Dict[str, float]:
 def cosine_matrix(A: Any, B: Any) -> numpy.ndarray:
     """Cosines of every row of A against every row of B (dense or sparse; a zero row scores 0)."""
     if isinstance(A, csr_matrix) or hasattr(A, "tocsr"):
-        S = _unit(A) @ _unit(B).T
+        S = cast(csr_matrix, unit_rows(A) @ unit_rows(B).T)
         return numpy.asarray(S.toarray(), dtype="f8")
     A, B = (numpy.asarray(M, dtype="f8") for M in (A, B))
     A = A / numpy.maximum(numpy.linalg.norm(A, axis=1, keepdims=True), 1e-12)
@@ -133,7 +135,7 @@ def evaluate_crosslingual(
 def _baselines(
     nlp: Language, encoder: Model, train: Sequence[ParallelPair], *, width: int, opca: bool, seed: int
 ) -> Dict[str, Callable[[List[str], List[str]], numpy.ndarray]]:
-    terms = _joint_tfidf(encoder)
+    terms = find_tfidf(encoder, "ngram_tfidf")  # a cross-lingual S2Net's
     docs_a = [nlp.make_doc(p.text_a) for p in train]
     docs_b = [nlp.make_doc(p.text_b) for p in train]
     words = fit_tfidf(docs_a + docs_b)
@@ -155,14 +157,6 @@ def _baselines(
     return methods
 
 
-def _joint_tfidf(encoder: Model) -> Optional[Model]:
-    """The encoder's fitted `ngram_tfidf` layer (a cross-lingual S2Net), if it has one."""
-    for node in encoder.walk():
-        if node.name == "ngram_tfidf" and node.has_dim("nO") and node.get_dim("nO"):
-            return node
-    return None
-
-
 def _sizes(groups: Mapping[str, Sequence[Any]]) -> Dict[str, int]:
     return {name: len(pairs) for name, pairs in groups.items()}
 
@@ -174,9 +168,6 @@ def crosslingual_markdown(report: Mapping[str, Any]) -> str:
     keys = ["acc@1_a_b", "acc@1_b_a", "acc@1", "mrr_a_b", "mrr_b_a", "mrr"]
     lines = [f"# Cross-lingual retrieval {report.get('name', '')}".rstrip(), ""]
     for group, block in report["groups"].items():
-        lines += [f"## {group} ({block['n']:,} pairs)", "", "| " + " | ".join(header) + " |"]
-        lines.append("|" + "---|" * len(header))
-        for method, metrics in block["results"].items():
-            lines.append("| " + " | ".join([method] + [f"{metrics[k]:.3f}" for k in keys]) + " |")
-        lines.append("")
+        rows = [[method] + [f"{metrics[k]:.3f}" for k in keys] for method, metrics in block["results"].items()]
+        lines += [f"## {group} ({block['n']:,} pairs)", "", *markdown_table(header, rows), ""]
     return "\n".join(lines)

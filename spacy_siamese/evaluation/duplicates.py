@@ -10,15 +10,16 @@ counts as ranked above it. From the command line: `python -m spacy_siamese evalu
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 import spacy
+from scipy.sparse import csr_matrix
 from spacy.language import Language
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..metrics import check_ks, partner_rank_values
+from ..metrics import check_ks, partner_rank_values, unit_rows
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
 from ..util import distinct_pair_texts, pair_rows, show_progress
@@ -135,9 +136,7 @@ def tfidf_score_rows(nlp: Language, texts: Sequence[str], fit_texts: Sequence[st
     """Score rows by the cosine of the package's TF-IDF vectors (`fit_tfidf`, its defaults,
     fitted on the distinct `fit_texts`, tokenized by `nlp`)."""
     model = fit_tfidf(nlp.make_doc(t) for t in dict.fromkeys(fit_texts))
-    X = tfidf_vectors(model, [nlp.make_doc(t) for t in texts]).tocsr().astype("f8")
-    norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
-    X = X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]).tocsr()
+    X = cast(csr_matrix, unit_rows(tfidf_vectors(model, [nlp.make_doc(t) for t in texts])))
     XT = X.T.tocsc()
 
     def score_rows(queries: numpy.ndarray) -> numpy.ndarray:

@@ -23,6 +23,15 @@ def write_json(report: Mapping[str, Any], path: Union[str, Path]) -> None:
     write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", path)
 
 
+def write_report(report: Mapping[str, Any], markdown: str, json_path: Optional[Path], md_path: Optional[Path]) -> None:
+    """An evaluate command's outputs: the report as JSON at `json_path` and its Markdown at
+    `md_path`, each if given."""
+    if json_path:
+        write_json(report, json_path)
+    if md_path:
+        write_text(markdown, md_path)
+
+
 def write_text(text: str, path: Union[str, Path]) -> None:
     """A UTF-8 text file, written whole or not at all."""
     path = Path(path)

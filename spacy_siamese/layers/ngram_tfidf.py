@@ -7,9 +7,8 @@ import numpy
 from scipy.sparse import csr_matrix
 from spacy.tokens import Doc, Token
 from thinc.api import Model, registry
-from thinc.model import deserialize_attr, serialize_attr
 
-from .tfidf import TermTable, check_term_settings
+from .tfidf import TermTable, check_term_settings, most_frequent
 
 WORD = " "  # prefix of a word term (no token holds a space); an n-gram has none ("<ca", "ats>")
 
@@ -20,21 +19,6 @@ class NgramTable(TermTable):
     def __init__(self, terms: Sequence[str] = (), idf: Union[Sequence[float], numpy.ndarray] = ()) -> None:
         super().__init__(terms, idf)
         self.index: Dict[str, int] = {term: col for col, term in enumerate(self.terms)}
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> "NgramTable":
-        table = TermTable.from_bytes(data)
-        return cls(table.terms, table.idf)
-
-
-@serialize_attr.register(NgramTable)
-def _serialize_table(_: NgramTable, value: NgramTable, name: str, model: Model) -> bytes:
-    return value.to_bytes()
-
-
-@deserialize_attr.register(NgramTable)
-def _deserialize_table(_: NgramTable, value: bytes, name: str, model: Model) -> NgramTable:
-    return NgramTable.from_bytes(value)
 
 
 @registry.layers("spacy-siamese.ngram_tfidf.v1")
@@ -96,14 +80,8 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         seen.add(doc.text)
         for term in set(doc_terms(model, doc)):
             df[term] = df.get(term, 0) + 1
-    kept = sorted((term for term, count in df.items() if count >= model.attrs["min_df"]), key=lambda t: (-df[t], t))
-    if model.attrs["max_vocab"]:
-        kept = kept[: model.attrs["max_vocab"]]
-    if not kept:
-        raise ValueError(
-            f"ngram_tfidf: no term occurs in at least min_df={model.attrs['min_df']} of the {len(seen)} docs"
-        )
-    counts = numpy.asarray([df[term] for term in kept], dtype="float64")
+    terms = [term for term, count in df.items() if count >= model.attrs["min_df"]]
+    kept, counts = most_frequent(model, terms, numpy.asarray([df[term] for term in terms], dtype="float64"), len(seen))
     idf = numpy.log((1.0 + len(seen)) / (1.0 + counts)) + 1.0
     model.attrs["table"] = NgramTable(kept, idf)
     model.set_dim("nO", len(kept), force=True)

@@ -49,8 +49,8 @@ def _serialize_table(_: TermTable, value: TermTable, name: str, model: Model) ->
 
 
 @deserialize_attr.register(TermTable)
-def _deserialize_table(_: TermTable, value: bytes, name: str, model: Model) -> TermTable:
-    return TermTable.from_bytes(value)
+def _deserialize_table(default: TermTable, value: bytes, name: str, model: Model) -> TermTable:
+    return type(default).from_bytes(value)  # the layer's own kind of table (a subclass's too)
 
 
 @registry.layers("spacy-siamese.tfidf.v2")
@@ -106,15 +106,7 @@ def tfidf_v1(
 ) -> Model[List[Doc], csr_matrix]:
     """The first version: the same layer with raw tf and min_df 1 by default. v2 takes
     S2NetEncoder's defaults (min_df 2, sublinear tf)."""
-    return tfidf(
-        attr=attr,
-        drop_stop=drop_stop,
-        drop_punct=drop_punct,
-        min_df=min_df,
-        max_vocab=max_vocab,
-        sublinear_tf=sublinear_tf,
-        normalize=normalize,
-    )
+    return tfidf(**locals())  # every argument, as given
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
@@ -157,12 +149,18 @@ def fit_vocabulary(model: Model, X: List[Doc]) -> Tuple[List[str], numpy.ndarray
     in its attrs), most frequent first: (terms, their document frequencies, number of distinct
     docs). Raises if no term is frequent enough."""
     terms, df, n = document_frequencies(X, lambda doc: _term_keys(model, doc), min_df=model.attrs["min_df"])
+    return (*most_frequent(model, terms, df, n), n)
+
+
+def most_frequent(model: Model, terms: Sequence[str], df: numpy.ndarray, n: int) -> Tuple[List[str], numpy.ndarray]:
+    """The terms and their document frequencies, most frequent first (ties by term), the
+    `max_vocab` first if > 0; raises if there are none (none of the n docs' terms reached min_df)."""
     order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
     if model.attrs["max_vocab"]:
         order = order[: model.attrs["max_vocab"]]
     if not order:
         raise ValueError(f"{model.name}: no term occurs in at least min_df={model.attrs['min_df']} of the {n} docs")
-    return [terms[i] for i in order], df[order], n
+    return [terms[i] for i in order], df[order]
 
 
 def term_counts(model: Model, X: List[Doc]) -> csr_matrix:

@@ -6,7 +6,6 @@ from spacy.attrs import ENT_IOB, IS_PUNCT, IS_SPACE, IS_STOP, IS_TITLE, IS_UPPER
 from spacy.parts_of_speech import IDS as POS_IDS
 from spacy.tokens import Doc
 from thinc.api import Model, registry
-from thinc.model import deserialize_attr, serialize_attr
 from thinc.types import Floats1d, Floats2d
 
 from .hashed_tfidf import hash_columns
@@ -54,16 +53,6 @@ class DocFrequencies(TermTable):
     def from_bytes(cls, data: bytes) -> "DocFrequencies":
         msg = srsly.msgpack_loads(data)
         return cls(msg["terms"], msg["df"], msg["n_docs"])
-
-
-@serialize_attr.register(DocFrequencies)
-def _serialize_df(_: DocFrequencies, value: DocFrequencies, name: str, model: Model) -> bytes:
-    return value.to_bytes()
-
-
-@deserialize_attr.register(DocFrequencies)
-def _deserialize_df(_: DocFrequencies, value: bytes, name: str, model: Model) -> DocFrequencies:
-    return DocFrequencies.from_bytes(value)
 
 
 class TermFeatures(NamedTuple):

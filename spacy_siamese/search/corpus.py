@@ -43,6 +43,7 @@ from .compact import (
     from_npy_bytes,
     npy_bytes,
 )
+from .index import best_k
 from .space import vector_space
 from .store import MemoryStore
 
@@ -153,8 +154,8 @@ class CorpusIndex:
                 self.n_scored += len(scores)
                 keep = scores >= threshold
                 best: Dict[int, Ranked] = {int(r): [] for r in q}
-                for i, j, score in _top_k(q[rows][keep], cols[keep], scores[keep], k):
-                    best[i].append((score, j))
+                for i, j, score, _ in zip(*best_k(q[rows][keep], cols[keep], scores[keep], k)):
+                    best[int(i)].append((float(score), int(j)))
                 multi = numpy.asarray([r for r in q if int(r) in self.members], dtype="int64")
                 for r, score in zip(multi, self._scores(multi, multi)):
                     best[int(r)].append((float(score), -1))  # -1: the group's other members, at this score
@@ -309,13 +310,3 @@ def _compact(
     for name, array in zip(names[1:], (compact, residual, error)):
         store.save_file(name, npy_bytes(array))
     return compact_space, compact, residual, error
-
-
-def _top_k(rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int) -> List[Tuple[int, int, float]]:
-    """The k best (row, col, score) of each row, ties by col."""
-    order = numpy.lexsort((cols, -scores, rows))
-    rows, cols, scores = rows[order], cols[order], scores[order]
-    first = numpy.searchsorted(rows, rows, side="left")
-    rank = numpy.arange(len(rows)) - first
-    keep = rank < k
-    return [(int(i), int(j), float(s)) for i, j, s in zip(rows[keep], cols[keep], scores[keep])]

@@ -12,7 +12,6 @@ with a checksum; `dedupe`'s work dir is the same format and loads too.
 """
 
 import json
-import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -29,8 +28,6 @@ from .space import vector_space
 from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
 OLD_FORMAT = "spacy_siamese.index.v1"
-# The backends of OLD_FORMAT's time, as candidate kinds.
-BACKENDS = {"exact": "flat", "faiss": "hnsw", "faiss-flat": "flat"}
 # Candidates within this fraction of |q|^2 + max |x|^2 of the k-th best key are re-scored:
 # it covers the float32 rounding of the fast metric and of the comparison.
 TOLERANCE = 2e-4
@@ -65,15 +62,7 @@ class SimilarityIndex:
         pipe_name: str = PIPE_NAME,
         texts: Optional[List[str]] = None,
         c: Optional[int] = None,
-        backend: Optional[str] = None,
     ) -> None:
-        """`backend` ("exact", "faiss", "faiss-flat") is the old name of `candidates`."""
-        if backend is not None:
-            if backend not in BACKENDS:
-                raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-            message = f"backend is now candidates: {backend!r} is {BACKENDS[backend]!r}"
-            warnings.warn(message, DeprecationWarning, stacklevel=2)
-            candidates = BACKENDS[backend]
         check_candidates(candidates)
         if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
             raise ValueError(f"c (candidates re-scored per query) must be None or at least 1, got {c!r}")
@@ -106,10 +95,9 @@ class SimilarityIndex:
         pipe_name: str = PIPE_NAME,
         c: Optional[int] = None,
         store_texts: bool = True,
-        backend: Optional[str] = None,
     ) -> "SimilarityIndex":
         """Encode texts (with the pipeline) or docs and index their vectors; ids are positions."""
-        index = cls(nlp, candidates=candidates, pipe_name=pipe_name, c=c, backend=backend)
+        index = cls(nlp, candidates=candidates, pipe_name=pipe_name, c=c)
         if not store_texts:
             index.texts = None
         index.add(texts_or_docs, batch_size=batch_size, n_process=n_process, progress=progress)
@@ -384,16 +372,20 @@ def top_k(
     """Each row's k best (col, score), best first, ties by col; padded with -1 and nan."""
     ids = numpy.full((n_rows, k), -1, dtype="int64")
     out = numpy.full((n_rows, k), numpy.nan, dtype="float32")
-    if len(rows) == 0:
-        return ids, out
+    rows, cols, scores, rank = best_k(rows, cols, scores, k)
+    ids[rows, rank], out[rows, rank] = cols, scores
+    return ids, out
+
+
+def best_k(
+    rows: numpy.ndarray, cols: numpy.ndarray, scores: numpy.ndarray, k: int
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """(row, col, score, rank) of each row's k best entries, by row, best first, ties by col."""
     order = numpy.lexsort((cols, -scores.astype("float64"), rows))
     rows, cols, scores = rows[order], cols[order], scores[order]
-    starts = numpy.searchsorted(rows, numpy.arange(n_rows))
-    rank = numpy.arange(len(rows)) - starts[rows]
+    rank = numpy.arange(len(rows)) - numpy.searchsorted(rows, rows)
     keep = rank < k
-    ids[rows[keep], rank[keep]] = cols[keep]
-    out[rows[keep], rank[keep]] = scores[keep]
-    return ids, out
+    return rows[keep], cols[keep], scores[keep], rank[keep]
 
 
 def to_hits(ids: numpy.ndarray, scores: numpy.ndarray) -> Hits:

@@ -56,9 +56,7 @@ class VectorSpace:
     @property
     def exact(self) -> bool:
         """Whether ranking in this space is ranking by the comparison."""
-        if self.kind == HYBRID:
-            return False
-        return self.kind != OTHER
+        return self.kind not in (HYBRID, OTHER)
 
     @property
     def scores_exactly(self) -> bool:

@@ -9,18 +9,6 @@ from .test_index import QUERIES
 faiss = pytest.importorskip("faiss")
 
 
-def test_the_old_backend_names_are_candidate_kinds(models):
-    nlp = models["cosine"]
-    flat = SimilarityIndex.build(nlp, CORPUS, progress=False)
-    for backend, kind in (("exact", "flat"), ("faiss-flat", "flat"), ("faiss", "hnsw")):
-        with pytest.warns(DeprecationWarning, match=f"backend is now candidates: '{backend}' is '{kind}'"):
-            index = SimilarityIndex.build(nlp, CORPUS, backend=backend, progress=False)
-        assert index.candidates == kind
-        assert [[i for i, _ in row] for row in index.search(QUERIES, k=3)] == [
-            [i for i, _ in row] for row in flat.search(QUERIES, k=3)
-        ]
-
-
 @pytest.mark.parametrize("kind", ["hnsw", "ivf"])
 def test_approximate_candidates_recall(model, kind):
     name, nlp = model
