@@ -1,18 +1,20 @@
-"""Encoding speed of a trained similarity pipeline, as a ratio to spaCy's tokenizer.
+"""Encoding speed of trained similarity pipelines, as a ratio to spaCy's tokenizer.
 
 Absolute timings on a shared machine are noisy, so the benchmark alternates, for
 `--runs` rounds, `list(nlp.pipe(texts))` with (a) `spacy.blank("en")` (tokenizer
-only) and (b) the trained pipeline on the same texts, and reports docs/sec per run,
+only) and (b) each trained pipeline on the same texts, and reports docs/sec per run,
 the median per method and median(trained) / median(tokenizer). It also times
-`doc_a.similarity(doc_b)` on docs already processed by the trained pipeline
+`doc_a.similarity(doc_b)` on docs already processed by each pipeline
 (pairs/sec), which should be cheap: a function of two stored vectors, no model call.
 
-With `--teacher NAME_OR_DIR` (extra spacy-siamese[distill]), every method runs on one thread
-(one BLAS thread, `torch.set_num_threads(1)`) and each round also times the teacher's
-`encode(texts)`: the result gains median(trained) / median(teacher).
+With `--teacher NAME_OR_DIR` (repeatable; extra spacy-siamese[distill]), every method runs on
+one thread (one BLAS thread, `torch.set_num_threads(1)`) and each round also times the teacher:
+a bi-encoder's `encode(texts)`, or a cross-encoder's `predict` on the texts taken as pairs (it
+has no vectors; its docs/s counts the texts read). The result gains median(trained) /
+median(teacher) for each pipeline and teacher.
 
 Usage:
-    python benchmarks/speed.py training/model-best --data ../shared/data/quora/dev.tsv \
+    python benchmarks/speed.py training/model-best [OTHER_MODEL ...] --data ../shared/data/quora/dev.tsv \
         --n 5000 --runs 5 --output benchmarks/speed.json
 """
 
@@ -65,23 +67,34 @@ def time_pipe(nlp: Language, texts: List[str], batch_size: int) -> float:
 
 
 class TeacherPipe:
-    """A sentence-transformers model behind `pipe(texts, batch_size)`, to be timed like a pipeline."""
+    """A sentence-transformers model behind `pipe(texts, batch_size)`, to be timed like a pipeline:
+    a bi-encoder encodes the texts; a cross-encoder, which has no vectors, scores them as pairs
+    (text 1 with text 2, 3 with 4, ...), so its docs/s counts the texts it read."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, cross_encoder: bool) -> None:
         self.model = model
+        self.cross_encoder = cross_encoder
 
     def pipe(self, texts: List[str], batch_size: int) -> List[Any]:
+        if self.cross_encoder:
+            pairs = list(zip(texts[0::2], texts[1::2]))
+            scores = self.model.predict(pairs, batch_size=min(batch_size, 64), convert_to_numpy=True)
+            return [score for score in scores for _ in (0, 1)] + texts[2 * len(pairs) :]
         return list(self.model.encode(texts, batch_size=min(batch_size, 64), convert_to_numpy=True))
 
 
 def one_thread_teacher(teacher: str) -> TeacherPipe:
-    """A sentence-transformers model (name or directory) on one torch thread, to be timed."""
+    """A sentence-transformers model (name or directory; a bi- or a cross-encoder) on one torch
+    thread, to be timed."""
     import torch
 
     from spacy_siamese.distill import load_teacher
+    from spacy_siamese.teacher import is_cross_encoder, load_scorer
 
     torch.set_num_threads(1)
-    return TeacherPipe(load_teacher(teacher))
+    if is_cross_encoder(teacher):
+        return TeacherPipe(load_scorer(teacher), cross_encoder=True)
+    return TeacherPipe(load_teacher(teacher), cross_encoder=False)
 
 
 def time_rounds(methods: Dict[str, Any], texts: List[str], runs: int, batch_size: int) -> Dict[str, List[float]]:
@@ -115,7 +128,7 @@ def time_similarity(docs: List[Doc]) -> float:
 
 
 def main(
-    model: Path = typer.Argument(..., help="Trained pipeline directory", exists=True, file_okay=False),
+    models: List[Path] = typer.Argument(..., help="Trained pipeline directories, timed in the same rounds"),
     data: Path = typer.Option(
         DEFAULT_DATA, "--data", help="Pair file supplying the texts", exists=True, dir_okay=False
     ),
@@ -124,64 +137,71 @@ def main(
     batch_size: int = typer.Option(1000, "--batch-size", help="nlp.pipe batch size (same for both)"),
     format: str = typer.Option("auto", "--format", help="Pair file format, passed to spacy_siamese.corpora.read_pairs"),
     output: Path = typer.Option(None, "--output", "-o", help="Write the results as JSON"),
-    teacher: str = typer.Option(
-        "", "--teacher", help="Also time a sentence-transformers model (name or directory), all on one thread"
+    teachers: List[str] = typer.Option(
+        [],
+        "--teacher",
+        help="Also time a sentence-transformers model (name or directory; repeatable), all on one thread",
     ),
 ) -> None:
+    for model in models:
+        if not model.is_dir():
+            typer.echo(f"{model}: not a pipeline directory", err=True)
+            raise typer.Exit(1)
     texts = first_distinct_texts(data, n, format=format)
     if not texts:
         typer.echo(f"No texts read from {data}", err=True)
         raise typer.Exit(1)
     n_tokens = sum(len(d) for d in spacy.blank("en").pipe(texts))
 
-    t = time.perf_counter()
-    trained = spacy.load(model)
-    load_s = time.perf_counter() - t
-    try:
-        get_similarity_pipe(trained, PIPE_NAME)
-    except ValueError as err:
-        typer.echo(f"{model}: {err}", err=True)
-        raise typer.Exit(1) from err
-    methods: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en"), "trained pipeline": trained}
-    if teacher:
+    tokenizer = "tokenizer (spacy.blank('en'))"
+    methods: Dict[str, Any] = {tokenizer: spacy.blank("en")}
+    load_s: Dict[str, float] = {}
+    for model in models:
+        name = given_path(model, parts=3)
+        t = time.perf_counter()
+        methods[name] = spacy.load(model)
+        load_s[name] = round(time.perf_counter() - t, 3)
+        try:
+            get_similarity_pipe(methods[name], PIPE_NAME)
+        except ValueError as err:
+            typer.echo(f"{model}: {err}", err=True)
+            raise typer.Exit(1) from err
+    pipelines = list(methods)[1:]
+    teacher_names = [f"teacher ({teacher_label(teacher)})" for teacher in teachers]
+    if teachers:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(1)
-        methods[f"teacher ({teacher_label(teacher)})"] = one_thread_teacher(teacher)
+        for name, teacher in zip(teacher_names, teachers):
+            methods[name] = one_thread_teacher(teacher)
 
     per_run = time_rounds(methods, texts, runs, batch_size)
     medians = {name: statistics.median(rates) for name, rates in per_run.items()}
-    tok_name, trained_name = list(methods)[:2]
-    ratio = medians[trained_name] / medians[tok_name]
-
-    docs = list(trained.pipe(texts, batch_size=batch_size))
-    n_pairs = len(docs) // 2
-    time_similarity(docs[: min(len(docs), 200)])  # warm-up
-    sim_rates = [n_pairs / time_similarity(docs) for _ in range(runs)]
-    sim_median = statistics.median(sim_rates)
+    to_tokenizer = {name: round(medians[name] / medians[tokenizer], 5) for name in pipelines}
+    to_teachers = {
+        name: {teacher: round(medians[name] / medians[teacher], 2) for teacher in teacher_names} for name in pipelines
+    }
+    similarity = {}
+    for name in pipelines:
+        docs = list(methods[name].pipe(texts, batch_size=batch_size))
+        time_similarity(docs[: min(len(docs), 200)])  # warm-up
+        rates = [len(docs) // 2 / time_similarity(docs) for _ in range(runs)]
+        similarity[name] = {"pairs_per_sec": [round(r, 1) for r in rates], "median": round(statistics.median(rates), 1)}
 
     result: Dict[str, Any] = {
-        "model": given_path(model, parts=2),
-        "pipeline": trained.pipe_names,
+        "models": pipelines,
         "data": given_path(data, parts=2),
         "n_texts": len(texts),
         "n_tokens": n_tokens,
         "runs": runs,
         "batch_size": batch_size,
-        "model_load_s": round(load_s, 3),
+        "threads": 1 if teachers else None,
+        "model_load_s": load_s,
         "docs_per_sec": {name: [round(r, 1) for r in rates] for name, rates in per_run.items()},
         "median_docs_per_sec": {name: round(v, 1) for name, v in medians.items()},
-        "ratio_trained_to_tokenizer": round(ratio, 5),
-        **(
-            {"threads": 1, "ratio_trained_to_teacher": round(medians[trained_name] / medians[list(methods)[2]], 2)}
-            if teacher
-            else {}
-        ),
-        "similarity": {
-            "n_pairs": n_pairs,
-            "pairs_per_sec": [round(r, 1) for r in sim_rates],
-            "median_pairs_per_sec": round(sim_median, 1),
-        },
+        "ratio_to_tokenizer": to_tokenizer,
+        "ratio_to_teacher": to_teachers,
+        "similarity_on_processed_docs": similarity,
         "machine": {"python": platform.python_version(), "spacy": spacy.__version__, "platform": platform.platform()},
     }
     if output:
@@ -190,14 +210,12 @@ def main(
 
     print(f"{len(texts):,} texts ({n_tokens:,} tokens) from {data}, {runs} runs, batch size {batch_size}")
     for name in methods:
-        print(
-            f"  {name:32s} median {medians[name]:>10,.0f} docs/s   runs: "
-            + ", ".join(f"{r:,.0f}" for r in per_run[name])
-        )
-    print(f"  ratio trained / tokenizer: {ratio:.4f}  (the trained pipeline runs at {ratio:.1%} of tokenizer speed)")
-    if teacher:
-        print(f"  ratio trained / teacher, one thread each: {result['ratio_trained_to_teacher']:.2f}")
-    print(f"  doc.similarity on processed docs: median {sim_median:,.0f} pairs/s over {n_pairs:,} pairs")
+        rates = ", ".join(f"{r:,.0f}" for r in per_run[name])
+        print(f"  {name:40s} median {medians[name]:>10,.0f} docs/s   runs: {rates}")
+    for name in pipelines:
+        against = "".join(f", {ratio:.2f}x {teacher}" for teacher, ratio in to_teachers[name].items())
+        print(f"  {name}: {to_tokenizer[name]:.4f} of the tokenizer's speed{against}")
+        print(f"    doc.similarity on processed docs: median {similarity[name]['median']:,.0f} pairs/s")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The `quora-distilled` workflow on the tiny mirror: a teacher fine-tuned from a tiny BERT built
 in the test (a real run starts from all-MiniLM-L6-v2), its silver pairs, the student trained on
-gold + silver pairs, evaluated; the student then loads and scores in a process without torch."""
+gold + silver pairs, evaluated, and so the static student; the student then loads and scores
+in a process without torch."""
 
 import json
 import os
@@ -69,6 +70,15 @@ def test_the_student_trains_on_gold_and_silver_pairs_and_is_evaluated(run):
     assert report["files"]["model"].endswith("training/quora_silver/model-best") and report["n_pairs"] == 80
     report = json.loads((project.dir / "metrics/quora_silver_duplicates.json").read_text())
     assert report["model_path"].endswith("training/quora_silver/model-best")
+
+
+def test_the_static_student_trains_on_the_same_pairs(run):
+    project, _ = run
+    config = spacy.load(project.dir / "training/quora_static/model-best").config.interpolate()
+    encoder = config["components"]["siamese_similarity"]["model"]["encoder"]["encoder"]
+    assert encoder["@architectures"] == "spacy-siamese.StaticEncoder.v1"
+    assert set(config["corpora"]["train"]["datasets"]) == {"quora", "silver"}
+    assert json.loads((project.dir / "metrics/quora_static.json").read_text())["n_pairs"] == 80
 
 
 def test_the_student_loads_and_scores_without_torch(run):
