@@ -42,11 +42,9 @@ def forward(model: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) 
     E = model.get_param("E")
     keys = hashed_keys(model, docs)  # (n_tokens, n_attrs) rows of E
     lengths: Ints1d = model.ops.asarray1i([len(doc) for doc in docs])
-    summed = (
-        cast(Floats2d, model.ops.xp.take(E, keys, axis=0).sum(axis=1))
-        if len(keys)
-        else model.ops.alloc2f(0, model.get_dim("nO"))
-    )
+    if not len(keys):  # no doc has a token: each gets the mean of nothing, a zero vector
+        return model.ops.alloc2f(len(docs), model.get_dim("nO")), lambda dY: []
+    summed = cast(Floats2d, model.ops.xp.take(E, keys, axis=0).sum(axis=1))
     Y = model.ops.reduce_mean(summed, lengths)
 
     def backprop(dY: Floats2d) -> List[Doc]:

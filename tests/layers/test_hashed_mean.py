@@ -32,6 +32,14 @@ def test_a_doc_is_the_mean_of_its_tokens_summed_attribute_rows():
     numpy.testing.assert_allclose(model([nlp("cat cat")], is_train=False)[0][0], tokens[1], rtol=1e-5)
 
 
+def test_a_batch_without_a_token_is_zeros_and_gets_no_gradient():
+    model = built()
+    Y, backprop = model([nlp(""), nlp("")], is_train=True)
+    assert Y.shape == (2, 6) and not Y.any()
+    backprop(numpy.ones_like(Y))
+    assert not model.has_grad("E") or not model.get_grad("E").any()
+
+
 def test_gradients_match_finite_differences():
     model = built(rows=7)  # few rows: hash collisions, one row gets several tokens' gradients
     docs = [nlp("a dog barks"), nlp(""), nlp("dogs bark loudly today")]
