@@ -21,6 +21,7 @@ SETTINGS = {
     "quora_teacher_pairs": 24,
     "quora_teacher_batch_size": 8,
     "quora_silver_pairs": 30,
+    "quora_static_max_steps": 4,
     "bootstrap": 20,
 }
 
