@@ -24,7 +24,7 @@ import typer
 from scipy.sparse import issparse
 
 from spacy_siamese.evaluation.baselines import fit_tfidf, load_vectors, tfidf_vectors
-from spacy_siamese.metrics import _unit_rows
+from spacy_siamese.metrics import unit_rows
 
 HELD_OUT = "comp.windows.x,misc.forsale,rec.sport.hockey,sci.space,talk.politics.mideast"
 app = typer.Typer(add_completion=False)
@@ -64,7 +64,7 @@ def mean_rule(sims: numpy.ndarray, pool_labels: Sequence[str], labels: Sequence[
 def cosine_matrix(A, B) -> numpy.ndarray:
     """Cosine of every row of A with every row of B (dense or sparse; a zero row scores 0)."""
     if issparse(A):
-        A, B = _unit_rows(A), _unit_rows(B)
+        A, B = unit_rows(A), unit_rows(B)
         return numpy.asarray((A @ B.T).toarray(), dtype="f8")
     na = numpy.linalg.norm(A, axis=1, keepdims=True)
     nb = numpy.linalg.norm(B, axis=1, keepdims=True)
