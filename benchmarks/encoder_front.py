@@ -30,7 +30,6 @@ from typing import Any, Dict, List, Optional
 
 import spacy
 import typer
-from threadpoolctl import threadpool_limits
 
 from spacy_siamese.distill import teacher_label
 from spacy_siamese.util import given_path
@@ -150,12 +149,12 @@ def main(
 
     speed = _speed_module()
     texts = speed.first_distinct_texts(dev, n)
-    threadpool_limits(1)
     pipes: Dict[str, Any] = {"tokenizer (spacy.blank('en'))": spacy.blank("en")}
     pipes.update({name: spacy.load(path) for name, path in models.items()})
     if teacher:
-        pipes[TEACHER] = speed.one_thread_teacher(teacher)
-    rates = speed.time_rounds(pipes, texts, runs, batch_size)
+        pipes[TEACHER] = speed.teacher_pipe(teacher)
+    with speed.one_thread(True):
+        rates = speed.time_rounds(pipes, texts, runs, batch_size)
     tokenizer = statistics.median(rates[next(iter(pipes))])
     teacher_rate = statistics.median(rates[TEACHER]) if teacher else None
 

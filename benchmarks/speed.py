@@ -22,9 +22,11 @@ import gc
 import json
 import platform
 import statistics
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List
 
 import spacy
 import typer
@@ -58,18 +60,17 @@ def time_pipe(nlp: Language, texts: List[str], batch_size: int) -> float:
     gc.disable()
     try:
         start = time.perf_counter()
-        docs = list(nlp.pipe(texts, batch_size=batch_size))
+        list(nlp.pipe(texts, batch_size=batch_size))
         elapsed = time.perf_counter() - start
     finally:
         gc.enable()
-    assert len(docs) == len(texts)
     return elapsed
 
 
 class TeacherPipe:
     """A sentence-transformers model behind `pipe(texts, batch_size)`, to be timed like a pipeline:
     a bi-encoder encodes the texts; a cross-encoder, which has no vectors, scores them as pairs
-    (text 1 with text 2, 3 with 4, ...), so its docs/s counts the texts it read."""
+    (text 1 with text 2, 3 with 4, ..., an odd last one with itself), a score a pair."""
 
     def __init__(self, model: Any, cross_encoder: bool) -> None:
         self.model = model
@@ -77,24 +78,41 @@ class TeacherPipe:
 
     def pipe(self, texts: List[str], batch_size: int) -> List[Any]:
         if self.cross_encoder:
-            pairs = list(zip(texts[0::2], texts[1::2]))
-            scores = self.model.predict(pairs, batch_size=min(batch_size, 64), convert_to_numpy=True)
-            return [score for score in scores for _ in (0, 1)] + texts[2 * len(pairs) :]
+            pairs = list(zip(texts[0::2], texts[1::2])) + [(texts[-1], texts[-1])] * (len(texts) % 2)
+            return list(self.model.predict(pairs, batch_size=min(batch_size, 64), convert_to_numpy=True))
         return list(self.model.encode(texts, batch_size=min(batch_size, 64), convert_to_numpy=True))
 
 
-def one_thread_teacher(teacher: str) -> TeacherPipe:
-    """A sentence-transformers model (name or directory; a bi- or a cross-encoder) on one torch
-    thread, to be timed."""
-    import torch
-
+def teacher_pipe(teacher: str) -> TeacherPipe:
+    """A sentence-transformers model (name or directory; a bi- or a cross-encoder), to be timed."""
     from spacy_siamese.distill import load_teacher
     from spacy_siamese.teacher import is_cross_encoder, load_scorer
 
-    torch.set_num_threads(1)
     if is_cross_encoder(teacher):
         return TeacherPipe(load_scorer(teacher), cross_encoder=True)
     return TeacherPipe(load_teacher(teacher), cross_encoder=False)
+
+
+@contextmanager
+def one_thread(on: bool) -> Iterator[None]:
+    """One BLAS thread (and one torch thread, if a teacher brought torch in) inside the block when
+    `on`; the counts as they were after it, so that a caller in the same process is not left on
+    one thread."""
+    if not on:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    torch = sys.modules.get("torch")
+    torch_threads = torch.get_num_threads() if torch else 0
+    try:
+        if torch:
+            torch.set_num_threads(1)
+        with threadpool_limits(1):
+            yield
+    finally:
+        if torch:
+            torch.set_num_threads(torch_threads)
 
 
 def time_rounds(methods: Dict[str, Any], texts: List[str], runs: int, batch_size: int) -> Dict[str, List[float]]:
@@ -168,26 +186,22 @@ def main(
             raise typer.Exit(1) from err
     pipelines = list(methods)[1:]
     teacher_names = [f"teacher ({teacher_label(teacher)})" for teacher in teachers]
-    if teachers:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
+    with one_thread(bool(teachers)):
         for name, teacher in zip(teacher_names, teachers):
-            methods[name] = one_thread_teacher(teacher)
-
-    per_run = time_rounds(methods, texts, runs, batch_size)
+            methods[name] = teacher_pipe(teacher)
+        per_run = time_rounds(methods, texts, runs, batch_size)
+        similarity = {}
+        for name in pipelines:
+            docs = list(methods[name].pipe(texts, batch_size=batch_size))
+            time_similarity(docs[: min(len(docs), 200)])  # warm-up
+            rates = [len(docs) // 2 / time_similarity(docs) for _ in range(runs)]
+            median = round(statistics.median(rates), 1)
+            similarity[name] = {"pairs_per_sec": [round(r, 1) for r in rates], "median": median}
     medians = {name: statistics.median(rates) for name, rates in per_run.items()}
     to_tokenizer = {name: round(medians[name] / medians[tokenizer], 5) for name in pipelines}
     to_teachers = {
         name: {teacher: round(medians[name] / medians[teacher], 2) for teacher in teacher_names} for name in pipelines
     }
-    similarity = {}
-    for name in pipelines:
-        docs = list(methods[name].pipe(texts, batch_size=batch_size))
-        time_similarity(docs[: min(len(docs), 200)])  # warm-up
-        rates = [len(docs) // 2 / time_similarity(docs) for _ in range(runs)]
-        similarity[name] = {"pairs_per_sec": [round(r, 1) for r in rates], "median": round(statistics.median(rates), 1)}
-
     result: Dict[str, Any] = {
         "models": pipelines,
         "data": given_path(data, parts=2),
