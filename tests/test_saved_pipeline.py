@@ -1,9 +1,12 @@
 """doc.similarity of saved pipelines, equal to the values recorded from the code before the pipe
 was split into the pipe contract, the encoding API, post-hoc edits and weight loading (issue 68):
-a refactor of the pipe must not change a single score."""
+a refactor of the pipe must not change a single score. "Equal" is to 1e-6: the last float32 bits
+follow the CPU kernels that BLIS and OpenBLAS pick on the machine (a few 1e-7 between two
+machines), while a changed computation moves a score far more."""
 
 from pathlib import Path
 
+import pytest
 import spacy
 
 from spacy_siamese import set_lexical_weight
@@ -74,6 +77,10 @@ def similarities(nlp):
     return [nlp(a).similarity(nlp(b)) for a, b, _ in PAIRS] + [nlp(PAIRS[0][0])[:3].similarity(nlp(PAIRS[0][1]))]
 
 
+def recorded(name):
+    return pytest.approx(RECORDED[name], rel=0, abs=1e-6)
+
+
 def saved_hybrid(tmp_path):
     """A hybrid over a raw cosine inside WithInBatchScores.v1 (a wrapper that passes the hybrid's
     score range on), trained a few seeded steps and saved."""
@@ -85,21 +92,21 @@ def saved_hybrid(tmp_path):
 
 def test_a_saved_v1_pipeline_saved_again(tmp_path):
     spacy.load(V1_PIPELINE, exclude=["tokenizer", "vocab"]).to_disk(tmp_path / "v1")
-    assert similarities(spacy.load(tmp_path / "v1")) == RECORDED["v1"]
+    assert similarities(spacy.load(tmp_path / "v1")) == recorded("v1")
 
 
 def test_a_saved_hybrid(tmp_path):
     saved_hybrid(tmp_path)
     loaded = spacy.load(tmp_path / "hybrid")
-    assert similarities(loaded) == RECORDED["hybrid"]
+    assert similarities(loaded) == recorded("hybrid")
     assert loaded.get_pipe("siamese_similarity").score_range == RANGES["hybrid"]
-    assert similarities(type(loaded).from_config(loaded.config).from_bytes(loaded.to_bytes())) == RECORDED["hybrid"]
+    assert similarities(type(loaded).from_config(loaded.config).from_bytes(loaded.to_bytes())) == recorded("hybrid")
 
 
 def test_a_saved_hybrid_loaded_at_another_weight(tmp_path):
     saved_hybrid(tmp_path)
     loaded = spacy.load(tmp_path / "hybrid", config=OVERRIDE)
-    assert similarities(loaded) == RECORDED["override"]
+    assert similarities(loaded) == recorded("override")
     assert loaded.get_pipe("siamese_similarity").score_range == RANGES["override"]
 
 
@@ -108,5 +115,5 @@ def test_a_hybrid_mixed_at_another_weight_and_saved(tmp_path):
     set_lexical_weight(nlp, 0.9)
     nlp.to_disk(tmp_path / "edited")
     loaded = spacy.load(tmp_path / "edited")
-    assert similarities(loaded) == RECORDED["edited"]
+    assert similarities(loaded) == recorded("edited")
     assert loaded.get_pipe("siamese_similarity").score_range == RANGES["edited"]
