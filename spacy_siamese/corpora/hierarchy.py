@@ -34,12 +34,7 @@ def group_path(group: str) -> Tuple[str, ...]:
 
 def shared_depth(a: Sequence[str], b: Sequence[str]) -> int:
     """Depth of the LCA of two tree paths: the number of leading parts they share."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    return next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 class GroupTree:
@@ -110,11 +105,10 @@ def check_groups(docs: Sequence[DocRecord]) -> None:
 def sample_hierarchy_pairs(
     docs: Sequence[DocRecord], *, n_pairs: int, depth: int = 0, seed: int = 0
 ) -> Tuple[List[PairIndex], GroupTree]:
-    """Draw `n_pairs` seeded pairs of document indices graded by the LCA of their groups, about
-    the same number for every score value that the collection can produce (a group pair of the
-    level, then a document of each group, uniformly). A document without a group is placed by
-    its first label. Returns the pairs (label = score) in
-    random order and the tree."""
+    """(`n_pairs` seeded pairs of document indices labelled with the LCA score of their groups,
+    in random order; the tree): about as many for every score value the collection can produce
+    (a group pair of the level, then a document of each group, uniformly). A document without
+    a group is placed by its first label."""
     if n_pairs < 1:
         raise ValueError(f"sample_hierarchy_pairs: n_pairs must be >= 1, got {n_pairs}")
     check_groups(docs)
