@@ -1,12 +1,9 @@
-"""Hierarchy-graded document pairs (Patel 2017): a pair of documents scores by how deep the
-lowest common ancestor (LCA) of their two groups lies in the tree that the dotted group names
-form (20 Newsgroups: `comp.sys.ibm.pc.hardware` is comp -> sys -> ibm -> pc -> hardware).
-
-With `d` the depth of the tree and `l` the depth of the LCA (the root is at depth 0), the raw
-score `d / 2^(d - l)` is divided by its maximum `d`, so a pair scores `2^(l - d)` in (0, 1]:
-1 for two documents of the same group (their LCA is the group, at depth d), halving with
-each level the LCA lies higher. `d` defaults to one level below the deepest node that two
-different groups share, so every level where groups branch gets its own score.
+"""Hierarchy-graded document pairs (Patel 2017): a pair scores by how deep the lowest common
+ancestor (LCA) of their groups lies in the tree of the dotted group names (`comp.sys.ibm.pc`
+is comp -> sys -> ibm -> pc). With `d` the tree depth and `l` the LCA's (the root is at 0), a
+pair scores `d / 2^(d - l)` over its maximum d, `2^(l - d)` in (0, 1]: 1 for two of one group,
+halving with each level the LCA lies higher. `d` defaults to one level below the deepest node
+two different groups share, so every level where groups branch gets its own score.
 """
 
 from collections import defaultdict
