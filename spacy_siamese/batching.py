@@ -1,8 +1,6 @@
-"""Batches of pair examples for in-batch negatives: no two pairs of one batch share a
-duplicate cluster, so every other text in the batch is a true negative, and the pairs of a batch
-can be of one topic, for harder negatives; batches of labelled
-docs grouped by label, for triplet mining; and batches of one dataset each, from a
-multi-dataset corpus."""
+"""Batchers: pair batches without two pairs of one duplicate cluster (so every other text is a
+true in-batch negative), optionally of one topic; labelled docs grouped by label, for triplet
+mining; and batches of one dataset each, from a multi-dataset corpus."""
 
 import math
 import random
@@ -50,14 +48,10 @@ def cluster_batches(
     examples: Sequence[Example], size: int, *, seed: int = 0, texts: Callable[[Example], Tuple[str, str]] = pair_texts
 ) -> Iterator[List[Example]]:
     """Shuffle `examples` with `seed`, then fill batches of `size` in that order, deferring a
-    pair whose cluster is already in the current batch to a later batch (the first one
-    without it). Every pair is yielded exactly once; a batch is shorter than `size` only when
-    the remaining pairs all share clusters with it.
-
-    Duplicates are the pairs labelled 1 when every label is 0 or 1. Graded labels (STS, SICK,
-    a teacher's cosine) name no duplicates, so there each text is its own cluster and only pairs
-    that share a text are kept apart: joining texts through every pair scored >= 0.5 would chain
-    a graded corpus into a few giant clusters and its batches down to single pairs."""
+    pair whose cluster is already in the current batch to the first later batch without it.
+    Every pair is yielded once; a batch is short only when the remaining pairs all share
+    clusters with it. Duplicates are the pairs labelled 1 when every label is 0 or 1; with
+    graded labels each text is its own cluster, so only pairs that share a text are kept apart."""
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
     return fill_batches(examples, order, size, texts=texts)
@@ -99,9 +93,8 @@ def fill_batches(
 @registry.batchers("spacy-siamese.batch_by_clusters.v1")
 def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
     """Batches of `size` pair examples in which no two pairs share a text or a duplicate
-    cluster (texts joined by pairs labelled 1, when the labels are 0/1; see `cluster_batches`).
-    The clusters are found on what the batcher is given (one epoch of the training corpus); each
-    call shuffles with the next seed, so epochs differ and a run is reproducible."""
+    cluster (`cluster_batches`), found on what the batcher is given; each call (epoch)
+    shuffles with the next seed."""
     if size < 1:
         raise ValueError(f"batch_by_clusters: size must be >= 1, got {size}")
     return reseeded(lambda examples, epoch_seed: cluster_batches(examples, size, seed=epoch_seed), seed)
@@ -133,9 +126,8 @@ def topic_batches(
     examples: Sequence[Example], size: int, topics: Sequence[int], *, seed: int = 0
 ) -> Iterator[List[Example]]:
     """Batches of `size` pairs of one topic where possible (`topics[i]` is the topic of
-    `examples[i]`): the topics in an order shuffled with `seed`, each topic's pairs shuffled,
-    filled into batches as `cluster_batches` does (no two pairs of a batch share a duplicate
-    cluster). A batch spans two topics where one ends."""
+    `examples[i]`; topics and their pairs shuffled with `seed`), filled as `cluster_batches`
+    does. A batch spans two topics where one ends."""
     rng = random.Random(seed)
     groups: Dict[int, List[int]] = {}
     for i, topic in enumerate(topics):
@@ -152,12 +144,10 @@ def topic_batches(
 
 @registry.batchers("spacy-siamese.batch_by_topics.v1")
 def configure_batch_by_topics(*, size: int = 128, topic_size: int = 128, seed: int = 0) -> Batcher:
-    """Batches of `size` pairs on one topic, so that in-batch negatives are hard ones (topic-aware
-    sampling, as in TAS-B for dense retrieval): the side-A texts are grouped into topics of about
-    `topic_size` pairs on average (`text_topics`, once for each corpus the batcher is given),
-    and each batch is filled from one topic (`topic_batches`), no two pairs sharing a duplicate
-    cluster. Each call (epoch) shuffles with the next seed, so epochs differ and a run is
-    reproducible."""
+    """Batches of `size` pairs on one topic, for hard in-batch negatives (topic-aware sampling,
+    as in TAS-B): the side-A texts are grouped into topics of about `topic_size` pairs
+    (`text_topics`, once for each corpus the batcher is given) and each batch is filled from one
+    topic (`topic_batches`). Each call (epoch) shuffles with the next seed."""
     if size < 1 or topic_size < 1:
         raise ValueError(f"batch_by_topics: size and topic_size must be >= 1, got {size} and {topic_size}")
     # the topics of each corpus the batcher is given (under batch_by_dataset.v1: of each dataset)
@@ -190,10 +180,8 @@ def reseeded(batches: Callable[[List[Example], int], Iterator[List[Example]]], s
 
 
 def label_batches(examples: Sequence[Example], size: int, per_label: int, *, seed: int = 0) -> Iterator[List[Example]]:
-    """Batches of `size` labelled docs (`spacy_siamese.labelled`) made of groups of up to
-    `per_label` docs that share their first label, so that in-batch triplet mining finds
-    positives even for fine labels (news stories). Shuffled with `seed`; every doc is yielded
-    exactly once."""
+    """Batches of `size` labelled docs made of groups of up to `per_label` docs that share their
+    first label, so triplet mining finds positives even for fine labels. Shuffled with `seed`."""
     rng = random.Random(seed)
     groups: Dict[str, List[int]] = {}
     for i, eg in enumerate(examples):
@@ -308,26 +296,11 @@ def configure_batch_by_dataset(
     weights: Dict[str, float] = SimpleFrozenDict(),
     seed: int = 0,
 ) -> Batcher:
-    """Batches of one dataset each, for a multi-dataset corpus (`spacy-siamese.MultiPairCorpus.v1`)
-    and per-dataset losses (`spacy-siamese.DatasetLosses.v1`): `batcher` (e.g.
-    `spacy-siamese.batch_by_clusters.v1`) batches each dataset's examples, and `schedule`
-    ("proportional" or "round_robin") orders the batches, `weights` scaling how many batches
-    each dataset gives per epoch under "proportional" (see `dataset_batches`). Each call (epoch)
-    shuffles with the next seed, so epochs differ and a run is reproducible.
-
-        [training.batcher]
-        @batchers = "spacy-siamese.batch_by_dataset.v1"
-        schedule = "proportional"
-        seed = 0
-
-        [training.batcher.weights]
-        stackexchange = 4.0
-
-        [training.batcher.batcher]
-        @batchers = "spacy-siamese.batch_by_clusters.v1"
-        size = 128
-        seed = 0
-    """
+    """Batches of one dataset each, for a multi-dataset corpus (`spacy-siamese.MultiPairCorpus.v1`,
+    example: `project/configs/general.cfg`): `batcher` batches each dataset's examples, and
+    `schedule` ("proportional" or "round_robin") orders the batches, `weights` scaling how many
+    each dataset gives under "proportional" (`dataset_batches`). Each call (epoch) shuffles with
+    the next seed."""
     if schedule not in SCHEDULES:
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     for name, weight in weights.items():

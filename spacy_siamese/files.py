@@ -3,7 +3,7 @@
 import hashlib
 import os
 import shutil
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Optional, Union
 
@@ -20,9 +20,8 @@ def _fsync_dir(path: Path) -> None:
     except OSError:  # not every platform opens directories
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        with suppress(OSError):
+            os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -88,14 +87,6 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def _within(path: Path, directory: Path) -> bool:
-    try:
-        path.resolve().relative_to(directory.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 def check_outputs(
     inputs: Iterable[Optional[PathLike]], outputs: Iterable[Optional[PathLike]], *, output_dirs: Iterable[PathLike] = ()
 ) -> None:
@@ -113,7 +104,7 @@ def check_outputs(
                 raise PathConflictError(f"Two outputs are the same file ({out} and {other}): choose distinct paths.")
     for directory in dirs:
         for src in ins:
-            if _same(directory, src) or _within(src, directory):
+            if _same(directory, src) or src.resolve().is_relative_to(directory.resolve()):
                 raise PathConflictError(
                     f"Output directory {directory} would replace the input {src}: choose another output directory."
                 )

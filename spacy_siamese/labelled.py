@@ -1,10 +1,7 @@
-"""How a labelled single doc travels through spaCy's training loop, for losses that mine
-triplets inside each batch (`spacy-siamese.TripletLoss.v1`).
-
-One `Example` per doc: its predicted doc is the text; the reference doc is a copy whose
-`user_data[DOC_LABELS_KEY]` holds the doc's labels (strings; docs that share a label are
-similar, e.g. one newsgroup, one news story). Pair examples (`spacy_siamese.pair_examples`) and
-labelled docs are not mixed in one batch.
+"""Labelled single docs for in-batch triplet mining (`spacy-siamese.TripletLoss.v1`): one
+`Example` per doc, whose reference copy holds the doc's labels in `user_data[DOC_LABELS_KEY]`
+(strings; docs that share one are similar). Pair examples and labelled docs are not mixed in
+one batch.
 """
 
 from typing import Iterable, List, Sequence

@@ -1,16 +1,10 @@
 """Corpora: labelled pairs and labelled document collections read from their published
-formats into one record type each (`PairRecord`, `DocRecord`), seeded document-pair
-sampling, and the registered readers for `spacy train`, which read the canonical pair format
-(JSON lines, as `python -m spacy_siamese convert` writes it) and labelled collections.
-
-Pair formats (`read_pairs(path, format=...)`): "tsv" (header naming the columns: Quora
-release, QQP-style mirrors), "bimpm" (BiMPM's Quora split), "jsonl", "stackexchange",
-"sts" (STS Benchmark), "sick", "mrpc", "twitter_url" (a directory). Collections
-(`read_documents(collection, path)`): "20news", "reuters", "news" (UCI News Aggregator),
-"jsonl". `MultiPairCorpus` reads several pair files as one corpus, each pair tagged with its
-dataset's name. A malformed line raises a `PairFormatError` / `DocumentFormatError` naming the
-file and the line, or with `lenient=True` is skipped and reported in one warning. Pairs with an
-empty or whitespace-only side are kept and reported in one `EmptyTextWarning` per file.
+formats (`read_pairs(path, format=...)`: see `PAIR_FORMATS`; `read_documents(collection, path)`:
+see `COLLECTIONS`) into `PairRecord` / `DocRecord`, seeded document-pair sampling, and the
+registered readers for `spacy train`. A malformed line raises a `PairFormatError` /
+`DocumentFormatError` naming the file and the line, or with `lenient=True` is skipped and
+reported in one warning; pairs with an empty side are kept and reported in one
+`EmptyTextWarning` per file.
 """
 
 from .base import DocRecord, DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord

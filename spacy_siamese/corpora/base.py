@@ -1,8 +1,7 @@
 """Records, errors and line-numbered reading shared by the corpus formats.
 
-Every format module turns its files into `PairRecord`s or `DocRecord`s. A malformed
-line or record becomes a `PairFormatError` / `DocumentFormatError` naming the file and
-the line (or archive member / document id); the caller raises it or, in lenient mode,
+A malformed line or record becomes a `PairFormatError` / `DocumentFormatError` naming the file
+and the line (or archive member / document id); the caller raises it or, in lenient mode,
 skips it and reports all skipped records in one warning.
 """
 
@@ -10,20 +9,7 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import (
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    NamedTuple,
-    Optional,
-    Sequence,
-    Tuple,
-    TypeVar,
-    Union,
-)
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 from spacy.util import ensure_path
 
@@ -120,9 +106,9 @@ def not_text(head: bytes) -> Optional[str]:
 
 
 def numbered_lines(path: Path) -> Iterator[Line]:
-    """Yield the lines of a UTF-8 file; LF, CRLF and CR all end a line and a BOM at the
-    start is dropped. A line that does not decode is yielded with replacement
-    characters and its `error` set; a compressed or UTF-16 file is one such line 1."""
+    """The lines of a UTF-8 file (LF, CRLF and CR end a line; a leading BOM is dropped). A line
+    that does not decode has replacement characters and its `error` set; a compressed or
+    UTF-16 file is one such line 1."""
     number = 0
     with path.open("rb") as file_:
         problem = not_text(file_.read(16))

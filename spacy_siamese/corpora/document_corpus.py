@@ -50,8 +50,7 @@ class Collection:
 
     @classmethod
     def of(cls, reader: type, settings: Dict[str, Any]) -> "Collection":
-        """The collection that a reader's settings (the arguments of its class) name, or a
-        ValueError naming the reader."""
+        """The collection a reader's arguments name; a ValueError names the reader."""
         if settings["path"] is None:
             raise ValueError(
                 f"spacy-siamese.{reader.__name__}.v1: the collection path is None. Set it in the config or on "
@@ -105,9 +104,8 @@ class Collection:
 
 
 class DocumentPairs:
-    """Seeded pairs from a labelled document collection as pair Examples (a pair shares a label
-    or not): `corpus(nlp)` yields them, sampled once, on the first call. The same seed gives the
-    same pairs on every epoch. split, dev_fraction, seed: see `Collection`."""
+    """Seeded pairs of a labelled collection as pair Examples (1.0: the two share a label),
+    sampled once, on the first call, so every epoch has the same pairs. split: see `Collection`."""
 
     def __init__(
         self,
@@ -164,14 +162,10 @@ class DocumentPairs:
 
 
 class HierarchyPairs(DocumentPairs):
-    """Seeded document pairs graded by the lowest common ancestor of their dotted group names
-    (Patel 2017; see `spacy_siamese.corpora.hierarchy`), about equally many per score value. A
-    document without a group is placed by its first label; sampled once.
-
-    split: "test" = a seeded `test_fraction` of the collection, "train" / "dev" = the two parts
-    (`dev_fraction`) of the rest, "all" = everything. `depth` is the tree depth d (0 = from
-    the groups). `max_chars` > 0 truncates every document.
-    """
+    """Seeded document pairs graded by the lowest common ancestor of their dotted groups (a
+    document without one: its first label; `spacy_siamese.corpora.hierarchy`), about equally
+    many per score value; sampled once. split: see `Collection` (with `test_fraction`). `depth`
+    is the tree depth d (0 = from the groups)."""
 
     def __init__(
         self,
@@ -206,14 +200,11 @@ class HierarchyPairs(DocumentPairs):
 
 
 class LabelledDocuments:
-    """The documents of a labelled collection as labelled single-doc Examples
-    (`spacy_siamese.labelled`), for losses that mine triplets in each batch
-    (`spacy-siamese.TripletLoss.v1`): `corpus(nlp)` yields one a document, in collection order;
-    the collection is read once, on the first call.
+    """The documents of a labelled collection as labelled single-doc Examples, in collection
+    order, for in-batch triplet mining (`spacy-siamese.TripletLoss.v1`); read once.
 
-    split: as in `spacy-siamese.DocumentPairs.v1` (the same `dev_fraction` and `seed` give the
-    same documents). label: "labels" (20news: the newsgroup; UCI news: the story; Reuters: the
-    topics) or "group" (UCI news: the category). At most `limit` documents if > 0.
+    split: see `Collection`. label: "labels" (20news: the newsgroup; UCI news: the story;
+    Reuters: the topics) or "group" (UCI news: the category). At most `limit` documents if > 0.
     """
 
     def __init__(

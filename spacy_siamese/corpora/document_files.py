@@ -22,10 +22,8 @@ def read_documents(
     """Read a labelled collection: "20news" (archive), "reuters" (directory or archive of
     .sgm files), "news" (UCI News Aggregator CSV) or "jsonl".
 
-    split (str): Reuters "train"/"test" = ModApte, "all" = every story with a topic;
-        20news "test" = the archive's `*-test` root, "train" = the other roots (an archive of
-        the train half alone, or not split in halves, has no test part), "all" = every root.
-        news and jsonl are read whole.
+    split (str): Reuters "train"/"test" = ModApte; 20news "test" = the archive's `*-test` root,
+        "train" = the other roots; "all" = everything. news and jsonl are read whole.
     strip_headers, strip_quotes, strip_signatures (bool): 20news only.
     lenient (bool): skip malformed records and warn once, instead of raising a
         DocumentFormatError at the first one.

@@ -1,12 +1,9 @@
-"""Hierarchy-graded document pairs (Patel 2017): a pair of documents scores by how deep the
-lowest common ancestor (LCA) of their two groups lies in the tree that the dotted group names
-form (20 Newsgroups: `comp.sys.ibm.pc.hardware` is comp -> sys -> ibm -> pc -> hardware).
-
-With `d` the depth of the tree and `l` the depth of the LCA (the root is at depth 0), the raw
-score `d / 2^(d - l)` is divided by its maximum `d`, so a pair scores `2^(l - d)` in (0, 1]:
-1 for two documents of the same group (their LCA is the group, at depth d), halving with
-each level the LCA lies higher. `d` defaults to one level below the deepest node that two
-different groups share, so every level where groups branch gets its own score.
+"""Hierarchy-graded document pairs (Patel 2017): a pair scores by how deep the lowest common
+ancestor (LCA) of their groups lies in the tree of the dotted group names (`comp.sys.ibm.pc`
+is comp -> sys -> ibm -> pc). With `d` the tree depth and `l` the LCA's (the root is at 0), a
+pair scores `d / 2^(d - l)` over its maximum d, `2^(l - d)` in (0, 1]: 1 for two of one group,
+halving with each level the LCA lies higher. `d` defaults to one level below the deepest node
+two different groups share, so every level where groups branch gets its own score.
 """
 
 from collections import defaultdict
@@ -34,12 +31,7 @@ def group_path(group: str) -> Tuple[str, ...]:
 
 def shared_depth(a: Sequence[str], b: Sequence[str]) -> int:
     """Depth of the LCA of two tree paths: the number of leading parts they share."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    return next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 class GroupTree:
@@ -110,11 +102,10 @@ def check_groups(docs: Sequence[DocRecord]) -> None:
 def sample_hierarchy_pairs(
     docs: Sequence[DocRecord], *, n_pairs: int, depth: int = 0, seed: int = 0
 ) -> Tuple[List[PairIndex], GroupTree]:
-    """Draw `n_pairs` seeded pairs of document indices graded by the LCA of their groups, about
-    the same number for every score value that the collection can produce (a group pair of the
-    level, then a document of each group, uniformly). A document without a group is placed by
-    its first label. Returns the pairs (label = score) in
-    random order and the tree."""
+    """(`n_pairs` seeded pairs of document indices labelled with the LCA score of their groups,
+    in random order; the tree): about as many for every score value the collection can produce
+    (a group pair of the level, then a document of each group, uniformly). A document without
+    a group is placed by its first label."""
     if n_pairs < 1:
         raise ValueError(f"sample_hierarchy_pairs: n_pairs must be >= 1, got {n_pairs}")
     check_groups(docs)

@@ -8,7 +8,7 @@ instead of "labels"; group and id optional). `write_documents` writes this forma
 """
 
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 import srsly
 
@@ -36,25 +36,14 @@ def looks_like(fields: List[str]) -> bool:
 
 
 def read_jsonl_pairs(path: Path) -> Iterator[PairItem]:
-    for number, obj in _objects(path, PairFormatError):
-        if isinstance(obj, PairFormatError):
-            yield obj
-            continue
-        try:
-            yield PairRecord(*_pair(obj), line=number, group=_group(obj))
-        except Malformed as err:
-            yield PairFormatError(path, number, str(err))
+    return _records(path, PairFormatError, lambda obj, number: PairRecord(*_pair(obj), number, _group(obj)))
 
 
 def read_jsonl_documents(path: Path) -> Iterator[DocItem]:
-    for number, obj in _objects(path, DocumentFormatError):
-        if isinstance(obj, PairFormatError):
-            yield obj  # type: ignore[misc]
-            continue
-        try:
-            yield DocRecord(_string(obj, "text"), _labels(obj), _group(obj), _doc_id(obj, number))
-        except Malformed as err:
-            yield DocumentFormatError(path, number, str(err))
+    def record(obj: Dict[str, Any], number: int) -> DocRecord:
+        return DocRecord(_string(obj, "text"), _labels(obj), _group(obj), _doc_id(obj, number))
+
+    return _records(path, DocumentFormatError, record)
 
 
 def write_pairs(pairs: Iterable[PairRecord], path: Union[str, Path]) -> None:
@@ -62,14 +51,8 @@ def write_pairs(pairs: Iterable[PairRecord], path: Union[str, Path]) -> None:
     pair's group is written when it has one. The file is replaced whole or not at all."""
     with atomic_write(path) as file:
         for pair in pairs:
-            file.write((srsly.json_dumps(_pair_object(pair)) + "\n").encode("utf8"))
-
-
-def _pair_object(pair: PairRecord) -> Dict[str, Any]:
-    obj: Dict[str, Any] = {"text1": pair.text1, "text2": pair.text2, "label": pair.label}
-    if pair.group:
-        obj["group"] = pair.group
-    return obj
+            obj = {"text1": pair.text1, "text2": pair.text2, "label": pair.label}
+            file.write((srsly.json_dumps({**obj, "group": pair.group} if pair.group else obj) + "\n").encode("utf8"))
 
 
 def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:
@@ -77,16 +60,16 @@ def write_documents(docs: Sequence[DocRecord], path: Union[str, Path]) -> None:
     srsly.write_jsonl(path, ({"text": d.text, "labels": list(d.labels), "group": d.group, "id": d.id} for d in docs))
 
 
-def _objects(path: Path, error: type) -> Iterator[Tuple[int, Any]]:
-    """(line number, parsed object or format error) for each non-blank line."""
+def _records(path: Path, error: type, record: Callable[[Dict[str, Any], int], Any]) -> Iterator[Any]:
+    """`record(object, line number)` of each non-blank line, or its format error (`error`)."""
     for line in numbered_lines(path):
         if line.error:
-            yield line.number, error(path, line.number, line.error)
+            yield error(path, line.number, line.error)
         elif line.text.strip():
             try:
-                yield line.number, json_object(line.text)
+                yield record(json_object(line.text), line.number)
             except Malformed as err:
-                yield line.number, error(path, line.number, str(err))
+                yield error(path, line.number, str(err))
 
 
 def _string(obj: Dict[str, Any], key: str) -> str:

@@ -1,10 +1,7 @@
 """Pair files as pair Examples for `spacy train`: one file (`PairCorpus`), or several datasets
-tagged by name (`MultiPairCorpus`).
-
-The canonical training format is JSON lines, `{"text1": ..., "text2": ..., "label": ...}` a line,
-as `python -m spacy_siamese convert` and the project's convert steps write it; spaCy's corpus
-reads `.spacy` files the same way. A raw published format (`format = "tsv"`, "sts", "auto", ...)
-is read through the parser `convert` uses (`read_pairs`), so the pairs are the converted ones.
+tagged by name (`MultiPairCorpus`). The canonical format is JSON lines (`{"text1", "text2",
+"label"}`, as `python -m spacy_siamese convert` writes it); a raw format (`format = "tsv"`,
+"sts", "auto", ...) is read through the parser `convert` uses (`read_pairs`).
 """
 
 import inspect
@@ -25,15 +22,12 @@ FORMATS = ("auto",) + PAIR_FORMATS
 
 
 class PairCorpus:
-    """Read a pair file as pair Examples, re-reading it on every call (epoch), like
-    spacy.training.Corpus: `corpus(nlp)` yields one pair Example per record, at most `limit` if
-    limit > 0. These are also the settings of each dataset of `MultiPairCorpus`.
+    """A pair file as pair Examples, re-read on every call (epoch) like spacy.training.Corpus;
+    at most `limit` if > 0. These are also the settings of each dataset of `MultiPairCorpus`.
 
-    format: "jsonl" (the canonical format), "auto" (from the file's name or first line) or a
-    raw format of `read_pairs`.
-    dataset: tag every Example with this dataset name, as `spacy-siamese.MultiPairCorpus.v1`
-    does, so that a pipe trained on several datasets (`spacy-siamese.DatasetLosses.v1`) is
-    fine-tuned on one of them with that dataset's loss (null: untagged, the default loss).
+    format: "jsonl" (canonical), "auto" (from the file's name or first line) or a raw format of
+    `read_pairs`. dataset: tag every Example with this name, as `MultiPairCorpus` does, so that
+    a pipe trained on several datasets is fine-tuned on one with its loss (null: untagged).
     """
 
     def __init__(
@@ -102,27 +96,15 @@ DATASET_FIELDS = [name for name in inspect.signature(PairCorpus).parameters if n
 
 
 class MultiPairCorpus:
-    """Read several pair files as pair Examples tagged with their dataset's name, one dataset
-    after the other in config order, re-reading them on every call (epoch). Every file is
-    checked to exist when the corpus is made.
+    """Several pair files as pair Examples tagged with their dataset's name, one dataset after
+    the other in config order, re-read on every call (epoch); every file must exist when the
+    corpus is made. Example: `project/configs/general.cfg`.
 
     datasets: name -> {path, format ("auto"), limit (0 = all), lenient (false)}, as for
     `spacy-siamese.PairCorpus.v1`. A name (lower-case letters, digits, "_") is what
     `spacy-siamese.DatasetLosses.v1`, `spacy-siamese.batch_by_dataset.v1` (weights) and the
     metrics of `spacy-siamese.dataset_scorer.v1` (sim_<name>_auc) call the dataset.
     root: the directory relative paths are read from (default: the working directory).
-
-        [corpora.train]
-        @readers = "spacy-siamese.MultiPairCorpus.v1"
-        root = ${paths.corpus}
-
-        [corpora.train.datasets.quora]
-        path = "quora/train.jsonl"
-        format = "jsonl"
-
-        [corpora.train.datasets.sts]
-        path = "sts/train.jsonl"
-        format = "jsonl"
     """
 
     def __init__(self, datasets: Dict[str, Dict[str, Any]], *, root: Optional[Union[str, Path]] = None) -> None:

@@ -1,12 +1,10 @@
 """Parallel text: line-aligned translation files, their dev split and pseudo-documents.
 
-Line i of `train.en` is the translation of line i of `train.es` (and, if given, line i of
-`train.source` names where the pair comes from, e.g. "newstest2012"). The same pairs as JSON
-lines: `{"en": str, "es": str}` (the two languages' codes as keys), optionally `"origin": str`
-and `"group": str`; or the package's JSONL pair format, `{"text1": str, "text2": str, "label":
-number}`, where label 1 is a translation and 0 is not. A problem (unequal line counts, an empty
-line, bytes that are not UTF-8, a missing key) is a `PairFormatError` naming the file and the
-line: pairs are never dropped or truncated in silence.
+Line i of `train.en` translates line i of `train.es` (line i of `train.source`, if given, names
+its origin, e.g. "newstest2012"). As JSON lines: `{"en": str, "es": str}` (the languages' codes),
+optionally `"origin"` and `"group"`; or the pair format `{"text1", "text2", "label"}` (1: a
+translation). A problem (unequal line counts, an empty line, bytes that are not UTF-8, a missing
+key) is a `PairFormatError` naming the file and the line.
 """
 
 import random
@@ -19,7 +17,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..pair_examples import make_pair_example
-from .base import Malformed, PairFormatError, check_label, check_path, json_object, json_type, numbered_lines
+from .base import Line, Malformed, PairFormatError, check_label, check_path, json_object, json_type, numbered_lines
 
 PathLike = Union[str, Path]
 SENTENCE_PREFIX = "tatoeba"  # origins of independent sentences; the others are in document order
@@ -29,9 +27,8 @@ WINDOW = 5  # lines of one pseudo-document
 
 
 class ParallelPair(NamedTuple):
-    """One translation pair: the text in the first and in the second language, the 1-based line
-    it was read from, where it comes from, the part of the data it belongs to, and its label (1: a
-    translation; 0 only in a pair file's non-translations)."""
+    """One translation pair, the 1-based line it was read from, its origin, its part of the data
+    and its label (1: a translation; 0 only in a pair file's non-translations)."""
 
     text_a: str
     text_b: str
@@ -56,11 +53,7 @@ def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathL
             f"the file ends after {counts[short]:,} lines, but {paths[longest]} has {counts[longest]:,} lines: "
             "line-aligned parallel files must have one line per pair",
         )
-    pairs = []
-    for number, row in enumerate(zip(*columns), start=1):
-        origin = row[2] if len(row) > 2 else ""
-        pairs.append(ParallelPair(row[0], row[1], number, origin))
-    return pairs
+    return [ParallelPair(row[0], row[1], n, row[2] if len(row) > 2 else "") for n, row in enumerate(zip(*columns), 1)]
 
 
 def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[ParallelPair]:
@@ -68,11 +61,8 @@ def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[Parallel
     codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group", or under "text1"
     and "text2" with a "label" (a pair file); blank lines are skipped."""
     path = Path(path)
-    check_path(path, what="parallel file")
     pairs = []
-    for line in numbered_lines(path):
-        if line.error:
-            raise PairFormatError(path, line.number, line.error)
+    for line in _decoded_lines(path):
         if not line.text.strip():
             continue
         try:
@@ -141,12 +131,8 @@ def pseudo_documents(
     for run in _runs(p for p in pairs if not p.origin.startswith(sentence_prefix)):
         for start in range(0, len(run) - size + 1, size):
             window = run[start : start + size]
-            first = window[0]
-            docs.append(
-                ParallelPair(
-                    " ".join(p.text_a for p in window), " ".join(p.text_b for p in window), first.line, first.origin
-                )
-            )
+            a, b = " ".join(p.text_a for p in window), " ".join(p.text_b for p in window)
+            docs.append(ParallelPair(a, b, window[0].line, window[0].origin))
     return docs
 
 
@@ -160,25 +146,18 @@ def crosslingual_corpus(
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
     """(train, dev) for cross-lingual retrieval: the split of `split_parallel`, each part's pairs
-    tagged with their group ("sentences", "news"), and the pseudo-documents of each part's news
-    lines (`window` lines each, group "documents") after them. 0 makes no documents."""
+    tagged with their group ("sentences": independent sentences, "news": lines of a document-order
+    origin), and the pseudo-documents of each part's news lines (`window` lines each, group
+    "documents") after them. 0 makes no documents."""
     train, dev = split_parallel(
         pairs, dev_origins=dev_origins, dev_sentences=dev_sentences, sentence_prefix=sentence_prefix, seed=seed
     )
     parts = []
     for part in (train, dev):
-        tagged = [p._replace(group=group_name(p, document=False, sentence_prefix=sentence_prefix)) for p in part]
+        tagged = [p._replace(group="sentences" if p.origin.startswith(sentence_prefix) else "news") for p in part]
         docs = pseudo_documents(part, size=window, sentence_prefix=sentence_prefix) if window else []
-        parts.append(tagged + [d._replace(group=group_name(d, document=True)) for d in docs])
+        parts.append(tagged + [d._replace(group="documents") for d in docs])
     return parts[0], parts[1]
-
-
-def group_name(pair: ParallelPair, *, document: bool, sentence_prefix: str = SENTENCE_PREFIX) -> str:
-    """The evaluation group of a pair: "documents" for a pseudo-document, else "sentences" for an
-    independent sentence and "news" for a line of a document-order origin."""
-    if document:
-        return "documents"
-    return "sentences" if pair.origin.startswith(sentence_prefix) else "news"
 
 
 def by_group(pairs: Iterable[ParallelPair]) -> Dict[str, List[ParallelPair]]:
@@ -201,13 +180,19 @@ def _runs(pairs: Iterable[ParallelPair]) -> Iterator[List[ParallelPair]]:
         yield run
 
 
-def _lines(path: Path) -> List[str]:
-    """The lines of a line-aligned file; an empty line or one that is not UTF-8 is an error."""
+def _decoded_lines(path: Path) -> Iterator[Line]:
+    """The lines of a parallel file; one that is not UTF-8 is an error naming it."""
     check_path(path, what="parallel file")
-    out = []
     for line in numbered_lines(path):
         if line.error:
             raise PairFormatError(path, line.number, line.error)
+        yield line
+
+
+def _lines(path: Path) -> List[str]:
+    """The lines of a line-aligned file; an empty line or one that is not UTF-8 is an error."""
+    out = []
+    for line in _decoded_lines(path):
         if not line.text.strip():
             raise PairFormatError(path, line.number, "empty line: every line must hold one text of a pair")
         out.append(line.text)
@@ -254,11 +239,9 @@ def create_parallel_corpus(
     seed: int = 0,
 ) -> Callable[[Language], Iterator[Example]]:
     """Translation pairs of a parallel JSON lines file (`read_parallel_jsonl`) as pair Examples
-    labelled 1 (a pair file's own labels), re-read on every call (epoch): the positives of cross-lingual training, whose
-    negatives are the other pairs of a batch (`spacy-siamese.InBatchNegatives.v1`). Only the pairs
-    of `groups` if given; at most `limit` if > 0. `negatives` adds for each pair one labelled 0,
-    its first text with the second text of another pair (a seeded derangement): dev pairs for
-    the pipe's pair scorer."""
+    labelled 1 (a pair file: its own labels), re-read every epoch. Only the pairs of `groups` if
+    given; at most `limit` if > 0. `negatives` adds for each pair one labelled 0, its first text
+    with the second text of another pair (a seeded derangement): dev pairs for the pair scorer."""
     if path is None:
         raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
     if len(langs) != 2:

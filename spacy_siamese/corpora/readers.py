@@ -1,6 +1,5 @@
-"""The registered corpus readers for `spacy train`: pair files (one, or several datasets tagged
-by name; `pair_corpus`) and labelled document collections (`document_corpus`). Each reader is
-its class: the class's arguments are the reader's settings in the config."""
+"""The registered corpus readers for `spacy train`; each is its class, whose arguments are the
+reader's settings in the config."""
 
 from spacy.util import registry
 
