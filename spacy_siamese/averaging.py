@@ -1,11 +1,8 @@
 """Average the weights of trained pipelines of one architecture (a "model soup", Wortsman et al.
-2022): pipelines trained further from one trained pipeline (other seeds, losses or teachers) lie
-close enough in weight space that their mean is a model too; pipelines trained from different
-random starts are not expected to. `python -m spacy_siamese average` prints the dev figures of
-the mean beside each pipeline's."""
+2022), e.g. pipelines trained further from one trained pipeline with other seeds or losses."""
 
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
 import srsly
@@ -19,11 +16,9 @@ from .layers.hybrid import LAYER_NAME as HYBRID_LAYER
 
 def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
     """Set the weights of every pipe of the first pipeline to the weighted mean of the same pipe's
-    weights in all of them, and return it. The pipelines must have the same pipes, each pipe the
-    same layers and sizes, the same fitted state beside its weights (e.g. a TF-IDF vocabulary) and,
-    where a pipe reads static vectors, the same vectors. Everything else (config, settings such as
-    thresholds, meta) stays the first pipeline's: tune the thresholds again on dev pairs, as the
-    `average` command does."""
+    weights in all of them, and return it. The pipes must have the same layers, sizes, fitted state
+    (e.g. a TF-IDF vocabulary) and static vectors, else a ValueError. Everything else (config,
+    thresholds, meta) stays the first pipeline's: tune the thresholds again on dev pairs."""
     mix = normalized_weights(weights, len(nlps))
     names = [nlp.pipe_names for nlp in nlps]
     for i, other in enumerate(names[1:], start=2):
@@ -107,14 +102,10 @@ def _average_dicts(msgs: List[Dict], mix: List[float], name: str) -> Dict:
         for node, mine, theirs in zip(first["nodes"], first["params"], msg["params"]):
             if _shapes(mine) != _shapes(theirs):
                 raise ValueError(f"{where} has other parameters in its '{node['name']}' layer than pipeline 1's.")
-    params = []
-    for layer in zip(*(msg["params"] for msg in msgs)):
-        params.append(
-            {
-                key: None if value is None else _mean([p[key] for p in layer], mix).astype(value.dtype)
-                for key, value in layer[0].items()
-            }
-        )
+    params = [
+        {key: None if v is None else _mean([p[key] for p in layer], mix, v.dtype) for key, v in layer[0].items()}
+        for layer in zip(*(msg["params"] for msg in msgs))
+    ]
     return {**first, "params": params}
 
 
@@ -122,6 +113,6 @@ def _shapes(params: Dict) -> Dict:
     return {key: None if value is None else tuple(value.shape) for key, value in params.items()}
 
 
-def _mean(arrays: List, mix: List[float]) -> numpy.ndarray:
-    """The weighted mean, summed in float64."""
-    return sum(w * numpy.asarray(a, dtype="f8") for w, a in zip(mix, arrays))  # type: ignore[return-value]
+def _mean(arrays: List, mix: List[float], dtype: Any) -> numpy.ndarray:
+    """The weighted mean, summed in float64, as `dtype`."""
+    return sum(w * numpy.asarray(a, dtype="f8") for w, a in zip(mix, arrays)).astype(dtype)  # type: ignore[union-attr]

@@ -9,14 +9,9 @@ from thinc.api import NumpyOps
 
 @registry.callbacks("spacy-siamese.numpy_blas.v1")
 def create_numpy_blas() -> Callable[[Language], Language]:
-    """An `after_pipeline_creation` callback: run the matrix products of every pipe's model
-    through numpy's BLAS instead of Thinc's default BLIS.
-
-    The numpy wheels bundle OpenBLAS, which picks kernels for the CPU it runs on and uses
-    every core unless OPENBLAS_NUM_THREADS says otherwise; BLIS runs on one thread. The
-    arrays stay numpy arrays, so the models, their weights and what they compute are
-    unchanged, up to float rounding. Only the models of this pipeline are affected.
-    """
+    """An `after_pipeline_creation` callback: run the matrix products of this pipeline's models
+    through numpy's BLAS (OpenBLAS, on every core unless OPENBLAS_NUM_THREADS says otherwise)
+    instead of Thinc's default BLIS (one thread). The results are the same up to float rounding."""
 
     def use_numpy_blas(nlp: Language) -> Language:
         ops = NumpyOps(use_blis=False)

@@ -99,24 +99,14 @@ class SiameseSimilarity(Encoding, TrainablePipe):
     """Store a learned vector on each doc and hook `doc.similarity`, `span.similarity`,
     `token.similarity`, `doc.vector` and `span.vector` so they answer with the trained model.
 
-    Scores lie in `score_range`: [0, 1] for Cauchy, FeatureHead and rescaled cosine, [-1, 1]
-    for cosine with `rescale = false`; combinators (WithAuxiliary, TrainCalibrated) have the
-    range of the head that predicts. Rounding never leaves the range (scores are clipped), and a
-    score that is not finite raises. Each set of weights has its own `model_id`, renewed at the
-    first use after an update, and vectors of one model are never read through another.
+    Scores lie in `score_range` (clipped; a score that is not finite raises). Each set of weights
+    has its own `model_id`, and vectors of one model are never read through another. The encoding
+    API (`encode`, `similarity_matrix`, `compare`, ...) is the `encoding.Encoding` mixin.
 
-    The encoding API (`encode`, `similarity_matrix`, `compare`, `pair_scores`, ...) is the
-    `spacy_siamese.encoding.Encoding` mixin, over `identity.ModelIdentity` (model ids, saving and
-    loading); edits of a trained pipe (thresholds, a hybrid's lexical weight), `spacy_siamese.tuning`.
-
-    Training examples are labelled pairs (see `spacy_siamese.pair_examples`). With `tune_threshold`,
-    the evaluation step of `spacy train` picks the accuracy-maximising decision threshold on the
-    dev pairs and stores it in `cfg` (saved with `model-best`). Other evaluations keep the
-    threshold unless asked: `nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})`.
-
-    Pairs of a multi-dataset corpus carry their dataset's name: a `DatasetLosses.v1` loss is
-    picked by the dataset of each batch (one dataset per batch), and the threshold is tuned on
-    the pairs of the datasets whose labels are all 0 or 1.
+    Training examples are labelled pairs (`spacy_siamese.pair_examples`) or labelled docs. With
+    `tune_threshold`, the evaluation step of `spacy train` picks the accuracy-maximising decision
+    threshold on the dev pairs and stores it in `cfg`; elsewhere pass `scorer_cfg={"tune_threshold": True}`.
+    A `DatasetLosses.v1` loss needs one dataset per batch.
     """
 
     def __init__(
@@ -155,10 +145,8 @@ class SiameseSimilarity(Encoding, TrainablePipe):
 
     @property
     def dedupe_threshold(self) -> Optional[float]:
-        """The score from which two texts count as duplicates when mining a collection: the lowest
-        threshold with `dedupe_precision` on the dev pairs, tuned with the decision threshold
-        (None for a pipe trained before it existed, or whose dev pairs never reach that
-        precision; `calibrate_dedupe_threshold` sets it)."""
+        """The score from which two texts count as duplicates: the lowest threshold with
+        `dedupe_precision` on the dev pairs, or None (`calibrate_dedupe_threshold` sets it)."""
         value = self.cfg.get("dedupe_threshold")
         return None if value is None else float(value)
 
@@ -236,10 +224,8 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         return float(loss)
 
     def _update_labelled(self, examples: List[Example], *, drop: float) -> float:
-        """Forward and backward pass on labelled single docs (`spacy_siamese.labelled`): encode the
-        batch, score every two docs with the comparison's predicting head (in training, so
-        TrainCalibrated's calibrated score) and let the loss
-        mine the triplets (`from_labels`, e.g. spacy-siamese.TripletLoss.v1); the loss."""
+        """Forward and backward pass on labelled docs: every two docs scored by the predicting head,
+        the triplets mined by the loss (`from_labels`); the loss."""
         if not all(is_labelled_doc(eg) for eg in examples):
             raise ValueError(f"The '{self.name}' pipe got a batch that mixes labelled docs and pairs.")
         if not hasattr(self.loss, "from_labels"):
@@ -260,30 +246,22 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         return float(loss)
 
     def _pair_loss(self, examples: List[Example]) -> Callable:
-        """The loss for a batch of pairs: the pipe's loss, or with per-dataset losses
-        (`spacy-siamese.DatasetLosses.v1`) the one of the batch's dataset."""
-        loss = self._dataset_loss(examples)
-        # a loss that reads the batch's texts: TeacherScores.v1's table, the known duplicates that
-        # InBatchNegatives.v1 and TripletLoss.v1 leave out of their negatives
+        """The loss for a batch of pairs: the pipe's loss, or the batch's dataset's (`DatasetLosses.v1`),
+        given the batch's texts if it reads them (`for_texts`)."""
+        loss = self.loss
+        if hasattr(loss, "for_dataset"):
+            names = sorted({get_dataset(eg) or "" for eg in examples})
+            if len(names) > 1:
+                shown = ", ".join(name or "(untagged)" for name in names)
+                raise ValueError(
+                    f"The '{self.name}' pipe got a batch that mixes pairs of datasets {shown}; its per-dataset "
+                    "losses need one dataset per batch: batch with spacy-siamese.batch_by_dataset.v1."
+                )
+            in_batch = any(node.name == "with_in_batch_scores" for node in self.comparison.walk())
+            loss = loss.for_dataset(names[0] or None, in_batch=in_batch)
         if hasattr(loss, "for_texts"):
             return loss.for_texts([eg.predicted.text for eg in examples], [partner_text(eg) for eg in examples])
         return loss
-
-    def _dataset_loss(self, examples: List[Example]) -> Callable:
-        if not hasattr(self.loss, "for_dataset"):
-            return self.loss
-        names = sorted({get_dataset(eg) or "" for eg in examples})
-        if len(names) > 1:
-            shown = ", ".join(name or "(untagged)" for name in names)
-            raise ValueError(
-                f"The '{self.name}' pipe got a batch that mixes pairs of datasets {shown}; its per-dataset "
-                "losses need one dataset per batch: batch with spacy-siamese.batch_by_dataset.v1."
-            )
-        return self.loss.for_dataset(names[0] or None, in_batch=self._in_batch_scores())
-
-    def _in_batch_scores(self) -> bool:
-        """Whether the model's training scores carry in-batch columns (WithInBatchScores.v1)."""
-        return any(node.name == "with_in_batch_scores" for node in self.comparison.walk())
 
     def _check_loss(self, loss: float, d_scores: Floats2d, batch: str, advice: str) -> None:
         """Stop on a loss or gradient that is not finite, before the weights become nan."""
@@ -305,18 +283,12 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         nlp: Optional[Language] = None,
         init_weights: Optional[Union[str, Path]] = None,
     ) -> None:
-        """Initialize the weights from a sample of pairs. Without pairs (a bare
-        `nlp.initialize()`), the model is initialized from the sample docs alone.
-        An encoder with `attrs["fit_on_corpus"] = True` (e.g. a TF-IDF featuriser that
-        fits document frequencies) is initialized on every training pair instead. Per-dataset
-        losses (`DatasetLosses.v1`) are checked against the datasets of every training pair.
+        """Initialize the weights from a sample of pairs (or of docs), or from every training pair for an
+        encoder with `attrs["fit_on_corpus"]` (a TF-IDF); per-dataset losses check every pair's dataset.
 
-        `init_weights` (`[initialize.components.siamese_similarity]`) names a trained pipeline
-        whose pipe of this name has the same architecture: its weights (with a fitted TF-IDF's
-        vocabulary, not refitted on this config's texts) and threshold are the initial ones (a
-        hybrid's lexical weight is this config's), and training goes on from them with this
-        config's loss, data and scorer. Sourcing the component instead keeps the source's whole
-        component config, loss and scorer included."""
+        init_weights (str / Path): a trained pipeline whose pipe of this name has the same
+            architecture: its weights, fitted TF-IDF vocabulary and thresholds are the initial ones,
+            trained on with this config's loss, data, scorer and lexical weight."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if reads_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -348,11 +320,9 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         self._trained = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-        """Pair metrics at the stored threshold. The threshold is retuned on these examples first
-        when `tune_threshold=True` is passed (`scorer_cfg`), or inside `spacy train`'s evaluation
-        of a pipe it updated when the `tune_threshold` setting is on, on the pairs of the datasets
-        labelled 0/1 (untagged pairs are one dataset). `pair_scores=f` scores the pairs with
-        `f(examples) -> (scores, labels)` instead of encoding them (e.g. `compare` of `pair_vectors`)."""
+        """Pair metrics at the stored threshold, retuned first on the 0/1 pairs with `tune_threshold=True`
+        (`scorer_cfg`) or in `spacy train`'s evaluation (the `tune_threshold` setting). `pair_scores=f`
+        scores the pairs with `f(examples) -> (scores, labels)` instead of encoding them."""
         tune = kwargs.pop("tune_threshold", None)
         pair_scores = kwargs.pop("pair_scores", None) or self.pair_scores
         examples = list(examples)
@@ -374,10 +344,8 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         precision: Optional[float] = None,
         pair_scores: Optional[PairScores] = None,
     ) -> Optional[float]:
-        """Set (and return) `dedupe_threshold` from labelled pairs, e.g. the dev pairs of a pipe
-        trained before it existed: the lowest threshold whose precision on them is at least
-        `precision` (default: the `dedupe_precision` setting, which it then becomes). `pair_scores`
-        as in `score`."""
+        """Set (and return) `dedupe_threshold` from labelled pairs: the lowest threshold whose precision
+        on them is at least `precision` (default and then setting: `dedupe_precision`)."""
         tuning.calibrate_dedupe_threshold(self, pair_scores or self.pair_scores, list(examples), precision=precision)
         return self.dedupe_threshold
 
@@ -403,13 +371,10 @@ def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bo
 
 
 def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -> None:
-    """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight` from now
-    on, in the pipe and in the pipeline's config, which saves it (a config override at
-    `spacy.load` sets it for that pipeline alone). The training loss never sees the weight, so
-    the learned part stays as trained. The pipe gets a new model id (encode stored collections
-    again), and its thresholds, tuned at the old weight, are only kept inside the new score
-    range: tune them again on dev pairs (`pipe.score(examples, tune_threshold=True)`), as
-    `calibrate --lexical-weight` does."""
+    """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight`, in the pipe
+    and in the config it saves. The pipe gets a new model id (encode stored collections again); its
+    thresholds are only clipped to the new score range: tune them again on dev pairs
+    (`pipe.score(examples, tune_threshold=True)`)."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
     tuning.hybrid_head(pipe)
     block = tuning.hybrid_config_block(nlp.get_pipe_config(name), name=name)

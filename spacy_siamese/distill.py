@@ -1,21 +1,9 @@
-"""Distillation from a sentence-transformers teacher (extra `spacy-siamese[distill]`).
+"""Distillation from a sentence-transformers teacher (extra `spacy-siamese[distill]`): pairs of a
+collection labelled with the teacher's cosine (vectors cached on disk) or a cross-encoder teacher's
+probability (`spacy_siamese.teacher`), written as an ordinary pair file; the student needs no torch.
 
-The teacher's vectors of a collection are computed once and cached on disk; pairs of its texts
-are then labelled with the teacher's cosine and written as an ordinary pair file, which trains
-any encoder of the package with the pair losses (CoSENT or squared error), alone or as one
-dataset of a multi-dataset config. The student never needs torch: only this step does.
-
-Pairs: for each sampled anchor text, its nearest neighbour under the teacher, a neighbour of a
-random rank among the nearest `neighbours`, and a random text, so that the labels cover close,
-related and unrelated pairs (random pairs alone are almost all unrelated).
-
-A cross-encoder teacher (`spacy_siamese.teacher`, fine-tuned on the user's pairs) scores pairs
-and has no vectors: its anchors' neighbours are then the nearest by TF-IDF cosine, and its
-probabilities of the sampled pairs are the labels (silver pairs, AugSBERT), cached on disk.
-
-Vectors: `losses.teacher_scores.save_teacher_table` writes the teacher's vectors of the paired
-texts beside the pair file, and `spacy-siamese.TeacherScores.v1` trains the student's in-batch
-score matrix towards the teacher's cosines of the same texts (n^2 targets a batch instead of n).
+Each sampled anchor text is paired with its nearest neighbour (by the teacher's vectors, or TF-IDF
+for a cross-encoder), a neighbour of a random rank among the nearest `neighbours`, and a random text.
 """
 
 import hashlib
@@ -67,11 +55,15 @@ def teacher_vectors(
         list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=progress
     ).astype("float32")
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(path) as file:
-            numpy.save(file, vectors)
+        _save_array(path, vectors)
         path.with_suffix(".json").write_text(json.dumps({"teacher": name, "n_texts": len(texts)}) + "\n")
     return vectors
+
+
+def _save_array(path: Path, array: numpy.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as file:
+        numpy.save(file, array)
 
 
 def cache_key(teacher: Union[str, Any], texts: Sequence[str]) -> str:
@@ -172,9 +164,7 @@ def cross_encoder_pairs(
     else:
         scores = cross_encoder_scores(load_scorer(teacher), pairs, progress=progress)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_write(path) as file:
-                numpy.save(file, scores)
+            _save_array(path, scores)
     return [{"text1": a, "text2": b, "label": round(float(s), 6)} for (a, b), s in zip(pairs, scores)]
 
 

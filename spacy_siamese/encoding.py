@@ -94,14 +94,11 @@ class Encoding(ModelIdentity):
         self, texts_or_docs: TextsOrDocs, *, batch_size: int = 256, n_process: int = 1, progress: bool = False
     ) -> numpy.ndarray:
         """The learned vectors of texts or docs, float32 (N, width), in input order: texts go
-        through the pipeline this pipe belongs to (`nlp.pipe`, `n_process` processes), docs give
-        the vector this model stored on them (else encoded now). `progress` shows a progress bar
-        (on a terminal).
+        through the pipe's pipeline (`nlp.pipe`, `n_process` processes), docs give the vector this
+        model stored on them (else encoded now). `progress` shows a progress bar (on a terminal).
 
-        The vectors are what `compare` scores: a cosine model's vectors compare by cosine; a
-        Cauchy model's by `1 / (1 + sum_i w_i (a_i - b_i)^2)`, i.e. L2 after scaling column i by
-        `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`); a hybrid's
-        last `lexical_width` columns are its TF-IDF part (see `HybridSimilarity.v1`)."""
+        They are what `compare` scores: by cosine, or a Cauchy model's by L2 after scaling column i
+        by `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`)."""
         items = texts_or_docs_list(texts_or_docs)
         docs = self.processed(items, batch_size=batch_size, n_process=n_process)
         self._require_initialized()

@@ -1,14 +1,7 @@
 """Explain a pair's score for any siamese_similarity pipe: which tokens of each text raised or
-lowered it.
-
-- TWEAK and S2Net (a cosine that is a sum over terms): exact term contributions.
-- Every other encoder (MWE CNN, LSTM, DAE, hybrid, ...): Shapley values of the tokens. Each text
-  is a game whose players are its tokens and whose value is the pipe's score of the text made of
-  a subset of them (encoded as its own doc, as `Span.similarity` does) against the other text;
-  the values of one text's tokens sum exactly to `score - reference`, where the reference is the
-  score with all of that text's tokens removed. A hybrid also gets its lexical part's exact terms.
-- Leave-one-token-out (`method="occlusion"`) is there to compare with: it does not sum to the
-  score difference.
+lowered it. TWEAK and S2Net (a cosine that is a sum over terms) get exact term contributions, other
+encoders Shapley values of the tokens, which sum to `score - reference` (the score with all of that
+text's tokens removed), a hybrid also its lexical part's exact terms; occlusion does not add up.
 """
 
 import time
@@ -143,10 +136,8 @@ def explain_pair(
     method: "exact" (TWEAK, S2Net), "shapley" (any pipe), "occlusion" (any pipe: a token's value
     is the score minus the score without it) or "auto" (exact where there is one, else shapley).
     samples: permutations per text for Shapley values of texts longer than EXACT_SHAPLEY_TOKENS.
-    deadline: a `time.monotonic()` time by which sampled Shapley values stop at the permutations
-    scored so far, checked between blocks of TIMED_ROWS subsets (text a gets half the time left if
-    both texts are sampled; the explanation's `samples` says how many the text with fewer got; the
-    values still add up), or raise ExplainTimeout if a text has none by then.
+    deadline: a `time.monotonic()` time at which sampled Shapley values stop at the permutations
+    scored so far (the explanation's `samples`: the fewest a text got); ExplainTimeout if a text has none.
     """
     if method not in METHODS:
         raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -169,8 +160,7 @@ def explain_pair(
     if linear or kind == "hybrid":
         terms, rest, offset = _exact_terms(pipe, kind, doc_a, doc_b)
     if method == "exact":
-        tokens_a = _spread(doc_a, terms, _term_attr(pipe.encoder), pipe, doc_b)
-        tokens_b = _spread(doc_b, terms, _term_attr(pipe.encoder), pipe, doc_a)
+        tokens_a, tokens_b = _spread(doc_a, terms, pipe, doc_b), _spread(doc_b, terms, pipe, doc_a)
         return PairExplanation(
             method, kind, score, text_a, text_b, tokens_a, tokens_b, offset, offset, terms, rest, offset
         )
@@ -180,20 +170,10 @@ def explain_pair(
     values_a, reference_a, used_a = _token_values(pipe, doc_a, doc_b, method, samples, rng, half)
     values_b, reference_b, used_b = _token_values(pipe, doc_b, doc_a, method, samples, rng, deadline)
     sampled = [used for doc, used in ((doc_a, used_a), (doc_b, used_b)) if len(doc) > EXACT_SHAPLEY_TOKENS]
+    tokens_a, tokens_b = _tokens(doc_a, values_a), _tokens(doc_b, values_b)
+    used = min(sampled) if method == "shapley" and sampled else 0
     return PairExplanation(
-        method,
-        kind,
-        score,
-        text_a,
-        text_b,
-        _tokens(doc_a, values_a),
-        _tokens(doc_b, values_b),
-        reference_a,
-        reference_b,
-        terms,
-        rest,
-        offset,
-        min(sampled) if method == "shapley" and sampled else 0,
+        method, kind, score, text_a, text_b, tokens_a, tokens_b, reference_a, reference_b, terms, rest, offset, used
     )
 
 
@@ -212,10 +192,8 @@ def shapley_values(
 def _shapley(
     value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any, deadline: Optional[float] = None
 ) -> Tuple[numpy.ndarray, float, int]:
-    """The Shapley values, the value of the empty coalition they were computed from (the pipe's
-    float32 scores depend slightly on what a doc is batched with, so the values add up exactly
-    only to that very score) and the permutations sampled (fewer than `samples` if the
-    `deadline` came first)."""
+    """The Shapley values, the value of the empty coalition they add up from (scores depend slightly
+    on batching) and the permutations sampled (fewer than `samples` if the `deadline` came first)."""
     if n == 0:
         return numpy.zeros((0,)), float(value(numpy.zeros((1, 0), dtype=bool))[0]), 0
     if n <= EXACT_SHAPLEY_TOKENS:
@@ -334,12 +312,12 @@ def _exact_terms(pipe: Any, kind: str, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tup
     return contributions, float(scale * cos - sum(value for _, value in contributions)), offset
 
 
-def _spread(doc: Doc, terms: List[Tuple[str, float]], attr: str, pipe: Any, other: Doc) -> List[TokenContribution]:
+def _spread(doc: Doc, terms: List[Tuple[str, float]], pipe: Any, other: Doc) -> List[TokenContribution]:
     """Exact token contributions of one text: each term's contribution shared among its
     occurrences in the text (S2Net: the one-sided sum, exact on its own)."""
     if pipe.encoder.name != "tweak":
         return _s2net_tokens(pipe, doc, other)
-    return _share(doc, _token_terms(doc, attr), dict(terms))
+    return _share(doc, _token_terms(doc, pipe.encoder.attrs["attr"]), dict(terms))
 
 
 def _s2net_tokens(pipe: Any, doc: Doc, other: Doc) -> List[TokenContribution]:
@@ -363,12 +341,6 @@ def _share(doc: Doc, keys: List[str], by_term: Dict[str, float]) -> List[TokenCo
         TokenContribution(t.text, t.whitespace_, by_term[key] / counts[key] if key in by_term else 0.0)
         for t, key in zip(doc, keys)
     ]
-
-
-def _term_attr(encoder: Model) -> str:
-    if encoder.name == "tweak":
-        return encoder.attrs["attr"]
-    return encoder.layers[0].attrs["attr"]
 
 
 def _token_terms(doc: Doc, attr: str) -> List[str]:

@@ -1,14 +1,9 @@
 """Doc, Span and Token hooks that answer `similarity` (and doc/span `vector`) from learned vectors.
 
-The vectors themselves live in the vector store (`spacy_siamese.vectors`); the hooks survive
-only pickle and `Doc.copy`. Docs deserialized without their hooks are re-hooked by
-`restore_hooks`, `hooked_docs` and `docs_from_docbin`; deserializing them any other way warns
-(`LostHooksWarning`), since spaCy's own similarity of such a doc is the word-vector average, not
-the learned score.
-
-The hooks are module-level functions bound to a model id (they pickle by name, not with the
-model) that find the pipe through a process-wide table keyed by model id. A pipe is anything
-with `similarity` and `vector_of` (`SimilarityPipe`).
+The hooks are module-level functions bound to a model id (they pickle by name), which find the pipe
+(`SimilarityPipe`) through a process-wide table keyed by model id. They survive only pickle and
+`Doc.copy`: deserialized docs are re-hooked by `restore_hooks`, `hooked_docs` and `docs_from_docbin`,
+and deserializing them any other way warns (`LostHooksWarning`).
 """
 
 import threading
@@ -74,13 +69,6 @@ def pipe_for(model_id: str) -> "SimilarityPipe":
             "pipeline that made it (spacy.load) before comparing; doc.vector works without it."
         )
     return pipe
-
-
-def mixing_error(model_a: str, model_b: str) -> str:
-    return (
-        f"Cannot compare docs made by two different siamese_similarity models ('{model_a}' and "
-        f"'{model_b}'): their vectors live in different spaces. Process both docs with the same pipeline."
-    )
 
 
 # -- which model answers a doc's similarity ------------------------------------
@@ -160,7 +148,10 @@ def _similarity(model_id: str, obj: Union[Doc, Span, Token], other: Any) -> floa
     other_doc = other if isinstance(other, Doc) else getattr(other, "doc", None)
     other_owner = owner(other_doc) if isinstance(other_doc, Doc) else None
     if other_owner is not None and other_owner != model_id:
-        raise ValueError(mixing_error(model_id, other_owner))
+        raise ValueError(
+            f"Cannot compare docs made by two different siamese_similarity models ('{model_id}' and "
+            f"'{other_owner}'): their vectors live in different spaces. Process both docs with the same pipeline."
+        )
     return pipe_for(model_id).similarity(obj, other)
 
 

@@ -1,10 +1,7 @@
 """The model id of a siamese_similarity pipe: one per set of weights, checked when loaded.
 
-Stored vectors are tagged with the id of the weights that made them, so the id must change
-whenever the weights do: it is renewed lazily, at the first use (or save) after an update, so
-`model-best` and `model-last` of one run differ when their weights do, and a long training run
-does not leave one registry entry per step behind. Weights swapped in by `use_params` (e.g.
-averages) get their own id for the duration of the block.
+Stored vectors are tagged with the id of the weights that made them. The id is renewed lazily, at
+the first use (or save) after an update; weights swapped in by `use_params` get their own id.
 """
 
 import sys
@@ -14,10 +11,10 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-import srsly
 from spacy.pipeline.pipe import deserialize_config
 from spacy.training import loop
 from spacy.vocab import Vocab
+from srsly.msgpack.exceptions import UnpackException
 from thinc.api import Model, Optimizer
 
 from . import hooks
@@ -26,16 +23,7 @@ from .tuning import keeping_lexical_weight
 from .validation import check_settings
 
 # What a damaged or half-written model directory raises while loading.
-LOAD_ERRORS = (
-    ValueError,
-    KeyError,
-    OSError,
-    EOFError,
-    TypeError,
-    IndexError,
-    AttributeError,
-    srsly.msgpack.exceptions.UnpackException,
-)
+LOAD_ERRORS = (ValueError, KeyError, OSError, EOFError, TypeError, IndexError, AttributeError, UnpackException)
 # What Thinc raises when saved weights have other sizes or another number of layers.
 THINC_MISMATCH = ("Attempt to change dimension", "mismatched structure")
 
@@ -158,12 +146,8 @@ class ModelIdentity:
                 raise ValueError(
                     f"{where}: its '{self.name}' pipe has another architecture than this one ({err})."
                 ) from None
-            check_architecture(
-                self.model,
-                layers,
-                f"{where}: its '{self.name}' pipe",
-                advice="Train from a pipe with this config's model.",
-            )
+            advice = "Train from a pipe with this config's model."
+            check_architecture(self.model, layers, f"{where}: its '{self.name}' pipe", advice=advice)
             self.cfg["threshold"] = float(source.cfg["threshold"])
             dedupe = source.cfg.get("dedupe_threshold")
             self.cfg["dedupe_threshold"] = None if dedupe is None else float(dedupe)
@@ -248,12 +232,8 @@ def check_architecture(
         raise ValueError(f"{saved} has another architecture or other sizes than this pipe's config ({error}). {advice}")
 
 
-def _evaluation_code() -> Optional[CodeType]:
-    consts = loop.create_evaluation_callback.__code__.co_consts
-    return next((c for c in consts if isinstance(c, CodeType) and c.co_name == "evaluate"), None)
-
-
-_EVALUATE = _evaluation_code()
+_CONSTS = loop.create_evaluation_callback.__code__.co_consts
+_EVALUATE = next((c for c in _CONSTS if isinstance(c, CodeType) and c.co_name == "evaluate"), None)
 
 
 def in_training_evaluation() -> bool:

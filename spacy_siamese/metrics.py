@@ -82,14 +82,8 @@ def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -
     gold, pred = y >= 0.5, s >= threshold
     p, r, _, _ = precision_recall_fscore_support(gold, pred, average="binary", pos_label=True, zero_division=0.0)
     f = 2 * p * r / (p + r) if p + r else 0.0  # the harmonic mean of p and r, as stored scores have it
-    out: Dict[str, Optional[float]] = {
-        "acc": float(accuracy_score(gold, pred)),
-        "p": float(p),
-        "r": float(r),
-        "f": float(f),
-        "auc": None,
-        "ap": None,
-    }
+    acc = float(accuracy_score(gold, pred))
+    out: Dict[str, Optional[float]] = {"acc": acc, "p": float(p), "r": float(r), "f": float(f), "auc": None, "ap": None}
     binary = is_binary(y)
     if binary and gold.any() and not gold.all():
         out["auc"] = float(roc_auc_score(gold, s))
@@ -183,13 +177,9 @@ def retrieval_metrics(
     ks: Sequence[int] = (1, 10),
     batch_size: int = 2048,
 ) -> Dict[str, float]:
-    """Each row of `vectors` as a query against all other rows, ranked by cosine (ties in
-    row order). Row j is relevant to row i when they share a label. Queries without a
-    relevant document are skipped.
-
-    Returns mrr (of the first relevant document), map, and for each k: mrr@k, p@k (share of
-    relevant documents in the top k) and recall@k (share of the query's relevant documents
-    found in the top k), plus n_queries.
+    """Each row of `vectors` as a query against all other rows, ranked by cosine (ties in row order);
+    row j is relevant to row i when they share a label, and queries without one are skipped. Returns
+    mrr, map, and for each k mrr@k, p@k and recall@k (shares of the top k and of the relevant), and n_queries.
     """
     check_ks(ks)
     if batch_size < 1:
@@ -199,9 +189,7 @@ def retrieval_metrics(
     n = V.shape[0]
     if L.shape[0] != n:
         raise ValueError(f"Got {n} vectors for {L.shape[0]} label sets.")
-    sums: Dict[str, float] = {"mrr": 0.0, "map": 0.0}
-    for k in ks:
-        sums.update({f"mrr@{k}": 0.0, f"p@{k}": 0.0, f"recall@{k}": 0.0})
+    sums = dict.fromkeys(["mrr", "map"] + [f"{name}@{k}" for k in ks for name in ("mrr", "p", "recall")], 0.0)
     n_queries = 0
     ranks = numpy.arange(1, n)
     for start in range(0, n, batch_size):

@@ -1,18 +1,8 @@
-"""Fine-tune a teacher on labelled pairs with sentence-transformers' own trainer (extra `[distill]`).
-
-A teacher that has seen the user's labels of both classes knows more than a generic model: it
-is trained here from any local sentence-transformers model directory (or hub name) and saved
-as an ordinary sentence-transformers model directory, which `teacher-pairs` then uses to label
-silver pairs for the student (AugSBERT, Thakur et al. 2021). Three kinds:
-
-- "cross-encoder": a CrossEncoder reading both texts at once, one logit, trained with binary
-  cross-entropy on the labels (graded labels in [0, 1] are soft targets). It scores pairs and
-  has no vectors; it starts with a new head, so it needs enough pairs and steps to beat its base.
-- "mnrl": a bi-encoder trained with MultipleNegativesRankingLoss on the positive pairs (label
-  >= 0.5), every other text of the batch a negative.
-- "cosent": a bi-encoder trained with CoSENTLoss on every pair and its label.
-
-The GPU is used when torch sees one, the CPU otherwise. Only this step needs torch.
+"""Fine-tune a teacher on labelled pairs with sentence-transformers' own trainer (extra `[distill]`),
+saved as an ordinary sentence-transformers model directory for `teacher-pairs` (AugSBERT). Kinds:
+"cross-encoder" (both texts read at once, binary cross-entropy on the labels; it scores pairs and has
+no vectors), "mnrl" (a bi-encoder, MultipleNegativesRankingLoss on the pairs labelled >= 0.5) and
+"cosent" (a bi-encoder, CoSENTLoss on every pair). On the GPU when torch sees one.
 """
 
 import json
@@ -94,10 +84,11 @@ def train_teacher(
         raise ValueError(f"No pairs to train a {kind} teacher on" + (" (it needs positives)" if kind == "mnrl" else ""))
     device = device_name()
     transformers.set_seed(seed)  # the new head's initial weights
+    columns: Dict[str, List[Any]] = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
+    labels = [float(r.label) for r in chosen]
     if kind == "cross-encoder":
         model = st.CrossEncoder(base, num_labels=1, max_length=max_length, device=device)
-        columns: Dict[str, List[Any]] = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
-        columns["label"] = [float(r.label) for r in chosen]
+        columns["label"] = labels
         loss = import_module("sentence_transformers.cross_encoder.losses").BinaryCrossEntropyLoss(model)
         trainer_class, args_class = st.CrossEncoderTrainer, st.CrossEncoderTrainingArguments
         extra: Dict[str, Any] = {}
@@ -106,12 +97,11 @@ def train_teacher(
         model.max_seq_length = max_length
         losses = _losses_module()
         if kind == "mnrl":
-            columns = {"anchor": [r.text1 for r in chosen], "positive": [r.text2 for r in chosen]}
+            columns = {"anchor": columns["sentence1"], "positive": columns["sentence2"]}
             loss = losses.MultipleNegativesRankingLoss(model)
             extra = {"batch_sampler": "no_duplicates"}  # a repeated text is no negative of itself
         else:
-            columns = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
-            columns["score"] = [float(r.label) for r in chosen]
+            columns["score"] = labels
             loss = losses.CoSENTLoss(model)
             extra = {}
         trainer_class, args_class = st.SentenceTransformerTrainer, st.SentenceTransformerTrainingArguments

@@ -49,10 +49,8 @@ def lexical_weight(pipe: TunablePipe) -> Optional[float]:
 
 @contextmanager
 def keeping_lexical_weight(pipe: TunablePipe) -> Iterator[None]:
-    """A hybrid's lexical weight is a setting of the config the pipe was built from (e.g. with
-    a config override at `spacy.load`), and Thinc restores the saved one with the weights:
-    weights loaded in the block (`from_disk`, `from_bytes`, `init_weights`) that were saved at
-    another weight are mixed at it."""
+    """Keep a hybrid's lexical weight, a setting of the pipe's config, while the block loads weights
+    saved at another weight (Thinc restores the saved one with them)."""
     weight = lexical_weight(pipe)
     yield
     if weight is not None and weight != lexical_weight(pipe):
@@ -60,9 +58,8 @@ def keeping_lexical_weight(pipe: TunablePipe) -> Iterator[None]:
 
 
 def mix_lexical_part(pipe: TunablePipe, weight: float) -> None:
-    """Mix the hybrid's lexical part at `weight`; the thresholds are kept inside the new score
-    range, and the pipe gets a new model id (doc.similarity finds a doc's pipe by its model id,
-    and this pipe now scores otherwise)."""
+    """Mix the hybrid's lexical part at `weight`; the thresholds are clipped to the new score range,
+    and the pipe gets a new model id (it now scores otherwise)."""
     set_hybrid_weight(hybrid_head(pipe), weight)
     for key in ("threshold", "dedupe_threshold"):
         if pipe.cfg.get(key) is not None:

@@ -1,10 +1,6 @@
-"""The vector store: learned vectors kept in `doc.user_data`, one per model id.
-
-Each processed doc carries, in `user_data[VECTOR_KEY]`, the vector of every siamese_similarity
-model that processed it, keyed by model id, and which of them answers `doc.similarity` (the
-last one that stored). A vector is tagged with a fingerprint of the doc's text, so a doc changed
-after processing has no stored vector. `user_data` survives `DocBin`, `Doc.to_bytes`, pickle and
-`nlp.pipe(n_process=...)`. This module knows nothing of pipes or hooks (`spacy_siamese.hooks`).
+"""The vector store: in `doc.user_data[VECTOR_KEY]`, the vector of every siamese_similarity model
+that processed the doc, by model id, and which of them answers `doc.similarity` (the last one that
+stored). A vector is tagged with a fingerprint of the doc's text: a doc changed since has none.
 """
 
 import zlib
