@@ -1,14 +1,7 @@
-"""`SimilarityIndex`: search a collection with the pipe's own similarity.
+"""`SimilarityIndex`: search a collection with the pipe's own similarity (see docs/search.md).
 
-Candidates come from a vector space where a fast metric ranks like the comparison (see
-`spacy_siamese.search.space`); every returned score is then re-scored with `pipe.compare`, so
-it is exactly `doc.similarity` of the query and the hit (as the index encoded them).
-
-Candidates, as for `find_duplicates`: "flat" (numpy, the default: exactly the brute-force top-k
-for every comparison), "ivf" or "hnsw" (a faiss index of the vectors in that space, approximate;
-extra `spacy-siamese[ann]`), "auto" (flat up to 30,000 items, then ivf). An index is saved as a
-vector store (`spacy_siamese.search.store`) with its texts, ids and candidate index, each file
-with a checksum; `dedupe`'s work dir is the same format and loads too.
+Candidates come from a vector space where a fast metric ranks like the comparison
+(`spacy_siamese.search.space`), and every returned score is `pipe.compare` of the query and the hit.
 """
 
 import json
@@ -44,13 +37,10 @@ Hits = List[List[Tuple[int, float]]]
 class SimilarityIndex:
     """A collection of learned vectors of one model, searchable with that model's similarity.
 
-    Exactness by comparison: Cauchy ranks like L2 between sqrt(w)-scaled vectors, cosine like the
-    inner product of normalised vectors, exp(-||a - b||) like L2 or L1 (all exact). A hybrid
-    (HybridSimilarity.v1) over Cauchy or cosine is scored with matrix products by flat
-    candidates (exact); ivf and hnsw take candidates from a combined L2 space. The feature
-    head is not a metric: flat candidates score the query against every item with the
-    comparison (brute force, as for L1); ivf, hnsw (or `c=N`) take the N nearest items by L2
-    between the learned vectors and re-score only those.
+    candidates (str): "flat" (the default: the exact brute-force top k), "ivf" or "hnsw" (a faiss index,
+        approximate; extra `spacy-siamese[ann]`) or "auto" (flat up to 30,000 items, then ivf).
+    c (int): Candidates re-scored per query (ivf, hnsw; with flat, a comparison that is not a metric
+        re-scores its c nearest by L2 instead of every item).
     """
 
     def __init__(
