@@ -46,9 +46,8 @@ class CompactSpace:
 
     @classmethod
     def fit(cls, sample: numpy.ndarray, *, dims: int = DIMS) -> "CompactSpace":
-        """Fit on `sample` (metric-space vectors, float32 (n, width)): the top `dims` principal
-        directions (all of them when the width is at most `dims`), from the eigenvectors of the
-        sample's scatter matrix (width x width), which is cheaper than an SVD of the sample."""
+        """Fit on `sample` (metric-space vectors, float32 (n, width)): the top `dims` principal directions
+        (all of them when the width is at most `dims`), eigenvectors of the sample's scatter matrix."""
         sample = numpy.asarray(sample, dtype="float32")
         width = sample.shape[1]
         mean = sample.mean(axis=0, dtype="float64") if len(sample) else numpy.zeros(width)
@@ -112,9 +111,8 @@ def distance_bound(
     error_q: Union[float, numpy.ndarray] = 0.0,
     error_x: Union[float, numpy.ndarray] = 0.0,
 ) -> numpy.ndarray:
-    """The lower bound of the squared metric-space distance of two items from the squared
-    distance of their (rounded) compact vectors, their residual norms and their rounding
-    errors (see the module docstring)."""
+    """The lower bound of the squared metric-space distance of two items from the squared distance of
+    their (rounded) compact vectors, their residual norms and rounding errors (see the module docstring)."""
     near = numpy.maximum(numpy.sqrt(numpy.maximum(d2_compact, 0.0)) - error_q - error_x, 0.0)
     gap = residual_q - residual_x
     return near * near + gap * gap

@@ -119,9 +119,8 @@ class CorpusIndex:
         query_ids: Optional[Sequence[int]] = None,
         progress: bool = False,
     ) -> List[DuplicatePair]:
-        """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k
-        best-scoring candidates (every item with "flat", its c nearest compact vectors
-        otherwise); `query_ids` restricts the queries (a shard)."""
+        """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k best-scoring
+        candidates (every item with "flat", else its c nearest); `query_ids` restricts the queries (a shard)."""
         check_ks((k,), name="k")
         check_ks((c,), name="c")
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")

@@ -18,7 +18,7 @@ from ..metrics import check_ks
 from ..util import component_labels
 from .corpus import CANDIDATES, CorpusIndex, DuplicatePair, check_candidates
 from .encode import TextOrDoc
-from .store import CHUNK_SIZE, encode_collection
+from .store import encode_collection
 
 METHODS = ("communities", "components")
 # Warn when one group holds more than this share of the collection (and more than MIN_LARGE items).
@@ -32,9 +32,8 @@ class LargeGroupWarning(UserWarning):
 
 
 def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None) -> float:
-    """The threshold to mine duplicates with: `threshold`, else the pipe's `dedupe_threshold`,
-    else (with a warning) its pair-classification threshold. A threshold outside the pipe's
-    score range is an error: it would find no pair, or pair every doc with its k nearest."""
+    """The threshold to mine duplicates with: `threshold`, else the pipe's `dedupe_threshold`, else (with a
+    warning) its pair-classification threshold. ValueError for a threshold outside the pipe's score range."""
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(f"The dedupe threshold must be a number, got {threshold!r}")
@@ -90,7 +89,6 @@ def find_duplicates(
             path,
             source={"items": len(items)} if work_dir is None else {"items": _fingerprint(items)},
             pipe_name=pipe_name,
-            chunk_size=CHUNK_SIZE,
             batch_size=batch_size,
             n_process=n_process,
             progress=progress,

@@ -161,9 +161,8 @@ class SimilarityIndex:
     def search_vectors(
         self, queries: numpy.ndarray, k: int = 10, *, exclude: Optional[numpy.ndarray] = None
     ) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """(ids, scores) arrays of shape (n_queries, k), best first, padded with id -1 and score
-        nan; k is at most the index's size. `exclude` gives one id per query to leave out (the
-        query itself, for dedupe)."""
+        """(ids, scores) arrays of shape (n_queries, k), best first, padded with id -1 and score nan; k is at
+        most the index's size. `exclude`: one id per query to leave out (the query itself, for dedupe)."""
         check_ks((k,), name="k")
         k = min(k, max(1, len(self)))  # before allocating (n_queries, k)
         queries = check_vectors(queries, self.vectors.shape[1], "query vectors")
@@ -247,19 +246,18 @@ class SimilarityIndex:
         rows, cols = rows[keep], cols[keep]
         return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
-    def _candidate_index(self) -> CandidateIndex:
-        """The faiss index of ivf or hnsw candidates, built when first needed."""
+    def _candidate_index(self, serialized: Optional[numpy.ndarray] = None) -> CandidateIndex:
+        """The faiss index of ivf or hnsw candidates, built (or read from `serialized`) when first needed."""
         if self._ann is None:
             compact = self.space.transform(self.vectors).astype("float16")
-            self._ann = CandidateIndex(compact, kind=self.kind, nprobe=NPROBE)
+            self._ann = CandidateIndex(compact, kind=self.kind, nprobe=NPROBE, serialized=serialized)
         return self._ann
 
     # -- saving -------------------------------------------------------------------------
 
     def save(self, path: Union[str, Path], *, model: Optional[str] = None, ids: Optional[List[Any]] = None) -> None:
-        """Write the index to a directory, replaced whole or not at all: a vector store with the
-        texts, the collection's `ids` and the candidate index, each file with a checksum (no
-        pickle). `model` records where the pipeline is, for the command line."""
+        """Write the index to a directory, replaced whole or not at all: a vector store with the texts, the
+        collection's `ids` and the candidate index (no pickle). `model`: the pipeline's path, for the CLI."""
         path = Path(path)
         check_replaceable(path)
         if ids is not None and len(ids) != len(self):
@@ -296,9 +294,7 @@ class SimilarityIndex:
         index.ids = None if ids is None else [json.loads(line)["id"] for line in ids.splitlines()]
         serialized = store.read_file(f"candidates-{index.kind}.faiss")
         if serialized is not None:
-            compact = index.space.transform(index.vectors).astype("float16")
-            array = numpy.frombuffer(serialized, dtype="uint8")
-            index._ann = CandidateIndex(compact, kind=index.kind, nprobe=NPROBE, serialized=array)
+            index._candidate_index(numpy.frombuffer(serialized, dtype="uint8"))
         return index
 
     def _check_model(self) -> None:

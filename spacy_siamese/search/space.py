@@ -75,9 +75,8 @@ class VectorSpace:
         return vectors
 
     def metric_learned(self, learned: numpy.ndarray) -> numpy.ndarray:
-        """The learned columns of vectors (a hybrid's lexical columns left out, as a vector store
-        keeps them apart) mapped to the space where L2 distance bounds the score
-        (`score_bound`): the inner comparison's space for a hybrid, this space otherwise."""
+        """Learned columns (without a hybrid's lexical ones, as a vector store keeps them) mapped to the space
+        where L2 distance bounds the score (`score_bound`): for a hybrid, the inner comparison's space."""
         if self.kind == HYBRID and self.inner is not None:
             return self.inner.transform(learned)
         return self.transform(learned)
@@ -100,9 +99,8 @@ class VectorSpace:
         return bound
 
     def bound_radius(self, threshold: float) -> Optional[float]:
-        """The largest squared distance whose `score_bound` still reaches `threshold` (items
-        farther apart cannot score that high); None without a bound, inf when every distance
-        can."""
+        """The largest squared distance whose `score_bound` still reaches `threshold` (items farther apart
+        cannot score that high); None without a bound, inf when every distance can."""
         space = self.inner if self.kind == HYBRID and self.inner is not None else self
         t = float(threshold)
         if self.kind == HYBRID:
