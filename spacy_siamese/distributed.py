@@ -1,18 +1,6 @@
-"""Ray Data engine (extra `spacy-siamese[ray]`): encode a Ray Dataset with a pipeline, write the
-vectors with their ids as Parquet, and find the duplicates of the encoded collection.
-
-Encoding runs `map_batches` over an actor pool: each actor loads the pipeline once. Dedupe
-builds one `CorpusIndex` (compact vectors and candidate index) on the driver, shares it through
-the object store, and searches shards of the queries on an actor pool; the merged pairs are
-those of `find_duplicates` on the same vectors in the same order (each query's result does not
-depend on the other queries of its shard). Rows are ordered by id, so a collection whose file
-order is its id order gives the pairs of `python -m spacy_siamese dedupe` on that file.
-
-`dedupe_jsonl` does all three for JSONL files. On a cluster (`ray start` on each node; the model
-directory readable on every node):
-
-    RAY_ADDRESS=auto python -m spacy_siamese dedupe-ray MODEL INPUT.jsonl \\
-        --vectors VECTORS_DIR --output pairs.jsonl --workers 8
+"""Ray Data engine (extra `spacy-siamese[ray]`): encode a Ray Dataset on an actor pool, write the
+vectors with their ids as Parquet, and find the duplicates of the encoded collection: the pairs of
+`find_duplicates` on the collection ordered by id (see docs/design.md and docs/search.md).
 """
 
 import time
@@ -53,11 +41,9 @@ BLOCK_SIZE = 2048
 
 
 class EncodeBatch:
-    """A Ray Data actor: loads the pipeline once, then encodes blocks of texts. With `output`,
-    it writes each block's encoded rows as one Parquet file there and returns the file's name,
-    or for a block with a bad row no file and the error (`write_encoded` raises it: an exception
-    raised in an actor reaches the driver only as text in Ray's traceback); without, it returns
-    the encoded rows and raises on a bad row."""
+    """A Ray Data actor that loads the pipeline once and encodes blocks of texts. With `output`, it
+    writes each block as one Parquet file there and returns the file's name, or for a block with a
+    bad row the error (raised by `write_encoded`); without, it returns the rows, raising on a bad row."""
 
     def __init__(
         self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int, output: Optional[str]
@@ -103,9 +89,8 @@ def batch_problem(batch: Dict[str, numpy.ndarray], text_column: str, id_column: 
 
 
 def jsonl_files(path: Path) -> List[Path]:
-    """The files of a local JSONL collection, those `dedupe_jsonl` checks and gives Ray to read: `path`
-    itself, or a directory's .jsonl, .ndjson and .json files, plain or compressed, at its top level
-    only (files in its subdirectories are not read). Raises ValueError for a directory without any."""
+    """The files of a local JSONL collection that `dedupe_jsonl` checks and Ray reads: `path` itself, or
+    a directory's top-level .jsonl, .ndjson and .json files, plain or compressed. ValueError if none."""
     if not path.is_dir():
         return [path]
     names = tuple(f".{extension}" for extension in JSONL_EXTENSIONS)
@@ -119,11 +104,9 @@ def jsonl_files(path: Path) -> List[Path]:
 
 
 def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
-    """Check a local JSONL collection as `dedupe` reads it (UTF-8, every line an object with a string
-    text field, ids unique within a file) and that its records have ids: each file of `jsonl_files`
-    but the compressed ones, which Ray alone reads (so they are checked in the actors). An id
-    repeated across files is refused after encoding, by `collect_vectors`. Returns the number of
-    records checked; raises ValueError naming the file and line."""
+    """Check the uncompressed files of `jsonl_files(path)` as `dedupe` reads them, and that their
+    records have ids (ids repeated across files are refused by `collect_vectors`). Returns the number
+    of records checked; raises ValueError naming the file and line."""
     n = 0
     for file in jsonl_files(path):
         if file.suffix.lower() in COMPRESSIONS:
@@ -172,27 +155,26 @@ def encode_dataset(
     workers: int = 2,
     output: Optional[str] = None,
 ) -> Any:
-    """A Dataset of encoded rows (id, vector, model_id and, for a hybrid, its sparse lexical
-    columns): `dataset` encoded on a pool of `workers` actors, `block_size` rows a task and
-    `batch_size` docs a `nlp.pipe` batch. With `output` (a local directory or a URI such as
-    s3://bucket/vectors), each actor writes its blocks' rows as Parquet files there instead, and
-    the Dataset's rows name the files ("file"): see `write_encoded`."""
+    """`dataset` encoded on `workers` actors, `block_size` rows a task and `batch_size` docs a `nlp.pipe`
+    batch: rows of id, vector, model_id and a hybrid's sparse lexical columns. With `output` (a local
+    directory or a URI such as s3://bucket/vectors), the rows are written there as Parquet files
+    instead, and the Dataset's rows name the files: see `write_encoded`."""
     settings = dict(text_column=text_column, id_column=id_column, pipe_name=pipe_name, batch_size=batch_size)
+    return _on_actors(dataset, EncodeBatch, dict(model=str(model), output=output, **settings), block_size, workers)
+
+
+def _on_actors(dataset: Any, actor: type, kwargs: Dict[str, Any], batch_size: int, workers: int) -> Any:
+    """`dataset.map_batches` of numpy batches on a pool of `workers` actors, one CPU each."""
     ray = _ray()
+    pool = ray.data.ActorPoolStrategy(size=workers)
     return dataset.map_batches(
-        EncodeBatch,
-        fn_constructor_kwargs={"model": str(model), "output": output, **settings},
-        batch_size=block_size,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=workers),
-        num_cpus=1,
+        actor, fn_constructor_kwargs=kwargs, batch_size=batch_size, batch_format="numpy", compute=pool, num_cpus=1
     )
 
 
 def write_encoded(dataset: Any, model: str, path: str, **settings: Any) -> List[str]:
-    """Encode `dataset` with `encode_dataset(dataset, model, output=path, **settings)` and return
-    the names of the Parquet files this run wrote in `path`. The vectors never pass through
-    the driver or the object store."""
+    """Encode `dataset` with `encode_dataset(dataset, model, output=path, **settings)`; the names of
+    the Parquet files this run wrote in `path` (the vectors never pass through the driver)."""
     written = encode_dataset(dataset, model, output=str(path), **settings)
     names: List[str] = []
     for batch in written.iter_batches(batch_format="numpy"):
@@ -243,14 +225,11 @@ def find_duplicates_dataset(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Duplicate pairs (id_a, id_b, score) of an encoded Dataset (or the Parquet directory
-    `write_encoded` wrote, its `files` only if given), id_a < id_b, best first: the
-    pairs `find_duplicates` gives for the collection ordered by id (the same candidates and the
-    same exact scores). The driver fits the compact space and builds the candidate index once;
-    the actors share it through the object store and search shards of the queries. A shard is
-    a Ray task: if its actor dies, Ray restarts the actor and runs the shard again. `nlp` is the
-    pipeline at `model` if the caller has loaded it already. `stages`, if given, gets the
-    seconds of each stage (collect, index, search)."""
+    """Duplicate pairs (id_a, id_b, score), id_a < id_b, best first, of an encoded Dataset or of the
+    Parquet directory `write_encoded` wrote (its `files` only, if given): the pairs of `find_duplicates`
+    on the collection ordered by id. The driver builds the index once; actors search shards of the
+    queries, and Ray runs a shard again if its actor dies. `nlp`: the pipeline at `model`, if loaded
+    already. `stages`, if given, gets the seconds of each stage (collect, index, search)."""
     nlp = spacy.load(model) if nlp is None else nlp
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)  # before the reads
@@ -275,21 +254,8 @@ def find_duplicates_dataset(
     n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
     shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), n_shards)))
     positions = ray.data.from_numpy(shards)
-    found = positions.map_batches(
-        SearchShard,
-        fn_constructor_kwargs={
-            "model": str(model),
-            "pipe_name": pipe_name,
-            "state": state,
-            "threshold": limit,
-            "k": k,
-            "c": c,
-        },
-        batch_size=batch_size,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=workers),
-        num_cpus=1,
-    )
+    settings = dict(model=str(model), pipe_name=pipe_name, state=state, threshold=limit, k=k, c=c)
+    found = _on_actors(positions, SearchShard, settings, batch_size, workers)
     pairs: List[Tuple[int, int, float]] = []
     for batch in found.iter_batches(batch_format="numpy", batch_size=None):
         pairs.extend(zip(batch["i"].tolist(), batch["j"].tolist(), batch["score"].tolist()))
@@ -311,15 +277,12 @@ def dedupe_jsonl(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Encode a JSONL collection ('text' and unique 'id' fields) on Ray, write its vectors as Parquet
-    to `vectors`, and return its duplicate pairs as `find_duplicates_dataset` does. Connects to a
-    running Ray (RAY_ADDRESS) or starts one. `progress` shows Ray Data's progress bars (on a
-    terminal); `nlp` is the pipeline at `model` if the caller has loaded it already; `stages`, if
-    given, gets the seconds of each stage (start, encode, collect, index, search). A local input
-    is a file or a directory and Ray reads the files `jsonl_files` lists (a directory's top level
-    only), each checked by `check_jsonl` first; `vectors`, `candidates` and the threshold are
-    checked before Ray starts too. A remote input (a URI) is read by Ray as given and checked
-    block by block in the actors, and their errors are raised as ValueError."""
+    """Encode a JSONL collection ('text' and unique 'id' fields) on Ray (RAY_ADDRESS, else a local Ray
+    started here), write its vectors as Parquet to `vectors`, and return its duplicate pairs as
+    `find_duplicates_dataset` does. A local input (the files of `jsonl_files`, each checked by
+    `check_jsonl`), `vectors`, `candidates` and the threshold are checked before Ray starts; a URI input
+    is checked block by block in the actors. Errors are raised as ValueError. `progress` shows Ray Data's
+    progress bars; `nlp` and `stages` (here also start and encode) are as for `find_duplicates_dataset`."""
     ray = _ray()
     # Everything that can be checked here, before Ray starts and encodes the collection
     paths: Union[str, List[str]] = input  # a remote directory: Ray lists it

@@ -17,9 +17,8 @@ PART = re.compile(r"part-[0-9a-f]{24}\.parquet|\.part-[0-9a-f]{24}\.parquet\.[0-
 
 
 def write_part(table: Any, directory: str) -> str:
-    """Write encoded rows as one Parquet file in `directory` (a local path or a URI pyarrow
-    knows, e.g. s3://bucket/vectors) and return the file's name. The name comes from the rows'
-    ids, so a block that Ray runs again (its actor died) replaces its own file, never adds a copy."""
+    """Write encoded rows as one Parquet file in `directory` (a local path or a URI pyarrow knows) and return
+    its name, which comes from the rows' ids: a block that Ray runs again replaces its own file."""
     import pyarrow.parquet
 
     fs, root = _filesystem(directory)
@@ -41,9 +40,8 @@ def _filesystem(directory: str) -> Tuple[Any, str]:
 
 
 def encoded_table(ids: numpy.ndarray, vectors: numpy.ndarray, lexical_width: int, model_id: str) -> Any:
-    """Encoded rows as an Arrow table: id, the learned columns ("vector", fixed-size list), a
-    hybrid's lexical columns as sparse rows ("lexical_indices", "lexical_values", with
-    "lexical_width"), model_id. Sparse rows keep a few values a text instead of thousands."""
+    """Encoded rows as an Arrow table: id, the learned columns ("vector", fixed-size list), a hybrid's
+    lexical columns as sparse rows ("lexical_indices", "lexical_values", "lexical_width"), model_id."""
     import pyarrow
 
     n, width = vectors.shape
@@ -63,10 +61,8 @@ def encoded_table(ids: numpy.ndarray, vectors: numpy.ndarray, lexical_width: int
 
 
 def collect_vectors(encoded: Any, *, files: Optional[Sequence[str]] = None) -> Tuple[List[Any], MemoryStore]:
-    """(ids, vectors) of an encoded Dataset, or of a directory of Parquet files that
-    `write_encoded` wrote (its `files` only, if given; read directly with pyarrow, much faster
-    than through Ray Data), ordered by id (ids must be unique). The vectors are a
-    `MemoryStore`: learned columns dense, a hybrid's lexical columns sparse, and the model id."""
+    """(ids, vectors) of an encoded Dataset, or of the directory of Parquet files `write_encoded` wrote (its
+    `files` only, if given; read with pyarrow), ordered by id (ids must be unique); the vectors a `MemoryStore`."""
     import pyarrow
 
     if isinstance(encoded, (str, Path)):

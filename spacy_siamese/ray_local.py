@@ -1,9 +1,6 @@
-"""A local Ray that the driver starts and that ends with it, however it ends.
-
-`ray.init()` starts a head node in child processes; a driver killed with SIGKILL leaves some of
-them running (Ray's dashboard and runtime-env agents wait forever for the dead GCS). So the
-driver hands the pids of its Ray processes to a small reaper process, which waits for the
-driver's end (its stdin closes) and then kills those of them still running.
+"""A local Ray that the driver starts and that ends with it, however it ends: a driver killed with SIGKILL
+leaves some of Ray's processes waiting forever, so a small reaper process, given their pids, kills those
+still running when the driver's end closes its stdin.
 """
 
 import os

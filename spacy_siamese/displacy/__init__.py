@@ -1,14 +1,7 @@
-"""Look at similarities, in the manner of spaCy's displaCy: `render` returns the HTML of a pair
-explanation (tokens shaded by their contribution), a query's hits or the duplicate groups of a
-dedupe run, and shows it in a notebook; `serve` serves the page to a browser (standard library
-only): a pair form over a pipeline, a search box over a saved index, the groups of a file.
-
-    from spacy_siamese import displacy
-    from spacy_siamese.explain import explain_pair
-
-    displacy.render(explain_pair(nlp, "How do I learn Python?", "Best way to learn Python?"))
-    displacy.serve(nlp=nlp, index="questions.index", groups="groups.jsonl", port=5000)
-"""
+"""Look at similarities, in the manner of spaCy's displaCy (examples: docs/explain.md): `render` returns
+the HTML of a pair explanation, a query's hits or the duplicate groups of a dedupe run, and shows it in
+a notebook; `serve` serves the page to a browser: a pair form over a pipeline, a search box over a saved
+index, the groups of a file."""
 
 import logging
 import warnings

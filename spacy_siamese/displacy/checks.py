@@ -24,9 +24,8 @@ LOCAL_NAMES = {"localhost", socket.gethostname().lower()}
 
 
 def check_host(header: Optional[str], names: Iterable[str]) -> None:
-    """A 403 unless the request's Host is an IP address, a name of this machine or one of
-    `names` (a page of another site that resolves its own name to this server, DNS rebinding,
-    must not read it); a request without one (HTTP/1.0) is no browser's."""
+    """A 403 unless the request's Host is an IP address, a name of this machine or one of `names` (against
+    DNS rebinding); a request without one (HTTP/1.0) is no browser's and passes."""
     if header is None:
         return
     host = header.strip().lower()

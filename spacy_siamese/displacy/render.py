@@ -39,9 +39,8 @@ def render_style(style: str, objs: Sequence[Any], options: Mapping[str, Any]) ->
 
 
 def render_pair(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str:
-    """A pair explanation (`explain_pair(nlp, a, b).to_dict()`): its score and both texts, each
-    token shaded by its contribution (colour by sign, opacity by |value| relative to the pair's
-    largest |value|), its value in the title."""
+    """A pair explanation (`explain_pair(nlp, a, b).to_dict()`): its score and both texts, each token shaded
+    by its contribution (colour by sign, opacity by |value| relative to the pair's largest)."""
     missing = [key for key in ("score", "tokens_a", "tokens_b") if key not in data]
     if missing:
         raise ValueError(f"A pair to render needs the keys score, tokens_a and tokens_b; missing: {', '.join(missing)}")

@@ -1,19 +1,12 @@
 """Compact vectors for candidate search, with a bound that keeps the final scores exact.
 
-The learned part of each vector, mapped to the space where L2 distance bounds the pipe's score
-(`VectorSpace.metric_learned`), is projected by PCA onto `dims` columns. An orthogonal projection
-never lengthens a distance, and the part it drops is at least the difference of the two
-residual norms (triangle inequality), so for items a and b
+The learned part of each vector in the space where L2 distance bounds the score
+(`VectorSpace.metric_learned`) is projected by PCA onto `dims` columns and stored as float16 with
+its rounding error e = |Pa - round(Pa)|. With r the residual after projection,
 
-    |a - b|^2 >= |P a - P b|^2 + (|r_a| - |r_b|)^2,
+    |a - b|^2 >= |Pa - Pb|^2 + (|r_a| - |r_b|)^2  and  |Pa - Pb| >= |round(Pa) - round(Pb)| - e_a - e_b,
 
-with r the residual of an item after projection. The compact vectors are stored as float16
-(2 bytes a column) with each item's rounding error e = |Pa - round(Pa)|, so the bound uses
-|Pa - Pb| >= |round(Pa) - round(Pb)| - e_a - e_b. `VectorSpace.score_bound` turns that into an
-upper bound of the pipe's score: a candidate whose bound is below the threshold cannot be a
-duplicate, and only the others are scored with the pipe's own comparison. Candidates come from
-a faiss index over the compact vectors (IVF, extra `spacy-siamese[ann]`) or, without faiss or
-for small collections, from all items (exact in the compact space).
+which `VectorSpace.score_bound` turns into an upper bound of the score (see docs/design.md).
 """
 
 import io
@@ -53,9 +46,8 @@ class CompactSpace:
 
     @classmethod
     def fit(cls, sample: numpy.ndarray, *, dims: int = DIMS) -> "CompactSpace":
-        """Fit on `sample` (metric-space vectors, float32 (n, width)): the top `dims` principal
-        directions (all of them when the width is at most `dims`), from the eigenvectors of the
-        sample's scatter matrix (width x width), which is cheaper than an SVD of the sample."""
+        """Fit on `sample` (metric-space vectors, float32 (n, width)): the top `dims` principal directions
+        (all of them when the width is at most `dims`), eigenvectors of the sample's scatter matrix."""
         sample = numpy.asarray(sample, dtype="float32")
         width = sample.shape[1]
         mean = sample.mean(axis=0, dtype="float64") if len(sample) else numpy.zeros(width)
@@ -119,23 +111,17 @@ def distance_bound(
     error_q: Union[float, numpy.ndarray] = 0.0,
     error_x: Union[float, numpy.ndarray] = 0.0,
 ) -> numpy.ndarray:
-    """The lower bound of the squared metric-space distance of two items from the squared
-    distance of their (rounded) compact vectors, their residual norms and their rounding
-    errors (see the module docstring)."""
+    """The lower bound of the squared metric-space distance of two items from the squared distance of
+    their (rounded) compact vectors, their residual norms and rounding errors (see the module docstring)."""
     near = numpy.maximum(numpy.sqrt(numpy.maximum(d2_compact, 0.0)) - error_q - error_x, 0.0)
     gap = residual_q - residual_x
     return near * near + gap * gap
 
 
 class CandidateIndex:
-    """Nearest compact vectors by L2: a faiss IVF index ("ivf") or faiss HNSW ("hnsw").
-
-    "ivf" scans the probed lists in 4-bit product-quantized codes (faiss fast-scan), takes
-    REFINE_FACTOR times the asked number of nearest items from them and re-ranks those by their
-    float16 compact vectors (`Refine(SQfp16)`), so a returned distance is exact between the
-    rounded vectors (what `distance_bound` needs). Collections too small to train the
-    quantizers (fewer than PQ_MIN_ITEMS) get an IVF index of the decoded vectors themselves.
-    Queries are float16 compact vectors too."""
+    """Nearest float16 compact vectors by L2: a faiss IVF index ("ivf") or HNSW graph ("hnsw"). The
+    returned distances are exact between the rounded vectors (what `distance_bound` needs): "ivf"
+    scans 4-bit codes and re-ranks REFINE_FACTOR times the asked number by the float16 vectors."""
 
     def __init__(
         self,

@@ -1,22 +1,8 @@
-"""Duplicate mining at corpus scale: a vector store on disk, compact vectors for candidates, and
-the pipe's own comparison for every score that is returned.
+"""Duplicate mining at corpus scale (see docs/design.md): candidates from compact vectors, those whose
+score bound reaches the threshold scored with `pipe.compare` on the full vectors of a vector store.
 
-`CorpusIndex` holds a `VectorStore` (full vectors, memory-mapped), the compact PCA vectors and
-residual norms of its items (`spacy_siamese.search.compact`) and a candidate index over them.
-`duplicates` finds, for every item, the items among its candidates whose score is at least the
-threshold: candidates whose score bound is below the threshold are dropped without scoring, the
-others are scored with `pipe.compare` on the full vectors, so every returned score is exactly
-`doc.similarity` of the two texts. With `candidates="flat"` every item is a candidate (the
-result is the brute-force one); "ivf" and "hnsw" take each item's `c` nearest compact vectors.
-
-Items with byte-identical full vectors (identical texts, and texts the pipeline cannot tell
-apart) are one candidate: the search runs over distinct vectors and each group's members get
-the pairs the brute-force search gives them (each other at their own score, ties by id), so a
-collection with many copies of a text is not quadratic.
-
-Memory: the compact vectors (float16, 2 * dims bytes an item, the same again in a faiss
-index), a residual norm and a rounding error an item, and one query block's candidate arrays;
-the full vectors stay on disk and are read for the candidates that pass the bound.
+Items with byte-identical full vectors are one candidate: each group's members get the pairs the
+brute-force search gives them, so a collection with many copies of a text is not quadratic.
 """
 
 import hashlib
@@ -55,7 +41,8 @@ Ranked = List[Tuple[float, int]]  # (score, id) of a query's best candidates
 
 
 class CorpusIndex:
-    """A vector store with compact vectors and a candidate index, for one pipe."""
+    """A vector store with compact vectors and a candidate index, for one pipe. In memory: the compact
+    vectors (float16, in the faiss index too), two floats an item and one query block's candidates."""
 
     def __init__(
         self,
@@ -132,9 +119,8 @@ class CorpusIndex:
         query_ids: Optional[Sequence[int]] = None,
         progress: bool = False,
     ) -> List[DuplicatePair]:
-        """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k
-        best-scoring candidates (every item with "flat", its c nearest compact vectors
-        otherwise); `query_ids` restricts the queries (a shard)."""
+        """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k best-scoring
+        candidates (every item with "flat", else its c nearest); `query_ids` restricts the queries (a shard)."""
         check_ks((k,), name="k")
         check_ks((c,), name="c")
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
@@ -285,9 +271,8 @@ def identical_items(store: MemoryStore) -> numpy.ndarray:
 def _compact(
     store: MemoryStore, space: Any, dims: int, progress: bool
 ) -> Tuple[CompactSpace, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """The compact space fitted on the first FIT_SIZE items, and every item's compact vector
-    (float16), residual norm and rounding error (read from the store when an earlier run saved
-    them there)."""
+    """The compact space fitted on the first FIT_SIZE items, and every item's compact vector, residual
+    norm and rounding error (read back from the store if an earlier run saved them)."""
     names = [f"compact-{dims}/{name}" for name in ("space.npy", "compact.npy", "residual.npy", "error.npy")]
     saved = [store.read_file(name) for name in names]
     if all(data is not None for data in saved):

@@ -1,12 +1,6 @@
-"""Duplicate mining over a collection: pairs above a threshold, and groups of duplicates.
+"""Duplicate mining over a collection: pairs above a threshold, and groups of duplicates."""
 
-`find_duplicates` encodes a collection into a vector store (a temporary one, or `work_dir`,
-which a restarted call resumes) and mines it with a `CorpusIndex`: every returned score is
-exactly `doc.similarity` of the two items. The threshold is the pipe's `dedupe_threshold` (set
-for precision on the dev pairs when the pipe was trained), not its pair-classification
-threshold.
-"""
-
+import hashlib
 import numbers
 import tempfile
 import warnings
@@ -24,7 +18,7 @@ from ..metrics import check_ks
 from ..util import component_labels
 from .corpus import CANDIDATES, CorpusIndex, DuplicatePair, check_candidates
 from .encode import TextOrDoc
-from .store import CHUNK_SIZE, encode_collection
+from .store import encode_collection
 
 METHODS = ("communities", "components")
 # Warn when one group holds more than this share of the collection (and more than MIN_LARGE items).
@@ -38,9 +32,8 @@ class LargeGroupWarning(UserWarning):
 
 
 def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None) -> float:
-    """The threshold to mine duplicates with: `threshold`, else the pipe's `dedupe_threshold`,
-    else (with a warning) its pair-classification threshold. A threshold outside the pipe's
-    score range is an error: it would find no pair, or pair every doc with its k nearest."""
+    """The threshold to mine duplicates with: `threshold`, else the pipe's `dedupe_threshold`, else (with a
+    warning) its pair-classification threshold. ValueError for a threshold outside the pipe's score range."""
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(f"The dedupe threshold must be a number, got {threshold!r}")
@@ -76,12 +69,12 @@ def find_duplicates(
     progress: bool = True,
     pipe_name: str = PIPE_NAME,
 ) -> List[DuplicatePair]:
-    """Pairs (i, j, score), i < j (positions in `texts_or_docs`), each once, best first, with
-    score >= threshold (default: the pipe's `dedupe_threshold`) among each item's k
-    best-scoring others. `candidates`: "flat" compares every item with every other (the
-    brute-force result), "ivf" / "hnsw" with its `c` nearest compact vectors (faiss, extra
-    `spacy-siamese[ann]`), "auto" takes "flat" for small collections. Scores are exactly the
-    pipe's similarity; identical items are searched once (see `CorpusIndex`)."""
+    """Pairs (i, j, score), i < j (positions in `texts_or_docs`), each once, best first, with score >=
+    threshold (default: `dedupe_threshold(pipe)`) among each item's k best-scoring others, each score
+    exactly `doc.similarity`. `candidates`: "flat" (every item, the brute-force result), "ivf" / "hnsw"
+    (each item's `c` nearest compact vectors; extra `spacy-siamese[ann]`) or "auto" (flat for small
+    collections). The vectors are encoded into a temporary store, or into `work_dir`, which a restarted
+    call resumes."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
     check_ks((k,), name="k")
@@ -96,7 +89,6 @@ def find_duplicates(
             path,
             source={"items": len(items)} if work_dir is None else {"items": _fingerprint(items)},
             pipe_name=pipe_name,
-            chunk_size=CHUNK_SIZE,
             batch_size=batch_size,
             n_process=n_process,
             progress=progress,
@@ -138,17 +130,11 @@ def cluster_duplicates(
 def group_pairs(
     pairs: Sequence[DuplicatePair], n: int, *, method: str = "communities", min_size: int = 2
 ) -> List[List[int]]:
-    """Groups of the duplicate graph of `pairs` over n items, largest first (ties: lowest id).
-    A group with more than 5% of the items (and more than 20) warns (`LargeGroupWarning`).
-
-    "components": connected components, which chain: a -> b -> c puts a and c in one group
-    however unlike they are; members ranked by the sum of their duplicate scores within the
-    group. "communities" (the default): like sentence-transformers' `community_detection`: each
-    item with its duplicates is a candidate community, candidates are taken largest first and
-    items already taken are dropped from later ones; the centre comes first, then its
-    duplicates by score. A community is its centre and the centre's own duplicates (those it found among
-    its k best and those that found it), so it does not chain.
-    """
+    """Groups of the duplicate graph of `pairs` over n items, largest first (ties: lowest id); a group
+    of more than 5% of the items (and more than 20) warns (`LargeGroupWarning`). "communities" (as
+    sentence-transformers' `community_detection`): an item and its own duplicates, taken largest first,
+    centre first, then by score; it does not chain. "components": connected components, which chain,
+    ranked by the sum of their scores within the group."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     graph = _graph(pairs, n)
@@ -221,8 +207,6 @@ def _store_dir(work_dir: Optional[Union[str, Path]]) -> Iterator[Path]:
 
 def _fingerprint(items: Sequence[TextOrDoc]) -> str:
     """A digest of the items' texts, so that a work_dir is resumed only for the same collection."""
-    import hashlib
-
     digest = hashlib.sha256()
     for item in items:
         digest.update((item.text if isinstance(item, Doc) else item).encode("utf8"))

@@ -1,14 +1,7 @@
-"""`SimilarityIndex`: search a collection with the pipe's own similarity.
+"""`SimilarityIndex`: search a collection with the pipe's own similarity (see docs/search.md).
 
-Candidates come from a vector space where a fast metric ranks like the comparison (see
-`spacy_siamese.search.space`); every returned score is then re-scored with `pipe.compare`, so
-it is exactly `doc.similarity` of the query and the hit (as the index encoded them).
-
-Candidates, as for `find_duplicates`: "flat" (numpy, the default: exactly the brute-force top-k
-for every comparison), "ivf" or "hnsw" (a faiss index of the vectors in that space, approximate;
-extra `spacy-siamese[ann]`), "auto" (flat up to 30,000 items, then ivf). An index is saved as a
-vector store (`spacy_siamese.search.store`) with its texts, ids and candidate index, each file
-with a checksum; `dedupe`'s work dir is the same format and loads too.
+Candidates come from a vector space where a fast metric ranks like the comparison
+(`spacy_siamese.search.space`), and every returned score is `pipe.compare` of the query and the hit.
 """
 
 import json
@@ -44,13 +37,10 @@ Hits = List[List[Tuple[int, float]]]
 class SimilarityIndex:
     """A collection of learned vectors of one model, searchable with that model's similarity.
 
-    Exactness by comparison: Cauchy ranks like L2 between sqrt(w)-scaled vectors, cosine like the
-    inner product of normalised vectors, exp(-||a - b||) like L2 or L1 (all exact). A hybrid
-    (HybridSimilarity.v1) over Cauchy or cosine is scored with matrix products by flat
-    candidates (exact); ivf and hnsw take candidates from a combined L2 space. The feature
-    head is not a metric: flat candidates score the query against every item with the
-    comparison (brute force, as for L1); ivf, hnsw (or `c=N`) take the N nearest items by L2
-    between the learned vectors and re-score only those.
+    candidates (str): "flat" (the default: the exact brute-force top k), "ivf" or "hnsw" (a faiss index,
+        approximate; extra `spacy-siamese[ann]`) or "auto" (flat up to 30,000 items, then ivf).
+    c (int): Candidates re-scored per query (ivf, hnsw; with flat, a comparison that is not a metric
+        re-scores its c nearest by L2 instead of every item).
     """
 
     def __init__(
@@ -171,9 +161,8 @@ class SimilarityIndex:
     def search_vectors(
         self, queries: numpy.ndarray, k: int = 10, *, exclude: Optional[numpy.ndarray] = None
     ) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """(ids, scores) arrays of shape (n_queries, k), best first, padded with id -1 and score
-        nan; k is at most the index's size. `exclude` gives one id per query to leave out (the
-        query itself, for dedupe)."""
+        """(ids, scores) arrays of shape (n_queries, k), best first, padded with id -1 and score nan; k is at
+        most the index's size. `exclude`: one id per query to leave out (the query itself, for dedupe)."""
         check_ks((k,), name="k")
         k = min(k, max(1, len(self)))  # before allocating (n_queries, k)
         queries = check_vectors(queries, self.vectors.shape[1], "query vectors")
@@ -257,19 +246,18 @@ class SimilarityIndex:
         rows, cols = rows[keep], cols[keep]
         return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
 
-    def _candidate_index(self) -> CandidateIndex:
-        """The faiss index of ivf or hnsw candidates, built when first needed."""
+    def _candidate_index(self, serialized: Optional[numpy.ndarray] = None) -> CandidateIndex:
+        """The faiss index of ivf or hnsw candidates, built (or read from `serialized`) when first needed."""
         if self._ann is None:
             compact = self.space.transform(self.vectors).astype("float16")
-            self._ann = CandidateIndex(compact, kind=self.kind, nprobe=NPROBE)
+            self._ann = CandidateIndex(compact, kind=self.kind, nprobe=NPROBE, serialized=serialized)
         return self._ann
 
     # -- saving -------------------------------------------------------------------------
 
     def save(self, path: Union[str, Path], *, model: Optional[str] = None, ids: Optional[List[Any]] = None) -> None:
-        """Write the index to a directory, replaced whole or not at all: a vector store with the
-        texts, the collection's `ids` and the candidate index, each file with a checksum (no
-        pickle). `model` records where the pipeline is, for the command line."""
+        """Write the index to a directory, replaced whole or not at all: a vector store with the texts, the
+        collection's `ids` and the candidate index (no pickle). `model`: the pipeline's path, for the CLI."""
         path = Path(path)
         check_replaceable(path)
         if ids is not None and len(ids) != len(self):
@@ -306,9 +294,7 @@ class SimilarityIndex:
         index.ids = None if ids is None else [json.loads(line)["id"] for line in ids.splitlines()]
         serialized = store.read_file(f"candidates-{index.kind}.faiss")
         if serialized is not None:
-            compact = index.space.transform(index.vectors).astype("float16")
-            array = numpy.frombuffer(serialized, dtype="uint8")
-            index._ann = CandidateIndex(compact, kind=index.kind, nprobe=NPROBE, serialized=array)
+            index._candidate_index(numpy.frombuffer(serialized, dtype="uint8"))
         return index
 
     def _check_model(self) -> None:

@@ -1,22 +1,10 @@
 """The vector space an index searches for a pipe's comparison, and what is exact in it.
 
-- Cauchy, `1 / (1 + sum_i w_i (a_i - b_i)^2)`, decreases with the L2 distance between the
-  vectors scaled by sqrt(w): search L2 in the scaled space. Exact (up to the re-score).
-- Cosine (rescaled or not) increases with the inner product of the L2-normalised vectors:
-  search inner product in the normalised space. Exact (up to the re-score).
-- exp(-scale * ||a - b||) decreases with the L2 (norm "l2") or L1 (norm "l1") distance of the
-  vectors: search that metric. Exact (up to the re-score).
-- Any other comparison (the feature head, a custom one) is not a function of a metric: the
-  candidates come from plain L2 distance between the learned vectors, and only the re-score
-  with the comparison is exact.
-- Hybrid, `(1 - weight) * inner(a, b) + weight * clip(a_lex . b_lex, 0, 1)`: with a Cauchy or
-  cosine inner comparison the hybrid score itself is computed with matrix products (`scores`),
-  so flat candidates are exact. The ivf / hnsw space is the learned part (mapped as for the inner
-  comparison) beside the lexical part, searched by L2: for a cosine inner comparison (without
-  the clip) that ranks exactly like the score, for Cauchy it only finds candidates.
-
-`WithAuxiliary`, `TrainCalibrated` and `WithInBatchScores` are looked through to the head that
-predicts (`spacy_siamese.layers.heads.predicting_head`).
+Cauchy ranks like L2 between vectors scaled by sqrt(w), cosine like the inner product of normalised
+vectors, exp(-scale * ||a - b||) like L2 or L1: all exact. Any other comparison (the feature head, a
+custom one) gets candidates by plain L2. A hybrid over Cauchy or cosine is scored with matrix products
+(`scores`); its ivf / hnsw space is the mapped learned part beside the lexical part, searched by L2.
+Wrappers (`WithAuxiliary`, `TrainCalibrated`, `WithInBatchScores`) are looked through to the head.
 """
 
 from dataclasses import dataclass
@@ -87,19 +75,15 @@ class VectorSpace:
         return vectors
 
     def metric_learned(self, learned: numpy.ndarray) -> numpy.ndarray:
-        """The learned columns of vectors (a hybrid's lexical columns left out, as a vector store
-        keeps them apart) mapped to the space where L2 distance bounds the score
-        (`score_bound`): the inner comparison's space for a hybrid, this space otherwise."""
+        """Learned columns (without a hybrid's lexical ones, as a vector store keeps them) mapped to the space
+        where L2 distance bounds the score (`score_bound`): for a hybrid, the inner comparison's space."""
         if self.kind == HYBRID and self.inner is not None:
             return self.inner.transform(learned)
         return self.transform(learned)
 
     def score_bound(self, d2: numpy.ndarray) -> Optional[numpy.ndarray]:
         """An upper bound of the score of two items whose `metric_learned` vectors are at least
-        sqrt(d2) apart in L2; None for a comparison with no such bound (feature head, custom).
-
-        Cauchy: 1 / (1 + d^2); cosine of unit vectors: 1 - d^2 / 2; exp(-s ||a - b||): L1 and
-        L2 are both at least the L2 bound; a hybrid adds its lexical part at its maximum, 1."""
+        sqrt(d2) apart in L2 (a hybrid's lexical part at its maximum, 1); None without one."""
         space = self.inner if self.kind == HYBRID and self.inner is not None else self
         d2 = numpy.maximum(numpy.asarray(d2, dtype="float64"), 0.0)
         if space.kind == CAUCHY:
@@ -115,9 +99,8 @@ class VectorSpace:
         return bound
 
     def bound_radius(self, threshold: float) -> Optional[float]:
-        """The largest squared distance whose `score_bound` still reaches `threshold` (items
-        farther apart cannot score that high); None without a bound, inf when every distance
-        can."""
+        """The largest squared distance whose `score_bound` still reaches `threshold` (items farther apart
+        cannot score that high); None without a bound, inf when every distance can."""
         space = self.inner if self.kind == HYBRID and self.inner is not None else self
         t = float(threshold)
         if self.kind == HYBRID:

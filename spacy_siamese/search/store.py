@@ -1,22 +1,15 @@
-"""A collection's full vectors on disk, written in chunks that a restarted run reuses: the one
-on-disk format of the package (a `dedupe` work dir, an `index` directory).
+"""A collection's full vectors on disk, in chunks that a restarted run reuses: the package's one
+on-disk format (a `dedupe` work dir, an `index` directory). A store directory holds:
 
-Layout of a store directory:
+- `manifest.json`: what decides the content (model id, pipe, comparison, the input's fingerprint,
+  chunk size, widths), the finished chunks with a SHA-256 of each chunk's rows and lexical file, and
+  the SHA-256 of every other file it lists; replaced atomically after each finished chunk or file.
+- `learned.npy`: the learned columns, float32 (n, learned_width), allocated when the store is made.
+- `lexical-NNNNN.npz`: a hybrid pipe's lexical columns of chunk NNNNN, as an exact sparse matrix.
 
-- `manifest.json`: everything that decides the content (model id, pipe, comparison, the input's
-  fingerprint, chunk size, widths), the finished chunks with a SHA-256 of each chunk's rows and
-  lexical file, and the SHA-256 of every other file it lists (texts, ids, candidate indexes,
-  compact vectors). It is replaced atomically after each finished chunk or file.
-- `learned.npy`: the learned columns, float32 (n, learned_width). Its space is allocated when
-  the store is made (a full disk fails then), and rows are written with ordinary writes.
-- `lexical-NNNNN.npz`: a hybrid pipe's lexical columns of chunk NNNNN, as a sparse matrix (the
-  hashed TF-IDF row has a few non-zero columns; its values are kept exactly).
-
-A run killed at any point (even `kill -9`) and started again with the same settings finds the
-manifest and encodes only the chunks it does not list; a chunk's rows are on disk before the
-manifest names it. Other settings start a new store, with a warning. A file whose checksum is not
-the recorded one is an error naming it. Texts are read lazily: the parent holds at most
-`2 * n_process` chunks of texts.
+A run killed at any point and started again with the same settings encodes only the chunks the
+manifest does not list; other settings start a new store, with a warning. A file whose checksum is
+not the recorded one is an error naming it.
 """
 
 import errno
@@ -69,14 +62,10 @@ class MemoryStore:
     def __init__(self, learned: numpy.ndarray, lexical: Optional[csr_matrix], model_id: str) -> None:
         self.learned = learned
         self.lexical = lexical
-        self._model_id = model_id
+        self.model_id = model_id
 
     def __len__(self) -> int:
         return len(self.learned)
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
 
     def rows(self, ids: Union[Sequence[int], numpy.ndarray]) -> numpy.ndarray:
         """The full vectors of items `ids`, float32 (len(ids), width)."""
@@ -98,11 +87,8 @@ class MemoryStore:
 
 
 class VectorStore(MemoryStore):
-    """The full vectors of a collection of `len(store)` items, read from disk and checked.
-
-    `rows(ids)` gives the pipe's full vectors (learned and, for a hybrid, lexical columns) of
-    the items, exactly as `doc.vector` has them, so `pipe.compare` of two rows is
-    `doc.similarity` of the two texts. `fix` is the advice a damaged file's error gives."""
+    """The full vectors of a collection, read from disk and checked: `rows(ids)` are the items'
+    `doc.vector`, so `pipe.compare` of two rows is `doc.similarity`. `fix`: a damaged file's advice."""
 
     path: Path
 
@@ -147,7 +133,7 @@ class VectorStore(MemoryStore):
 
     def _learned(self) -> numpy.ndarray:
         """learned.npy, memory-mapped, after checking its shape and each chunk's checksum."""
-        file, shape, size = self.path / LEARNED, (self.manifest["n"], self.manifest["learned_width"]), CHUNK_SIZE
+        file, shape = self.path / LEARNED, (self.manifest["n"], self.manifest["learned_width"])
         try:
             learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype="<f4")
         except (OSError, ValueError) as err:
@@ -199,11 +185,10 @@ def encode_collection(
     progress: bool = True,
     fresh: bool = False,
 ) -> VectorStore:
-    """Encode the `n` texts of `texts` into a vector store at `path` (a Doc gives the vector
-    `pipe.vectors` gives), resuming a store that an interrupted run with the same model, `source`
-    (what identifies the input: a hash of its bytes, its format and text field) and chunk size
-    left there (unless `fresh`). `n_process > 1` encodes chunks in forked worker processes (one
-    BLAS thread each)."""
+    """Encode the `n` texts or docs of `texts` into a vector store at `path`, resuming one that a run
+    with the same model, `source` (what identifies the input, e.g. a hash of its bytes) and chunk size
+    left there, unless `fresh`. `n_process > 1` encodes chunks in forked processes, one BLAS thread each;
+    at most 2 * n_process chunks of texts are read ahead."""
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
     if n_process < 1:
@@ -239,9 +224,8 @@ def write_store(
     pipe_name: str = PIPE_NAME,
     chunk_size: int = CHUNK_SIZE,
 ) -> VectorStore:
-    """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. by Ray workers,
-    or held by an index) by model `model_id` with that `VectorSpace`; a hybrid's lexical columns
-    are kept sparse."""
+    """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. held by an index) by
+    model `model_id` with that `VectorSpace`."""
     path = Path(path)
     key = store_key(model_id, pipe_name, space, len(vectors), chunk_size, vectors.shape[1])
     manifest = _resume_or_create(path, key, fresh=True)

@@ -59,9 +59,8 @@ class Collection:
 
 
 def scan_collection(path: Path, *, format: str = "auto", field: str = "text", id_field: str = "id") -> Collection:
-    """Read a collection file once, checking every line: a JSONL line that is not an object
-    with a string `field`, ids on some records but not all, or an id seen twice raises a
-    ValueError naming the file and line."""
+    """Read a collection file once, checking every line: a JSONL line that is not an object with a string
+    `field`, ids on some records but not all, or an id seen twice raises a ValueError naming file and line."""
     path = Path(path)
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
@@ -108,9 +107,8 @@ def read_texts(
 def _records(
     path: Path, format: str, field: str, id_field: str, *, blanks: bool = False
 ) -> Iterator[Tuple[int, bool, str, Any]]:
-    """(line number, is blank, text, id or None) for each line; blank lines only with `blanks`.
-    Lines are read as pair files are: LF, CRLF or CR line ends, a BOM at the start dropped, and a
-    line that is not UTF-8 raises a ValueError naming it."""
+    """(line number, is blank, text, id or None) for each line; blank lines only with `blanks`. Lines are
+    read as pair files are (LF, CRLF or CR, no BOM); one that is not UTF-8 raises a ValueError naming it."""
     for line in numbered_lines(Path(path)):
         number = line.number
         if line.error:
