@@ -27,20 +27,7 @@ def bag_of_words(
     a known term is a zero row.
     """
     check_term_settings("bag_of_words", attr=attr, min_df=min_df, max_vocab=max_vocab)
-    return Model(
-        "bag_of_words",
-        forward,
-        init=init,
-        dims={"nO": None},
-        attrs={
-            "table": TermTable(),
-            "attr": attr,
-            "drop_stop": drop_stop,
-            "drop_punct": drop_punct,
-            "min_df": min_df,
-            "max_vocab": max_vocab,
-        },
-    )
+    return Model("bag_of_words", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
@@ -56,8 +43,4 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
     B = term_counts(model, X)
     B.data[:] = 1.0  # presence, not counts
-
-    def backprop(dY) -> List[Doc]:
-        return X  # no parameters
-
-    return B, backprop
+    return B, lambda dY: X  # no parameters

@@ -37,11 +37,7 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[Floats2d, Calla
     numpy.add.at(Y, (row_ids, cols), signs * rows.data)
     norms = numpy.linalg.norm(Y, axis=1, keepdims=True)
     Y /= numpy.where(norms > 0, norms, 1.0)
-
-    def backprop(dY: Floats2d) -> List[Doc]:
-        return X  # no parameters
-
-    return model.ops.asarray2f(cast(Floats2d, Y)), backprop
+    return model.ops.asarray2f(cast(Floats2d, Y)), lambda dY: X  # no parameters
 
 
 def hash_columns(hashes: numpy.ndarray, width: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
