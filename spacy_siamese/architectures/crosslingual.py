@@ -29,15 +29,11 @@ def build_crosslingual_s2net_encoder(
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
     """S2Net across two languages: the word and character n-gram TF-IDF vector f of a text in
-    either language (`spacy-siamese.ngram_tfidf.v1`, one vocabulary for both) -> A^T f, `width`
-    dims. Shared strings (names, numbers, cognates) are shared evidence; the rest A learns from
-    the translation pairs.
-
-    The vocabulary is fitted on every training text when the pipe is initialized. A starts as
-    CL-LSI (`init="cl_lsi"`): the truncated SVD of the training pairs' rows f_a + f_b, one row
-    per pair (the TF-IDF of the pair's two texts as one document). This reads the
-    initialization docs as `spacy-siamese.Siamese.v1` passes them, every side A and then every
-    side B. `init="lsa"` is the SVD of the texts one by one; `"random"` a random start.
+    either language (`spacy-siamese.ngram_tfidf.v1`, one vocabulary for both, fitted on every
+    training text when the pipe is initialized) -> A^T f, `width` dims. A starts as CL-LSI
+    (`init="cl_lsi"`): the truncated SVD of the training pairs' rows f_a + f_b, read from the
+    initialization docs as `spacy-siamese.Siamese.v1` passes them (every side A, then every
+    side B). `init="lsa"` is the SVD of the texts one by one; `"random"` a random start.
     """
     if init not in INITS:
         raise ValueError(f"CrossLingualS2NetEncoder: init must be one of {', '.join(INITS)}, got {init!r}")

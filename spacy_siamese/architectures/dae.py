@@ -25,14 +25,10 @@ def build_dae_encoder(
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
     """DAE + triplet (Tajima et al. 2016): a binary bag of words over the `max_vocab` most
-    frequent terms -> masking noise (training only) -> sigmoid hidden layer of `width` units,
-    h = f(b) - f(0) so that a doc without a known term is the zero vector. The decoder's
-    reconstruction cross-entropy is trained inside the encoder (see `spacy-siamese.dae.v1`);
-    the pipe's loss adds the triplet term, `spacy-siamese.TripletLoss.v1` with `weight` = alpha.
-    Compare with `spacy-siamese.DotSimilarity.v1` (the paper) or `CosineSimilarity.v1`.
-
-    The vocabulary is fitted on every training doc when the pipe is initialized
-    (`attrs["fit_on_corpus"]`) and saved with the pipe.
+    frequent terms (fitted on every training doc when the pipe is initialized) ->
+    `spacy-siamese.dae.v1` with `width` hidden units, which trains its reconstruction itself.
+    Train with `spacy-siamese.TripletLoss.v1` (`weight` = alpha) and compare with
+    `spacy-siamese.DotSimilarity.v1` (the paper) or `CosineSimilarity.v1`.
     """
     model: Model[List[Doc], Floats2d] = chain(
         bag_of_words(attr=attr, drop_stop=drop_stop, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab),

@@ -69,10 +69,9 @@ def build_sentence_lstm_encoder(
     pooling: str = "last",
     dropout: float = 0.0,
 ) -> Model[List[Doc], Floats2d]:
-    """The document-level LSTM encoder (Patel 2017): each sentence becomes the mean of its
-    static vectors (`spacy-siamese.sentence_vectors.v1`; sentences from the doc, else spaCy's
-    sentencizer rule), and the LSTM runs over the sentence sequence, so a long document is a
-    short sequence. LSTM and pooling options as in LSTMEncoder.v1. Needs static vectors.
+    """The document-level LSTM encoder (Patel 2017): the LSTM runs over the doc's sentence
+    vectors (`spacy-siamese.sentence_vectors.v1`, which needs static vectors), so a long
+    document is a short sequence. LSTM and pooling options as in LSTMEncoder.v1.
     """
     check_lstm(
         "SentenceLSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout

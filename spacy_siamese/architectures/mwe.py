@@ -31,11 +31,9 @@ def build_mwe_encoder(
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
     """Hash embeddings (+ static vectors) -> Maxout Window Encoding x depth -> mean+max pooling
-    -> `post_depth` residual Maxout layers -> optional Maxout projection to `proj_width`
-    -> optional sigmoid squash (as in Thinc's Quora example).
-
-    Output: one vector of width `proj_width` (if > 0) or 2 * `width` per doc. Only lexical
-    attributes are used, so the partner docs built during training need no other pipe.
+    -> `post_depth` residual Maxout layers -> optional Maxout projection to `proj_width` ->
+    optional sigmoid squash: one vector of width `proj_width` (if > 0) or 2 * `width` per doc.
+    Only lexical attributes are used, so the partner docs built in training need no other pipe.
     """
     if depth < 1 or window_size < 0:
         raise ValueError(f"MWEEncoder: need depth >= 1 and window_size >= 0, got {depth} and {window_size}")
@@ -61,11 +59,8 @@ def build_pooled_tok2vec(
     maxout_pieces: int = 3,
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """The MWE encoder's pooling and layers after it on any spaCy token-to-vector model, e.g.
-    `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2` (character features) and
-    `spacy.MaxoutWindowEncoder.v2`: mean+max pooling -> `post_depth` residual Maxout layers ->
-    optional Maxout projection to `proj_width` -> optional sigmoid squash. The token vectors'
-    width is the tok2vec's nO; use lexical features only (partner docs get no other pipe). On a
+    """The MWE encoder's pooling and the layers after it on any spaCy token-to-vector model of
+    lexical features (e.g. `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2`), of width nO. On a
     batch without a single token the tok2vec is not run: its docs pool to zeros, as beside others.
     """
     if post_depth < 0 or proj_width < 0:
@@ -86,8 +81,8 @@ def build_pooled_tok2vec(
 
 
 def check_attrs(name: str, attrs: Sequence[str]) -> List[str]:
-    """The token attributes of hash embeddings as a list; one spaCy does not know is an error
-    here, at config time, instead of a KeyError from inside spaCy at the first doc."""
+    """The token attributes of hash embeddings as a list; raise, at config time, for one that
+    spaCy does not know."""
     unknown = [attr for attr in attrs if isinstance(attr, str) and attr.upper() not in IDS]
     if unknown:
         raise ValueError(

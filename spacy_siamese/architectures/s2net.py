@@ -25,10 +25,8 @@ def build_s2net_encoder(
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
     """S2Net (Yih et al. 2011): TF-IDF term vector f -> concept vector A^T f of `width` dims.
-
-    The TF-IDF vocabulary and idf are fitted on every training doc when the pipe is
-    initialized (`attrs["fit_on_corpus"]`), and A starts as the LSA projection of those
-    docs (`init="lsa"`) or at random (`init="random"`).
+    The vocabulary and idf are fitted on every training doc when the pipe is initialized, and A
+    starts as the LSA projection of those docs (`init="lsa"`) or at random (`init="random"`).
     """
     model: Model[List[Doc], Floats2d] = chain(
         tfidf(

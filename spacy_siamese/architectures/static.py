@@ -15,10 +15,8 @@ def build_static_encoder(
     *, width: int = 256, rows: int = 200000, attrs: Sequence[str] = DEFAULT_ATTRS, proj_width: int = 0, seed: int = 0
 ) -> Model[List[Doc], Floats2d]:
     """The mean over a doc's tokens of its attributes' hashed embeddings (`hashed_mean.v1`:
-    word and subword features in one table of `rows` rows of `width`), then, if `proj_width`
-    > 0, one linear map to that width. Encoding is a table look-up and an average per doc: far
-    faster than the MWE CNN, and context-blind. Train it like any encoder, e.g. on a teacher's
-    silver pairs beside the gold ones."""
+    one table of `rows` rows of `width`), then, if `proj_width` > 0, one linear map to that
+    width: a table look-up and an average per doc, far faster than the MWE CNN, context-blind."""
     if proj_width < 0:
         raise ValueError(f"StaticEncoder: need proj_width >= 0, got {proj_width}")
     embed = hashed_mean(width=width, rows=rows, attrs=attrs, seed=seed)

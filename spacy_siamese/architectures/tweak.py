@@ -20,13 +20,9 @@ def build_tweak_encoder(
     min_df: int = 2,
     max_vocab: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """TWEAK (Yih 2009): each term's weight is softplus of a learned linear function of its
-    features (the `features` groups of `spacy-siamese.tweak.v1`), and the weighted term vector
-    is signed-hashed into `width` columns. Compare with `spacy-siamese.CosineSimilarity.v1`.
-
-    The document frequencies are fitted on every training doc when the pipe is initialized
-    (`attrs["fit_on_corpus"]`); the weights start close to log(tf+1) + idf.
-    """
+    """TWEAK (Yih 2009): the `spacy-siamese.tweak.v1` layer, whose document frequencies are
+    fitted on every training doc when the pipe is initialized (`attrs["fit_on_corpus"]`); the
+    weights start close to log(tf+1) + idf. Compare with `spacy-siamese.CosineSimilarity.v1`."""
     model = tweak(width=width, attr=attr, features=features, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab)
     model.attrs["fit_on_corpus"] = True
     return model

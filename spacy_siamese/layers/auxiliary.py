@@ -12,11 +12,8 @@ def with_auxiliary(
     *, main: Model[InT, Floats2d], auxiliary: Model[InT, Floats2d], weight: float = 1.0
 ) -> Model[InT, Floats2d]:
     """Train a second comparison head (e.g. a FeatureHead) beside `main` on the same pair
-    vectors: multi-task training of the shared encoder.
-
-    In training the output has two columns, (main, auxiliary), so the loss trains both heads
-    and, through them, the shared encoder; the auxiliary head's gradient is scaled by
-    `weight`. At prediction only `main` runs: the output is its (n_pairs, 1) score.
+    vectors. In training the output has two columns, (main, auxiliary), and the auxiliary
+    head's gradient is scaled by `weight`; at prediction only `main` runs.
     """
     if not weight >= 0:
         raise ValueError(f"WithAuxiliary: weight must be >= 0, got {weight}")

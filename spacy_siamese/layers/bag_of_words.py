@@ -18,29 +18,12 @@ def bag_of_words(
     max_vocab: int = 10000,
 ) -> Model[List[Doc], csr_matrix]:
     """Binary bag-of-words vectors of docs as a scipy CSR matrix (n_docs, n_terms): 1 where a
-    term of the vocabulary occurs in the doc, else 0.
-
-    Terms are taken as in `spacy-siamese.tfidf.v2` (the tokens' `attr`, optionally without
-    stop words and punctuation). The vocabulary, the `max_vocab` most frequent terms (by
-    document frequency, 0 = all) that occur in at least `min_df` distinct training docs, is
-    fitted in `initialize` and saved with the model. Unknown terms are ignored; a doc without
-    a known term is a zero row.
+    term of the vocabulary occurs in the doc. Terms as in `spacy-siamese.tfidf.v2`; the
+    vocabulary, the `max_vocab` most frequent terms (0 = all) in at least `min_df` distinct
+    training docs, is fitted in `initialize`. A doc without a known term is a zero row.
     """
     check_term_settings("bag_of_words", attr=attr, min_df=min_df, max_vocab=max_vocab)
-    return Model(
-        "bag_of_words",
-        forward,
-        init=init,
-        dims={"nO": None},
-        attrs={
-            "table": TermTable(),
-            "attr": attr,
-            "drop_stop": drop_stop,
-            "drop_punct": drop_punct,
-            "min_df": min_df,
-            "max_vocab": max_vocab,
-        },
-    )
+    return Model("bag_of_words", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
@@ -56,8 +39,4 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
     B = term_counts(model, X)
     B.data[:] = 1.0  # presence, not counts
-
-    def backprop(dY) -> List[Doc]:
-        return X  # no parameters
-
-    return B, backprop
+    return B, lambda dY: X  # no parameters

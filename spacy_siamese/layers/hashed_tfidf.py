@@ -13,11 +13,10 @@ SIGN_BIT = numpy.uint64(32)
 @registry.layers("spacy-siamese.hashed_tfidf.v1")
 def hashed_tfidf(*, tfidf: Model[List[Doc], csr_matrix], width: int = 2048) -> Model[List[Doc], Floats2d]:
     """Dense lexical vectors: a `tfidf` layer's rows with each term hashed into one of `width`
-    columns with a sign taken from its hash (feature hashing), then l2-normalised. The inner
-    product of two rows is the cosine of their TF-IDF vectors up to hash collisions: the signs
-    make the collisions' error zero on average before the l2-normalisation, which leaves a
-    small bias (of order 1 / width). A doc without a known term is a zero row. No parameters:
-    the vocabulary and idf are fitted in `initialize`, as the `tfidf` layer does."""
+    columns with a sign taken from its hash, then l2-normalised. The inner product of two rows
+    is the cosine of their TF-IDF vectors up to hash collisions (the signs make their error zero
+    on average; the normalisation leaves a bias of order 1 / width). A doc without a known term
+    is a zero row. No parameters."""
     if width < 1:
         raise ValueError(f"hashed_tfidf: width must be positive, got {width}")
     return Model("hashed_tfidf", forward, init=init, layers=[tfidf], dims={"nO": width})
@@ -37,11 +36,7 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[Floats2d, Calla
     numpy.add.at(Y, (row_ids, cols), signs * rows.data)
     norms = numpy.linalg.norm(Y, axis=1, keepdims=True)
     Y /= numpy.where(norms > 0, norms, 1.0)
-
-    def backprop(dY: Floats2d) -> List[Doc]:
-        return X  # no parameters
-
-    return model.ops.asarray2f(cast(Floats2d, Y)), backprop
+    return model.ops.asarray2f(cast(Floats2d, Y)), lambda dY: X  # no parameters
 
 
 def hash_columns(hashes: numpy.ndarray, width: int) -> Tuple[numpy.ndarray, numpy.ndarray]:

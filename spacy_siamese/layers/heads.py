@@ -15,13 +15,10 @@ HYBRID = "hybrid_similarity"  # the name of HybridSimilarity.v1 layers
 
 
 def predicting_head(comparison: Model, *, training: bool = False) -> Model:
-    """The comparison inside `comparison` whose score is the prediction.
-
-    With `training=True`, `TrainCalibrated.v1` is kept: its calibrated score is what the losses
-    see in training, and so what in-batch and triplet scores of a batch must use (it ranks like
-    the raw score). Otherwise the walk goes through it to the raw comparison, which is what
-    `doc.similarity`, the score range and vector search need.
-    """
+    """The comparison inside `comparison` whose score is the prediction. With `training=True`,
+    `TrainCalibrated.v1` is kept: its calibrated score is what the losses, and so the in-batch
+    and triplet scores of a batch, see in training. Otherwise the walk goes through it to the
+    raw comparison, which `doc.similarity`, the score range and vector search need."""
     while True:
         if comparison.name == "with_in_batch_scores":
             comparison = comparison.get_ref("comparison")
@@ -38,9 +35,7 @@ def score_range(comparison: Model) -> Tuple[float, float]:
     of its predicting head for a combinator; for `HybridSimilarity.v1` at weight w over a
     comparison of range [low, high], [(1 - w) low, (1 - w) high + w]; else the layer's declared
     `attrs["score_range"]`: (-1, 1) for a cosine without rescaling, (0, 1) otherwise.
-
-    Combinators and hybrids are never read from their attrs, which older saved models carry
-    as copies made when they were built."""
+    Combinators and hybrids are never read from their attrs (older saved models carry copies)."""
     head = predicting_head(comparison)
     if head is not comparison:
         return score_range(head)

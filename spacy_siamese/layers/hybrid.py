@@ -20,10 +20,8 @@ def hybrid_similarity(
 
         score(a, b) = (1 - weight) * comparison(a_learned, b_learned) + weight * clip(a_lex . b_lex, 0, 1)
 
-    where `a_lex . b_lex` is the TF-IDF cosine (up to hash collisions). The lexical part has
-    no parameters, so in training the output is the `comparison`'s own training output on
-    the learned part (its loss trains the encoder as without the lexical part); the mixed
-    score is what predicts, and so what the dev evaluation of `spacy train` scores.
+    In training the output is the `comparison`'s own training output on the learned part (the
+    lexical part has no parameters); the mixed score is what predicts.
     """
     _check_weight(weight)
     if lexical_width < 1:

@@ -13,12 +13,9 @@ InT = Tuple[Floats2d, Floats2d]
 @registry.architectures("spacy-siamese.WithInBatchScores.v1")
 def with_in_batch_scores(*, comparison: Model[InT, Floats2d]) -> Model[InT, Floats2d]:
     """Add the scores of every side A against every side B of the batch to a comparison's
-    training output, for an in-batch negatives loss (`spacy-siamese.InBatchNegatives.v1`).
-
-    In training the output of n pairs is (n, k + n): the comparison's own k training columns
-    (k = 2 with WithAuxiliary), then the n x n matrix M[i, j] = score(A_i, B_j) of its
-    predicting head (the `main` head of a combinator that has one), in training mode. At
-    prediction the output is the comparison's (n_pairs, 1) score, unchanged.
+    training output, for an in-batch loss (`spacy-siamese.InBatchNegatives.v1`): (n, k + n) for
+    n pairs, the comparison's own k training columns, then M[i, j] = score(A_i, B_j) of its
+    predicting head in training mode. At prediction the comparison's score, unchanged.
     """
     scorer = predicting_head(comparison, training=True)
     return Model(

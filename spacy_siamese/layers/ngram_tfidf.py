@@ -117,11 +117,7 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Cal
         scale[part] = numpy.sqrt(share) / numpy.where(norms > 0, norms, 1.0)
     counts.data *= scale
     counts.eliminate_zeros()
-
-    def backprop(dY) -> List[Doc]:
-        return X  # no parameters
-
-    return counts, backprop
+    return counts, lambda dY: X  # no parameters
 
 
 def doc_terms(model: Model, doc: Doc) -> List[str]:

@@ -14,14 +14,10 @@ INITS = ("lsa", "random")
 def projection(
     *, nO: Optional[int] = None, nI: Optional[int] = None, init: str = "lsa", seed: int = 0
 ) -> Model[InT, Floats2d]:
-    """Linear projection without bias, Y = X @ W with W of shape (nI, nO): the S2Net
-    concept vector A^T f of each row f of X.
-
-    X is a scipy CSR matrix (the cost is the number of non-zeros times nO, and the
-    gradient touches only the rows of W of terms present in the batch) or a dense
-    array. W is initialised from a truncated SVD of the initialization matrix (LSA,
-    `init="lsa"`: the right singular vectors, so Y starts as the LSA projection) or
-    at random (`init="random"`).
+    """Linear projection without bias, Y = X @ W with W (nI, nO): the S2Net concept vector
+    A^T f of each row f of X, a scipy CSR matrix (the gradient touches only the rows of W of the
+    batch's terms) or a dense array. W starts as the right singular vectors of the
+    initialization matrix (`init="lsa"`: Y starts as the LSA projection) or at random.
     """
     if init not in INITS:
         raise ValueError(f"projection: init must be one of {', '.join(INITS)}, got {init!r}")

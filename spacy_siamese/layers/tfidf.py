@@ -75,22 +75,7 @@ def tfidf(
     a doc without a known term is a zero row.
     """
     check_term_settings("tfidf", attr=attr, min_df=min_df, max_vocab=max_vocab)
-    return Model(
-        "tfidf",
-        forward,
-        init=init,
-        dims={"nO": None},
-        attrs={
-            "table": TermTable(),
-            "attr": attr,
-            "drop_stop": drop_stop,
-            "drop_punct": drop_punct,
-            "min_df": min_df,
-            "max_vocab": max_vocab,
-            "sublinear_tf": sublinear_tf,
-            "normalize": normalize,
-        },
-    )
+    return Model("tfidf", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
 
 
 @registry.layers("spacy-siamese.tfidf.v1")
@@ -129,11 +114,7 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Cal
     if model.attrs["normalize"]:
         norms = numpy.sqrt(numpy.asarray(tf.multiply(tf).sum(axis=1)).ravel())
         tf.data /= numpy.repeat(numpy.where(norms > 0, norms, 1.0), numpy.diff(tf.indptr)).astype("float32")
-
-    def backprop(dY) -> List[Doc]:
-        return X  # no parameters
-
-    return tf, backprop
+    return tf, lambda dY: X  # no parameters
 
 
 def check_term_settings(name: str, *, attr: str, min_df: int, max_vocab: int) -> None:
@@ -148,7 +129,7 @@ def fit_vocabulary(model: Model, X: List[Doc]) -> Tuple[List[str], numpy.ndarray
     """The vocabulary of a term layer (`attr`, `drop_stop`, `drop_punct`, `min_df`, `max_vocab`
     in its attrs), most frequent first: (terms, their document frequencies, number of distinct
     docs). Raises if no term is frequent enough."""
-    terms, df, n = document_frequencies(X, lambda doc: _term_keys(model, doc), min_df=model.attrs["min_df"])
+    terms, df, n = document_frequencies(X, lambda doc: term_keys(model, doc), min_df=model.attrs["min_df"])
     return (*most_frequent(model, terms, df, n), n)
 
 
@@ -169,7 +150,7 @@ def term_counts(model: Model, X: List[Doc]) -> csr_matrix:
     table = model.attrs["table"]
     if not len(table):
         raise ValueError(f"{model.name}: the vocabulary is empty; initialize the model on training docs first")
-    keys = [_term_keys(model, doc) for doc in X]
+    keys = [term_keys(model, doc) for doc in X]
     rows = numpy.repeat(numpy.arange(len(X)), [len(k) for k in keys])
     cols = table.lookup(numpy.concatenate(keys) if keys else numpy.zeros((0,), "uint64"))
     known = cols >= 0
@@ -181,20 +162,27 @@ def term_counts(model: Model, X: List[Doc]) -> csr_matrix:
     return counts
 
 
-def _term_keys(model: Model, doc: Doc) -> numpy.ndarray:
+def term_keys(model: Model, doc: Doc) -> numpy.ndarray:
     """Hashes of the doc's kept terms, one per token."""
-    if not len(doc):
-        return numpy.zeros((0,), dtype="uint64")
-    arr = doc.to_array([TERM_ATTRS[model.attrs["attr"]], LOWER, IS_STOP, IS_PUNCT, IS_SPACE])
+    _, keys, keep = term_array(model, doc)
+    return keys[keep]
+
+
+def term_array(model: Model, doc: Doc, extra: Sequence[int] = ()) -> Tuple[numpy.ndarray, ...]:
+    """(arr, keys, keep) of a term layer's doc: the uint64 array of the attrs term, LOWER,
+    IS_STOP, IS_PUNCT, IS_SPACE and `extra`; each token's term hash; and the kept tokens (no
+    spaces, punctuation with `drop_punct`, stop words with `drop_stop` if the layer has it)."""
+    attrs = [TERM_ATTRS[model.attrs["attr"]], LOWER, IS_STOP, IS_PUNCT, IS_SPACE, *extra]
+    arr = doc.to_array(attrs).astype("uint64") if len(doc) else numpy.zeros((0, len(attrs)), dtype="uint64")
     keys = arr[:, 0]
     if model.attrs["attr"] == "lemma":
         keys = numpy.where(keys == 0, arr[:, 1], keys)  # no lemmatizer: fall back to lower-case
     keep = arr[:, 4] == 0
-    if model.attrs["drop_stop"]:
+    if model.attrs.get("drop_stop"):
         keep &= arr[:, 2] == 0
     if model.attrs["drop_punct"]:
         keep &= arr[:, 3] == 0
-    return keys[keep]
+    return arr, keys, keep
 
 
 def document_frequencies(

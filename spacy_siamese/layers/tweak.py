@@ -1,15 +1,16 @@
+from functools import partial
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 import srsly
-from spacy.attrs import ENT_IOB, IS_PUNCT, IS_SPACE, IS_STOP, IS_TITLE, IS_UPPER, LOWER, POS, SENT_START
+from spacy.attrs import ENT_IOB, IS_TITLE, IS_UPPER, POS, SENT_START
 from spacy.parts_of_speech import IDS as POS_IDS
 from spacy.tokens import Doc
 from thinc.api import Model, registry
 from thinc.types import Floats1d, Floats2d
 
 from .hashed_tfidf import hash_columns
-from .tfidf import TERM_ATTRS, TermTable, document_frequencies
+from .tfidf import TERM_ATTRS, TermTable, document_frequencies, term_array, term_keys
 
 PAPER_FEATURES = ("log_tf", "log_df", "capitalized", "log_loc", "rel_loc", "log_len")
 POS_TAGS: Tuple[str, ...] = tuple(
@@ -29,7 +30,7 @@ INIT_WEIGHTS = {"log_tf": 1.0, "log_df": -1.0}
 _POS_INDEX = numpy.full(max(int(v) for v in POS_IDS.values()) + 1, -1, dtype="int64")
 for _i, _tag in enumerate(POS_TAGS):
     _POS_INDEX[int(POS_IDS[_tag])] = _i
-_ATTRS = [LOWER, IS_STOP, IS_PUNCT, IS_SPACE, IS_TITLE, IS_UPPER, POS, ENT_IOB, SENT_START]
+_ATTRS = [IS_TITLE, IS_UPPER, POS, ENT_IOB, SENT_START]  # after term_array's columns 0-4
 
 
 class DocFrequencies(TermTable):
@@ -211,15 +212,7 @@ def term_features(model: Model, docs: Sequence[Doc]) -> TermFeatures:
 
 def _token_rows(model: Model, doc: Doc, doc_id: int) -> Dict[str, numpy.ndarray]:
     """The doc's kept tokens: term key, position among the kept tokens and token flags."""
-    arr = doc.to_array([TERM_ATTRS[model.attrs["attr"]]] + _ATTRS).astype("uint64") if len(doc) else None
-    if arr is None:
-        arr = numpy.zeros((0, len(_ATTRS) + 1), dtype="uint64")
-    keys = arr[:, 0]
-    if model.attrs["attr"] == "lemma":
-        keys = numpy.where(keys == 0, arr[:, 1], keys)  # no lemmatizer: fall back to lower-case
-    keep = arr[:, 4] == 0
-    if model.attrs["drop_punct"]:
-        keep &= arr[:, 3] == 0
+    arr, keys, keep = term_array(model, doc, _ATTRS)
     n_tokens = len(doc)
     first_sent_end = n_tokens
     if n_tokens and doc.has_annotation("SENT_START"):
@@ -243,9 +236,7 @@ def _token_rows(model: Model, doc: Doc, doc_id: int) -> Dict[str, numpy.ndarray]
 
 def _fit_df(model: Model, docs: Sequence[Doc]) -> None:
     """Document frequencies of the kept terms over the distinct texts of `docs`."""
-    terms, df, n_docs = document_frequencies(
-        docs, lambda doc: _token_rows(model, doc, 0)["key"], min_df=model.attrs["min_df"]
-    )
+    terms, df, n_docs = document_frequencies(docs, partial(term_keys, model), min_df=model.attrs["min_df"])
     if not terms:
         raise ValueError(f"tweak: no term occurs in at least min_df={model.attrs['min_df']} of the {n_docs} docs")
     order = numpy.argsort(-df, kind="stable")

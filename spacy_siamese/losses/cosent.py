@@ -8,21 +8,17 @@ from thinc.types import Floats1d, Floats2d
 from ._util import check_truths
 
 
+@registry.losses("spacy-siamese.CoSENTLoss.v1")
 class CoSENTLoss:
-    """CoSENT loss (Su 2022): every two pairs of the batch whose labels differ should score in
-    the order of their labels, in one log-sum-exp over the batch.
-
-    Scores: (n, k), one column per head (k = 2 with `spacy-siamese.WithAuxiliary.v1`); each
-    column is ranked on its own and the losses are summed.
-    Labels: n values in [0, 1], graded (STS, SICK) or 0/1; only their order matters.
-
-    Over O = {(i, j): y_i > y_j}, for each score column s:
+    """CoSENT loss (Su 2022), a ranking loss for graded (STS, SICK) or 0/1 labels in [0, 1]:
+    only their order matters. Scores (n, k): each column is ranked on its own and the losses
+    summed. Over O = {(i, j): y_i > y_j}, for each score column s:
 
         loss = log(1 + sum_(i,j) in O exp(scale * (s_j - s_i)))
 
-    and 0, with a zero gradient, when O is empty. Unlike PairwiseLogisticLoss.v1 (a mean of one
-    softplus per ordered pair) the sum sits inside the log, so the worst-ordered pairs of the
-    batch dominate the gradient. Returns (d_scores, loss).
+    and 0, with a zero gradient, when O is empty; the worst-ordered pairs dominate the gradient.
+    `scale` 20 suits cosine in [-1, 1]; a score in [0, 1] needs about twice that.
+    Returns (d_scores, loss).
     """
 
     def __init__(self, scale: float = 20.0) -> None:
@@ -55,17 +51,4 @@ class CoSENTLoss:
         return d.astype(scores.dtype), total
 
 
-@registry.losses("spacy-siamese.CoSENTLoss.v1")
-def make_cosent_loss(*, scale: float = 20.0) -> CoSENTLoss:
-    """CoSENT (CoSENTLoss), a ranking loss for graded similarity labels.
-
-    Use it for graded pairs (STS, SICK) when the ranking of the scores is what counts (Spearman),
-    with any comparison; with 0/1 labels it ranks every duplicate above every non-duplicate of
-    the batch. `scale` multiplies score differences: 20 is the usual value for cosine in
-    [-1, 1], so a score in [0, 1] (rescaled cosine, Cauchy) needs about twice that.
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.CoSENTLoss.v1"
-        scale = 40.0
-    """
-    return CoSENTLoss(scale=scale)
+make_cosent_loss = CoSENTLoss  # the builder of spacy-siamese.CoSENTLoss.v1

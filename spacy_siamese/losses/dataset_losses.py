@@ -12,18 +12,13 @@ from ._util import Loss, in_batch_columns
 class DatasetLosses:
     """Pick the loss of a batch by the dataset its pairs come from.
 
-    The pipe reads the dataset tag of the batch's pair examples (`spacy-siamese.MultiPairCorpus.v1`;
-    every batch from one dataset, `spacy-siamese.batch_by_dataset.v1`) and calls
-    `for_dataset(name)`: the loss in `losses` under that name, else `default`. An untagged batch
-    gets `default`. A dataset with neither is an error, and so is a name in `losses` that the
-    training corpus does not have (`check_datasets`, at initialize): a misspelt name would
-    otherwise leave its dataset on the default loss.
-
-    With a comparison wrapped in `spacy-siamese.WithInBatchScores.v1`, the training scores of n
-    pairs have n in-batch columns after the pair columns. A loss that uses them
-    (InBatchNegatives.v1, TripletLoss.v1: `uses_in_batch_scores`) gets all columns; any other
-    loss (e.g. CoSENTLoss.v1 for graded data) gets the pair columns only, and the in-batch
-    columns get a zero gradient.
+    The pipe reads the dataset tag of the batch's pair examples (`spacy-siamese.MultiPairCorpus.v1`,
+    batched by `spacy-siamese.batch_by_dataset.v1`) and calls `for_dataset(name)`: the loss in
+    `losses` under that name, else `default` (also for an untagged batch). A dataset with neither
+    is an error, and so is a name in `losses` that the training corpus does not have
+    (`check_datasets`, at initialize). With WithInBatchScores.v1, a loss that uses the in-batch
+    columns (`uses_in_batch_scores`) gets all columns; any other gets the pair columns only, and
+    the in-batch columns get a zero gradient.
     """
 
     def __init__(self, losses: Mapping[str, Loss], default: Optional[Loss] = None) -> None:
@@ -93,20 +88,6 @@ def make_dataset_losses(
     default: Optional[Callable] = None,
 ) -> DatasetLosses:
     """A loss per dataset of a multi-dataset corpus (DatasetLosses), e.g. in-batch negatives
-    for duplicate questions and CoSENT for graded similarity, in one pipe and one training run.
-
-    Read the corpus with `spacy-siamese.MultiPairCorpus.v1` and batch it with
-    `spacy-siamese.batch_by_dataset.v1`, so that every batch holds pairs of one dataset.
-    `losses` maps dataset names to losses; `default` serves the other datasets.
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.DatasetLosses.v1"
-
-        [components.siamese_similarity.loss.default]
-        @losses = "spacy-siamese.InBatchNegatives.v1"
-
-        [components.siamese_similarity.loss.losses.sts]
-        @losses = "spacy-siamese.CoSENTLoss.v1"
-        scale = 40.0
-    """
+    for duplicate questions and CoSENT for graded similarity: `losses` maps dataset names to
+    losses; `default` serves the other datasets."""
     return DatasetLosses(losses, default)

@@ -13,25 +13,24 @@ from .log_loss import PairLogLoss
 LOGITS = ("scaled", "logit")
 
 
+@registry.losses("spacy-siamese.InBatchNegatives.v1")
 class InBatchNegativesLoss:
-    """Multiple-negatives ranking loss over a batch, plus a pair loss (multi-task).
+    """Multiple-negatives ranking loss over a batch plus a pair loss, to train for retrieval,
+    where a text's duplicate must outscore every other text of a corpus. Wrap the comparison in
+    `spacy-siamese.WithInBatchScores.v1`, and batch with `spacy-siamese.batch_by_clusters.v1` so
+    that the other texts of a batch are true negatives.
 
-    Scores: (n, k + n), the training output of `spacy-siamese.WithInBatchScores.v1`: the
-    comparison's k pair score columns, then the matrix M[i, j] = score(A_i, B_j).
-    Labels: n values in {0, 1}; pairs with y >= 0.5 are the duplicates P.
-
-    The pair loss (default: LogLoss.v2) sees the k pair columns. For each duplicate pair i, a
-    softmax cross-entropy over row i (B_i against every other B_j of the batch) and over
-    column i (A_i against every other A_j), on logits Z = scale * M ("scaled") or
-    Z = scale * logit(M) ("logit"; for Cauchy logit(s) = -log d, a negative log distance):
+    Scores (n, k + n): the comparison's k pair columns, which the pair loss (default LogLoss.v2)
+    sees, then M[i, j] = score(A_i, B_j). Labels: n values in {0, 1}; y >= 0.5 are the duplicate
+    pairs P. On logits Z = scale * M ("scaled") or Z = scale * logit(M) ("logit"; for Cauchy
+    logit(s) = -log d), a softmax cross-entropy over row i and over column i of each i in P:
 
         rank = -1/(2|P|) * sum_i in P [log softmax(Z[i, :])_i + log softmax(Z[:, i])_i]
         loss = pair_loss + weight * rank
 
-    The sides of non-duplicate pairs take part as further negatives. Returns (d_scores, loss).
     With the batch's texts (`for_texts`, which the pipe calls), a text that is a known duplicate
-    of the query (the same text as its positive, or joined to it by duplicate pairs of the
-    batch) is left out of the softmax instead of being pushed down as a negative.
+    of the query (the same text as its positive, or joined to it by the batch's duplicate pairs)
+    is left out of the softmax. Returns (d_scores, loss).
     """
 
     uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
@@ -112,36 +111,4 @@ def ranking_loss(Z: Floats2d, positive: numpy.ndarray, known: Optional[numpy.nda
     return (d_rows + d_cols) / (2 * m), float(loss)
 
 
-@registry.losses("spacy-siamese.InBatchNegatives.v1")
-def make_in_batch_negatives(
-    *,
-    pair_loss: Optional[Callable] = None,
-    scale: float = 20.0,
-    logits: str = "scaled",
-    weight: float = 1.0,
-    eps: float = 1e-6,
-) -> InBatchNegativesLoss:
-    """In-batch negatives plus a pair loss (InBatchNegativesLoss).
-
-    Use it to train for retrieval, where a text's duplicate must outscore every other text of
-    a corpus, not only its pair's partner. The comparison must be wrapped in
-    WithInBatchScores.v1; batch with `spacy-siamese.batch_by_clusters.v1` so that the other
-    texts of a batch are true negatives (the loss itself leaves out only the duplicates that
-    the batch's own pairs reveal).
-
-        [components.siamese_similarity.model.comparison]
-        @architectures = "spacy-siamese.WithInBatchScores.v1"
-
-        [components.siamese_similarity.model.comparison.comparison]
-        @architectures = "spacy-siamese.CauchySimilarity.v1"
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.InBatchNegatives.v1"
-        scale = 20.0
-        logits = "scaled"
-        weight = 1.0
-
-        [components.siamese_similarity.loss.pair_loss]
-        @losses = "spacy-siamese.LogLoss.v2"
-    """
-    return InBatchNegativesLoss(pair_loss, scale=scale, logits=logits, weight=weight, eps=eps)
+make_in_batch_negatives = InBatchNegativesLoss  # the builder of the registered name

@@ -8,13 +8,12 @@ from thinc.types import Floats1d, Floats2d
 from ._util import check_truths
 
 
+@registry.losses("spacy-siamese.LogLoss.v2")
 class PairLogLoss:
-    """Binary cross-entropy on similarity scores, summed over the score columns.
-
-    Scores: (n, k) in [0, 1], one column per head; k = 2 with `spacy-siamese.WithAuxiliary.v1`
-    (main head first, then the auxiliary head).
-    Labels: n values in {0, 1}; values in between act as soft targets. A label that is not a
-    number in [0, 1] is an error.
+    """Binary cross-entropy on similarity scores in [0, 1], summed over the score columns; the
+    pipe's default loss. Scores (n, k), one column per head: k = 2 with WithAuxiliary.v1 (main
+    head first). Labels: n values in {0, 1}; values in between act as soft targets. A label that
+    is not a number in [0, 1] is an error.
 
     Loss, with p = clip(s, eps, 1 - eps):
 
@@ -27,7 +26,7 @@ class PairLogLoss:
     (d_scores, loss).
     """
 
-    def __init__(self, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0):
+    def __init__(self, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> None:
         if not 0.0 <= label_smoothing < 1.0:
             raise ValueError(f"LogLoss: label_smoothing must be in [0, 1), got {label_smoothing}")
         if not 0.0 <= distill <= 1.0:
@@ -51,30 +50,14 @@ class PairLogLoss:
         return d.astype(scores.dtype), float(loss)
 
 
-@registry.losses("spacy-siamese.LogLoss.v2")
-def make_log_loss(*, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> PairLogLoss:
-    """Log loss (PairLogLoss) for duplicate / not-duplicate labels; the pipe's default loss.
-
-    Use it with 0/1 labels and a comparison that scores in [0, 1] (Cauchy, rescaled cosine,
-    feature head, or WithAuxiliary.v1 of those); `distill` needs WithAuxiliary.v1.
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.LogLoss.v2"
-        eps = 0.00001
-        label_smoothing = 0.1
-        distill = 0.2
-    """
-    return PairLogLoss(eps=eps, label_smoothing=label_smoothing, distill=distill)
-
-
+@registry.losses("spacy-siamese.LogLoss.v1")
 class PairLogLossV1:
-    """LogLoss.v1 as first registered: binary cross-entropy on the first score column.
-
-    Loss, with p = clip(s[:, 0], eps, 1 - eps): -1/n * sum_i [y log p + (1 - y) log(1 - p)];
-    the gradient has shape (n, 1). Returns (d_scores, loss).
+    """Frozen LogLoss.v1, for pipelines saved with it (new configs use LogLoss.v2): binary
+    cross-entropy on the first score column, p = clip(s[:, 0], eps, 1 - eps),
+    -1/n * sum_i [y log p + (1 - y) log(1 - p)]; the gradient has shape (n, 1).
     """
 
-    def __init__(self, eps: float = 1e-5):
+    def __init__(self, *, eps: float = 1e-5) -> None:
         self.eps = eps
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
@@ -87,13 +70,5 @@ class PairLogLossV1:
         return d[:, None].astype(scores.dtype), float(loss)
 
 
-@registry.losses("spacy-siamese.LogLoss.v1")
-def make_log_loss_v1(*, eps: float = 1e-5) -> PairLogLossV1:
-    """Frozen: LogLoss.v1 with its original signature and behaviour (one score column, no
-    smoothing, no distillation), for pipelines saved with it. New configs use LogLoss.v2.
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.LogLoss.v1"
-        eps = 0.00001
-    """
-    return PairLogLossV1(eps=eps)
+make_log_loss = PairLogLoss  # the builders of the registered names
+make_log_loss_v1 = PairLogLossV1

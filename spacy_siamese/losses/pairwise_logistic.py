@@ -8,20 +8,18 @@ from thinc.types import Floats1d, Floats2d
 from ._util import check_truths, softplus_sigmoid
 
 
+@registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
 class PairwiseLogisticLoss:
-    """Pairwise logistic loss over the pairs of a batch with different labels.
-
-    Scores: (n, 1), one score column (an auxiliary head needs LogLoss.v2 or SquaredError.v1).
-    Labels: n values in [0, 1], 0/1 or graded; only their order matters.
-
-    Over O = {(i, j): y_i > y_j}, the pairs of the batch that should score in that order:
+    """S2Net's pairwise logistic loss, for when only the ranking of the scores matters (e.g. a
+    cosine whose scores are not probabilities); each batch needs pairs with different labels.
+    Scores (n, 1); labels: n values in [0, 1], 0/1 or graded. Over O = {(i, j): y_i > y_j}:
 
         loss = 1/|O| * sum_(i,j) in O log(1 + exp(-gamma * (s_i - s_j)))
 
     and 0, with a zero gradient, when O is empty. Returns (d_scores, loss).
     """
 
-    def __init__(self, gamma: float = 10.0):
+    def __init__(self, gamma: float = 10.0) -> None:
         if not gamma > 0:
             raise ValueError(f"PairwiseLogisticLoss: gamma must be > 0, got {gamma}")
         self.gamma = gamma
@@ -48,16 +46,4 @@ class PairwiseLogisticLoss:
         return d[:, None].astype(scores.dtype), loss
 
 
-@registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
-def make_pairwise_logistic_loss(*, gamma: float = 10.0) -> PairwiseLogisticLoss:
-    """S2Net's pairwise logistic loss (PairwiseLogisticLoss).
-
-    Use it when only the ranking of the scores matters, e.g. a cosine comparison whose scores
-    are not probabilities (S2Net); each batch needs pairs with different labels. `gamma` scales
-    the score differences.
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.PairwiseLogisticLoss.v1"
-        gamma = 10.0
-    """
-    return PairwiseLogisticLoss(gamma=gamma)
+make_pairwise_logistic_loss = PairwiseLogisticLoss  # the builder of the registered name

@@ -15,25 +15,24 @@ TABLE_VECTORS = "vectors.npy"
 TABLE_TEXTS = "texts.json"
 
 
+@registry.losses("spacy-siamese.TeacherScores.v1")
 class TeacherScoresLoss:
-    """Reproduce a teacher's similarities of every side A against every side B of a batch.
+    """Distil a teacher's similarities of every side A against every side B of a batch, plus a
+    pair loss. `vectors`: a teacher table, the directory `teacher-pairs --vectors-output` or
+    `teacher-vectors --output` wrote for the pair files trained on.
 
-    Scores: (n, k + n), the training output of `spacy-siamese.WithInBatchScores.v1`: the
-    comparison's k pair columns, then M[i, j] = score(A_i, B_j). The teacher's matrix is
-    T[i, j] = t(A_i) . t(B_j), the cosine of its unit vectors, read from a teacher table
-    (`python -m spacy_siamese teacher-pairs ... --vectors-output DIR`). Each row of M is
-    trained towards the teacher's distribution over the batch's B sides, and each column over
-    its A sides (a soft version of in-batch negatives):
+    Scores (n, k + n), the comparison wrapped in `spacy-siamese.WithInBatchScores.v1`: k pair
+    columns, then M[i, j] = score(A_i, B_j). T[i, j] = t(A_i) . t(B_j) is the cosine of the
+    teacher's unit vectors. Each row of M is trained towards the teacher's distribution over the
+    batch's B sides, and each column over its A sides:
 
         P = softmax(scale * M[i, :]),  Q = softmax(T[i, :] / temperature)
         distill = 1/(2n) sum over the n rows and n columns of KL(Q || P)
         loss = pair_loss(pair columns, labels) + weight * distill
 
-    A pair loss that takes in-batch scores itself (InBatchNegatives.v1: hard in-batch negatives
-    from 0/1 labels) gets all the columns and the batch's texts, and its gradient on the matrix
-    adds to the teacher's.
-
-    n^2 targets a batch where the pair loss alone has n. The pipe hands the batch's texts over
+    `pair_loss` defaults to CoSENTLoss.v1; one that takes in-batch scores itself
+    (InBatchNegatives.v1, for 0/1 labels) gets all the columns and the batch's texts, and its
+    gradient on the matrix adds to the teacher's. The pipe hands the batch's texts over
     (`for_texts`); a text the table does not have is an error naming it. The table is read at
     the first batch, so a trained pipeline loads without it.
     """
@@ -43,7 +42,7 @@ class TeacherScoresLoss:
     def __init__(
         self,
         vectors: Union[str, Path],
-        pair_loss: Optional[Loss] = None,
+        pair_loss: Optional[Callable] = None,
         *,
         scale: float = 20.0,
         temperature: float = 0.05,
@@ -135,32 +134,7 @@ def soft_ranking_loss(Z: Floats2d, targets: Floats2d) -> Tuple[Floats2d, float]:
     return dZ / (2 * n), total / (2 * n)
 
 
-@registry.losses("spacy-siamese.TeacherScores.v1")
-def make_teacher_scores(
-    *,
-    vectors: str,
-    pair_loss: Optional[Callable] = None,
-    scale: float = 20.0,
-    temperature: float = 0.05,
-    weight: float = 1.0,
-) -> TeacherScoresLoss:
-    """Distillation of a teacher's in-batch cosines plus a pair loss (TeacherScoresLoss), for
-    the teacher-labelled pairs of `python -m spacy_siamese teacher-pairs` (`vectors`: the
-    directory its --vectors-output wrote) or any pair file whose texts `teacher-vectors`
-    encoded (`vectors`: its --output). The comparison must be wrapped in
-    WithInBatchScores.v1; `pair_loss` (default CoSENTLoss.v1) trains on the pair labels, or on
-    them and the in-batch matrix (InBatchNegatives.v1, for 0/1 labels).
-
-        [components.siamese_similarity.loss.losses.teacher]
-        @losses = "spacy-siamese.TeacherScores.v1"
-        vectors = "corpus/teacher/vectors"
-        weight = 1.0
-
-        [components.siamese_similarity.loss.losses.teacher.pair_loss]
-        @losses = "spacy-siamese.CoSENTLoss.v1"
-        scale = 10.0
-    """
-    return TeacherScoresLoss(vectors, pair_loss, scale=scale, temperature=temperature, weight=weight)
+make_teacher_scores = TeacherScoresLoss  # the builder of the registered name
 
 
 def text_key(text: str) -> str:

@@ -14,31 +14,29 @@ MINING = ("all", "hard")
 Penalty = Callable[[Any], Tuple[Any, Any]]
 
 
+@registry.losses("spacy-siamese.TripletLoss.v1")
 class TripletLoss:
-    """Triplet loss with in-batch mining, from labelled docs or from labelled pairs.
-
-    For an anchor a, a positive p (similar to a) and a negative q (not), the penalty of
+    """Triplet loss with in-batch mining, for any encoder and comparison, from labelled docs or
+    from labelled pairs. For an anchor a, a positive p and a negative q, the penalty of
     x = s(a, q) - s(a, p) is
 
         logistic:  log(1 + exp(scale * x))    (Tajima et al. 2016: scale 1, inner products)
         margin:    max(0, margin + x)
 
     `mining="all"` averages it over every valid triplet of the batch, `mining="hard"` over the
-    anchors, each with its hardest positive (lowest score) and hardest negative (highest
-    score; Hermans et al. 2017). The loss is scaled by `weight` (alpha). A batch without a
-    triplet has loss 0 and a zero gradient.
+    anchors, each with its lowest-scoring positive and highest-scoring negative (Hermans et al.
+    2017). The loss is scaled by `weight` (alpha); a batch without a triplet has loss 0.
 
-    From labelled docs (`from_labels`, called by the pipe for `spacy-siamese.LabelledDocuments.v1`
-    examples): the (n, n) score matrix M[i, j] = s(doc_i, doc_j) of the batch; the positives
-    share a label with the anchor, the negatives do not.
+    From labelled docs (`from_labels`, for `spacy-siamese.LabelledDocuments.v1`; batch with
+    `spacy-siamese.batch_by_labels.v1`): the (n, n) score matrix M[i, j] = s(doc_i, doc_j); the
+    positives share a label with the anchor, the negatives do not.
 
-    From labelled pairs (`__call__`): scores (n, k + n), the output of
-    `spacy-siamese.WithInBatchScores.v1` as for InBatchNegatives.v1, and n labels in {0, 1}.
-    For each duplicate pair (A_i, B_i), B_i is the positive of anchor A_i and every other B_j
-    a negative, and the same with the sides swapped; the two directions are averaged. With the
-    batch's texts (`for_texts`, which the pipe calls), a B_j (A_j) that is a known duplicate of
-    the anchor (the same text as its positive, or joined to it by duplicate pairs of the batch)
-    is not a negative. `pair_loss`, if given, trains the k pair columns too.
+    From labelled pairs (`__call__`, the comparison wrapped in WithInBatchScores.v1): scores
+    (n, k + n) as for InBatchNegatives.v1 and n labels in {0, 1}. For each duplicate pair
+    (A_i, B_i), B_i is the positive of anchor A_i and every other B_j a negative, and the same
+    with the sides swapped; the two directions are averaged. With the batch's texts
+    (`for_texts`), a known duplicate of the anchor is not a negative. `pair_loss`, if given,
+    trains the k pair columns too.
     """
 
     uses_in_batch_scores = True  # on pairs, takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
@@ -158,30 +156,4 @@ def batch_hard_triplets(M: Any, positive: Any, negative: Any, penalty: Penalty) 
     return dM, float(value.sum() / k)
 
 
-@registry.losses("spacy-siamese.TripletLoss.v1")
-def make_triplet_loss(
-    *,
-    form: str = "logistic",
-    mining: str = "all",
-    margin: float = 0.2,
-    scale: float = 1.0,
-    weight: float = 1.0,
-    pair_loss: Optional[Callable] = None,
-) -> TripletLoss:
-    """Triplet loss with batch-all or batch-hard mining (TripletLoss), for any encoder and
-    comparison.
-
-    Use it to train on documents with labels instead of pairs (LabelledDocuments.v1; batch with
-    `spacy-siamese.batch_by_labels.v1` for several docs per label in a batch), or on labelled
-    pairs with the comparison wrapped in WithInBatchScores.v1.
-
-        [components.siamese_similarity.loss]
-        @losses = "spacy-siamese.TripletLoss.v1"
-        form = "logistic"
-        mining = "all"
-        margin = 0.2
-        scale = 10.0
-        weight = 1.0
-        pair_loss = null
-    """
-    return TripletLoss(form=form, mining=mining, margin=margin, scale=scale, weight=weight, pair_loss=pair_loss)
+make_triplet_loss = TripletLoss  # the builder of the registered name
