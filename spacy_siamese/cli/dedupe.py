@@ -62,11 +62,9 @@ def dedupe_command(
 ) -> None:
     """Find the duplicate pairs of a collection with a trained pipeline.
 
-    Ids: a JSONL collection whose records have an 'id' keeps it; otherwise a doc's id is its
-    position, 0 for the first text (blank lines are skipped and reported), as in Python. The
-    collection is encoded in chunks into --work-dir: a run that is stopped, even killed, resumes
-    there and gives the same pairs. Every score is the pipe's similarity of the two texts.
-    """
+    A doc's id is its JSONL record's 'id', else its position (0 for the first text; blank lines
+    are skipped and reported). The collection is encoded in chunks into --work-dir: a stopped run,
+    even a killed one, resumes there and gives the same pairs. A score is the pipe's similarity."""
     with errors(), warnings_as_lines():
         work_dir = work_dir or output.with_name(output.name + ".work")
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name

@@ -75,13 +75,10 @@ def evaluate_command(
 ) -> None:
     """Score a labelled pair file with a trained pipeline, optionally against baselines.
 
-    The pipeline uses its stored threshold; with --baselines, TF-IDF cosine and averaged word
-    vectors use the accuracy-optimal threshold on the file, and so does a --teacher's cosine
-    (what a distilled student is read against). --compare scores other trained pipelines, each at
-    its own stored threshold. Pairs from several groups (the STS Benchmark's source files, a JSON
-    lines "group") are also scored group by group; --bootstrap N adds intervals, and the interval
-    of the pipeline's lead over each baseline and compared pipeline (same resamples).
-    """
+    The pipeline and the --compare ones use their stored thresholds; --baselines (TF-IDF cosine,
+    averaged word vectors) and a --teacher's cosine the accuracy-optimal threshold on the file.
+    Pairs of several groups (e.g. the STS Benchmark's source files) are also scored per group;
+    --bootstrap N adds intervals, and of the pipeline's lead over each other method."""
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads

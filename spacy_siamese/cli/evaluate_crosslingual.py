@@ -30,8 +30,7 @@ def evaluate_crosslingual_command(
     the other, per dev group (sentences, news lines, pseudo-documents).
 
     acc@1 and MRR in both directions and their mean; --train adds TF-IDF cosine (words; and the
-    pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs.
-    """
+    pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs."""
     with errors():
         require_file(dev)
         require_file(train)

@@ -64,15 +64,11 @@ def evaluate_duplicates_command(
     """Rank each sampled duplicate's partner among all texts of a pair file, printed as JSON
     (--output-md: as a table, which `report` also makes of the JSON).
 
-    One text of each sampled duplicate pair queries every other distinct text of the file:
-    MRR, MRR@k and recall@k of its partner's rank. Ranks are pessimistic (ties count against
-    the partner); the TF-IDF cosine baseline is fitted on the distinct texts of the first
-    --fit-limit pairs of --fit-texts, as `evaluate --baselines` fits it.
-    --compare ranks with other trained pipelines on the same queries; --bootstrap N adds
-    intervals of every figure and of the pipeline's MRR@10 lead over each other method (the
-    same resampled queries for both). Pairs labelled 0 or 1 are duplicates at 1; a file of graded
-    labels needs --label-threshold to say which are.
-    """
+    One text of each sampled duplicate pair queries every other distinct text of the file: MRR,
+    MRR@k and recall@k of its partner's rank (ties count against it). --fit-texts adds TF-IDF
+    cosine, fitted as `evaluate --baselines` fits it; --compare ranks with other pipelines on the
+    same queries; --bootstrap N adds intervals, and of the pipeline's MRR@10 lead over each other
+    method. Duplicates are the pairs labelled 1; graded labels need --label-threshold."""
     with errors():
         for path in (pairs, fit_texts):
             require_file(path)  # before the model loads
