@@ -70,13 +70,12 @@ def evaluate_duplicates_command(
     same queries; --bootstrap N adds intervals, and of the pipeline's MRR@10 lead over each other
     method. Duplicates are the pairs labelled 1; graded labels need --label-threshold."""
     with errors():
-        for path in (pairs, fit_texts):
-            require_file(path)  # before the model loads
+        require_file(pairs, fit_texts)  # before the model loads
         check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = duplicate_records(read_pair_records(pairs), label_threshold, pairs)
-        fit, fit_note = read_fit_texts(fit_texts, fit_limit) if fit_texts is not None else (None, None)
+        fit, fit_note = read_fit_texts(fit_texts, fit_limit)
         report = evaluate_duplicates(
             nlp,
             records,

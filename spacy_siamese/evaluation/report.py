@@ -276,14 +276,10 @@ def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[
     columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
     rows = []
     for name, rep in reports.items():
-        res = rep["results"]
-        ours = res.get(MODEL, {})
         if kind == "retrieval":
-            cells = [str(ours.get("width", "-")), f"{rep['n_heldout_docs']:,}"]
-        elif kind == DUPLICATES:
-            cells = [f"{rep['n_queries']:,}"]
+            cells = [str(rep["results"].get(MODEL, {}).get("width", "-")), f"{rep['n_heldout_docs']:,}"]
         else:
-            cells = [f"{rep['n_pairs']:,}"]
+            cells = [f"{rep['n_queries' if kind == DUPLICATES else 'n_pairs']:,}"]
         cells += [summary_cell(rep, MODEL, key, key == baseline_metric, digits) for key in metrics]
         cells += [summary_cell(rep, method, baseline_metric, True, digits) for method in baselines]
         rows.append([name, pipe_kind(rep.get("model") or {}), *cells])
