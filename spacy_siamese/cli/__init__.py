@@ -1,10 +1,4 @@
-"""Command line: `python -m spacy_siamese COMMAND`, one command a module. Pairs: `evaluate`,
-`evaluate-duplicates`, `convert`, `report`; documents: `evaluate-retrieval`; translations:
-`evaluate-crosslingual`; collections: `index`, `search`, `dedupe`, `dedupe-ray`, `encode`,
-`calibrate`; the tokens behind a pair's score: `explain`; trained pipelines averaged into one:
-`average`; the page in a browser: `serve`; a teacher fine-tuned on pair files and scored:
-`teacher-train`, `teacher-evaluate`; pairs labelled by a teacher and its vectors: `teacher-pairs`,
-`teacher-vectors`."""
+"""Command line: `python -m spacy_siamese COMMAND`, one command a module (`--help` lists them)."""
 
 import inspect
 

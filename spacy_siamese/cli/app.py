@@ -76,9 +76,7 @@ N_PROCESS = typer.Option(
     1, "--n-process", callback=_n_process, help="Processes for encoding (nlp.pipe n_process; -1: one per CPU core)"
 )
 COMPARE = typer.Option(
-    None,
-    "--compare",
-    help="Also score another trained pipeline (repeat for several; e.g. an earlier model)",
+    None, "--compare", help="Also score another trained pipeline (repeat for several; e.g. an earlier model)"
 )
 CONFIDENCE = typer.Option(
     0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the --bootstrap intervals"
@@ -89,8 +87,7 @@ FIT_LIMIT = typer.Option(
 
 
 def load_pipeline(model: str) -> Language:
-    """A trained pipeline with a siamese_similarity pipe, or a clear error (naming an empty file
-    of a damaged pipeline directory)."""
+    """A trained pipeline with a siamese_similarity pipe, or a clear error (naming a damaged one's empty files)."""
     if not Path(model).exists() and not spacy.util.is_package(model):
         old = Path(model).with_name(Path(model).name + ".old")
         if old.is_dir():  # a save killed between its two renames: the pipeline is whole there
@@ -125,8 +122,8 @@ IN_PLACE = typer.Option(False, "--in-place", help="Save the pipeline over MODEL 
 
 
 def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs: Sequence[Path]) -> Path:
-    """Where a command that edits a pipeline saves it: --output, or MODEL itself with --in-place;
-    refused before any work if the directory would replace MODEL unasked or one of the `inputs`."""
+    """Where a command that edits a pipeline saves it: --output, or MODEL with --in-place; refused
+    before any work if it would replace MODEL unasked or one of the `inputs`."""
     if (output is None) == (not in_place):
         fail("Give --output DIR for the new pipeline, or --in-place to replace MODEL" + (", not both" * in_place))
     if in_place and not model.is_dir():
@@ -200,9 +197,11 @@ def pair_file_texts(paths: Sequence[Path]) -> List[str]:
     return [text for path in paths for r in read_pair_records(path) for text in (r.text1, r.text2)]
 
 
-def read_fit_texts(path: Path, limit: int) -> Tuple[List[str], str]:
+def read_fit_texts(path: Optional[Path], limit: int) -> Tuple[Optional[List[str]], Optional[str]]:
     """The distinct texts of the first `limit` pairs (0 = all) of the pair file that a TF-IDF
-    baseline is fitted on, and a note saying so: `evaluate` and `evaluate-duplicates` fit it alike."""
+    baseline is fitted on, and a note saying so; (None, None) without a file."""
+    if path is None:
+        return None, None
     records = read_pair_records(path, limit=limit)
     texts = distinct_pair_texts((r.text1, r.text2) for r in records)
     return texts, f"the {len(texts):,} distinct texts of the first {len(records):,} pairs of {given_path(path)}"
@@ -234,20 +233,20 @@ def expand_paths(pattern: str) -> List[Path]:
 
 
 def tuned_scores(nlp: Language, examples: List[Example], pair_scores: Optional[PairScores] = None) -> Dict[str, Any]:
-    """The pipe's figures on the pairs after tuning its thresholds on them (as `spacy train` does);
-    `pair_scores` as in the pipe's `score`."""
+    """The pipe's figures on the pairs at thresholds tuned on them (as `spacy train` does)."""
     return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True, pair_scores=pair_scores)
 
 
 def set_performance(nlp: Language, scores: Dict[str, Any]) -> None:
-    """Write the pipe's figures to the meta's `performance`, where `spacy train` keeps the dev
-    scores of the weights it saved."""
+    """Write the pipe's figures to the meta's `performance`, as `spacy train` does for its dev scores."""
     nlp.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
 
 
-def require_file(path: Optional[Path]) -> None:
-    if path is not None and not Path(path).exists():
-        fail(f"File not found: {path}")
+def require_file(*paths: Optional[Path]) -> None:
+    """Fail on the first of the given paths (None: not given) that does not exist."""
+    for path in paths:
+        if path is not None and not Path(path).exists():
+            fail(f"File not found: {path}")
 
 
 class _Failure(Exception):

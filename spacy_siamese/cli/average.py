@@ -46,14 +46,12 @@ def average_command(
 ) -> None:
     """Average the weights of trained pipelines of one architecture and save the result with its
     decision and dedupe thresholds tuned on the dev pairs; print each pipeline's dev figures and
-    the average's (at thresholds tuned on the same pairs).
+    the average's.
 
     Average pipelines trained further from one trained pipeline (e.g. `spacy train` with
-    `--paths.init_weights` or a sourced pipe, other seeds, losses or teachers); pipelines trained
-    from different random starts are not expected to average into a model. The config, settings
-    and vocabulary are the first pipeline's; its meta gets the average's dev scores
-    (`performance`) and what was averaged (`averaged`). It is saved to --output, or over the first
-    pipeline with --in-place, whole or not at all."""
+    `--paths.init_weights`, other seeds, losses or teachers), not ones from different random
+    starts. The config, settings and vocabulary are the first pipeline's; its meta gets the dev
+    scores (`performance`) and what was averaged (`averaged`). Saved whole or not at all."""
     with errors():
         mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
         others = [Path(model) for model in models[1:] if Path(model).exists()]  # not installed packages

@@ -52,19 +52,16 @@ def calibrate_command(
     format: str = PAIRS_FORMAT,
 ) -> None:
     """Set the dedupe threshold: the lowest score at which the pairs' duplicates are found with
-    the given precision. `dedupe` uses it by default; `spacy train` sets it with the decision
-    threshold, so this is for pipelines trained before it existed or for another precision.
+    the given precision. `dedupe` uses it by default; `spacy train` sets it too, so this is for
+    older pipelines or another precision.
 
-    With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (the training
-    loss never sees it, so no training is needed; `benchmarks/hybrid_weight.py` measures the
-    weights), then tune both thresholds on the pairs, as `spacy train` does, print the pair
-    figures at the old weight and the new one, and write the new ones to the meta's
-    `performance`. The pipe gets a new model id: encode stored collections again. Graded pairs
-    (e.g. STS-B dev) set the weight only: their figures (Spearman, Pearson) at the two weights are
-    printed and written, and no threshold is set.
+    With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (no training
+    needed), then tune both thresholds on the pairs as `spacy train` does, print the pair figures
+    at the old and the new weight and write the new ones to the meta's `performance`. The pipe
+    gets a new model id: encode stored collections again. Graded pairs (e.g. STS-B dev) set the
+    weight only (their Spearman and Pearson at both weights are printed and written), no threshold.
 
-    The pipeline is saved to --output, or over MODEL with --in-place; either way whole or not at
-    all (a kill while saving leaves the pipeline that was there)."""
+    The pipeline is saved to --output, or over MODEL with --in-place, whole or not at all."""
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
             fail(f"--lexical-weight must be in [0, 1], got {lexical_weight:g}")

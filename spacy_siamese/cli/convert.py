@@ -32,9 +32,7 @@ def convert_command(
     training readers take), or as a .spacy file for `spacy evaluate` and spaCy's corpus reader.
 
     In a .spacy file each doc is side A of a pair, with side B and the label in its user_data.
-    `spacy evaluate` writes the pipe's sim_* scores to its --output JSON (its printed table has no
-    sim_* rows).
-    """
+    `spacy evaluate` writes the pipe's sim_* scores to its --output JSON, not to its printed table."""
     with errors():
         if output.suffix not in (".jsonl", ".spacy"):
             fail(f"The output must be a .jsonl or .spacy file, got {output}")

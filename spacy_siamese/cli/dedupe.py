@@ -1,12 +1,12 @@
 """`dedupe`: the duplicate pairs (and groups) of a collection, at corpus scale."""
 
 import os
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import typer
 
+from ..evaluation.pair_evaluation import timed
 from ..evaluation.report import write_json
 from ..files import check_outputs
 from ..search import CorpusIndex, encode_collection, group_pairs
@@ -62,11 +62,9 @@ def dedupe_command(
 ) -> None:
     """Find the duplicate pairs of a collection with a trained pipeline.
 
-    Ids: a JSONL collection whose records have an 'id' keeps it; otherwise a doc's id is its
-    position, 0 for the first text (blank lines are skipped and reported), as in Python. The
-    collection is encoded in chunks into --work-dir: a run that is stopped, even killed, resumes
-    there and gives the same pairs. Every score is the pipe's similarity of the two texts.
-    """
+    A doc's id is its JSONL record's 'id', else its position (0 for the first text; blank lines
+    are skipped and reported). The collection is encoded in chunks into --work-dir: a stopped run,
+    even a killed one, resumes there and gives the same pairs. A score is the pipe's similarity."""
     with errors(), warnings_as_lines():
         work_dir = work_dir or output.with_name(output.name + ".work")
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
@@ -74,54 +72,41 @@ def dedupe_command(
         check_candidates(candidates)
         check_replaceable(work_dir)
         stages: Dict[str, float] = {}
-        start = time.perf_counter()
-        collection = read_collection(input, format, field)
-        stages["scan"] = time.perf_counter() - start
-        mark = time.perf_counter()
-        nlp = load_pipeline(model)
-        limit = dedupe_limit(nlp, threshold)
-        stages["load"] = time.perf_counter() - mark
-        mark = time.perf_counter()
+        with timed(stages, "scan"):
+            collection = read_collection(input, format, field)
+        with timed(stages, "load"):
+            nlp = load_pipeline(model)
+            limit = dedupe_limit(nlp, threshold)
         processes = n_process if n_process > 0 else os.cpu_count() or 1  # -1 as in encode and index
-        store = encode_collection(
-            nlp,
-            collection.texts(),
-            collection.n,
-            work_dir,
-            source=collection.source(),
-            fresh=fresh,
-            chunk_size=chunk_size,
-            batch_size=batch_size,
-            n_process=processes,
-            progress=progress,
-        )
-        stages["encode"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        index = CorpusIndex(nlp, store, candidates=candidates, progress=progress)
-        stages["index"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        pairs = index.duplicates(limit, k=k, c=c, progress=progress)
-        stages["search"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        ids = collection.ids
-        texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
-        rows = [{"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs]
-        with disk_errors(output):
-            write_jsonl(output, rows)
-        stages["pairs"] = time.perf_counter() - mark
+        with timed(stages, "encode"):
+            store = encode_collection(
+                nlp, collection.texts(), collection.n, work_dir, source=collection.source(), fresh=fresh,
+                chunk_size=chunk_size, batch_size=batch_size, n_process=processes, progress=progress,
+            )  # fmt: skip
+        with timed(stages, "index"):
+            index = CorpusIndex(nlp, store, candidates=candidates, progress=progress)
+        with timed(stages, "search"):
+            pairs = index.duplicates(limit, k=k, c=c, progress=progress)
+        with timed(stages, "pairs"):
+            ids = collection.ids
+            texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
+            rows = [
+                {"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs
+            ]
+            with disk_errors(output):
+                write_jsonl(output, rows)
         stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
         stats.update(n_pairs=len(pairs), n_scored=index.n_scored)
         if groups is not None:
-            mark = time.perf_counter()
-            found = group_pairs(pairs, collection.n, method=method, min_size=min_size)
-            texts = collection.texts_at({i for g in found for i in g})
-            group_rows: List[Dict[str, Any]] = [
-                {"group": g, "size": len(members), "members": [{"id": ids[i], "text": texts[i]} for i in members]}
-                for g, members in enumerate(found)
-            ]
-            with disk_errors(groups):
-                write_jsonl(groups, group_rows)
-            stages["groups"] = time.perf_counter() - mark
+            with timed(stages, "groups"):
+                found = group_pairs(pairs, collection.n, method=method, min_size=min_size)
+                texts = collection.texts_at({i for g in found for i in g})
+                group_rows: List[Dict[str, Any]] = [
+                    {"group": g, "size": len(members), "members": [{"id": ids[i], "text": texts[i]} for i in members]}
+                    for g, members in enumerate(found)
+                ]
+                with disk_errors(groups):
+                    write_jsonl(groups, group_rows)
             stats.update(n_groups=len(found), largest_group=len(found[0]) if found else 0)
         typer.echo(f"Wrote {len(pairs):,} duplicate pairs among {collection.n:,} docs to {output}")
         if groups is not None:

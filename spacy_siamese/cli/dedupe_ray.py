@@ -41,12 +41,9 @@ def dedupe_ray_command(
 ) -> None:
     r"""Find the duplicate pairs of a JSONL collection on Ray Data (pip install 'spacy-siamese\[ray]').
 
-    Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors and its
-    duplicate pairs, keyed by the 'id' field, as JSONL: the pairs of `dedupe` on the same
-    collection. Set RAY_ADDRESS to use a running cluster; a Ray started here ends with the
-    command, even a killed one. A local --vectors directory is written whole or not at all (a
-    killed run's files are not mixed into the next run's).
-    """
+    Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors (a local
+    directory whole or not at all) and its duplicate pairs by 'id' as JSONL: the pairs of `dedupe`.
+    Set RAY_ADDRESS to use a running cluster; a Ray started here ends with the command, even a killed one."""
     with errors():
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself

@@ -1,9 +1,9 @@
 """`evaluate`: score a labelled pair file with a trained pipeline, optionally against baselines."""
 
+from functools import partial
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-import numpy
 import typer
 
 from ..corpora import PairRecord
@@ -75,31 +75,18 @@ def evaluate_command(
 ) -> None:
     """Score a labelled pair file with a trained pipeline, optionally against baselines.
 
-    The pipeline uses its stored threshold; with --baselines, TF-IDF cosine and averaged word
-    vectors use the accuracy-optimal threshold on the file, and so does a --teacher's cosine
-    (what a distilled student is read against). --compare scores other trained pipelines, each at
-    its own stored threshold. Pairs from several groups (the STS Benchmark's source files, a JSON
-    lines "group") are also scored group by group; --bootstrap N adds intervals, and the interval
-    of the pipeline's lead over each baseline and compared pipeline (same resamples).
-    """
+    The pipeline and the --compare ones use their stored thresholds; --baselines (TF-IDF cosine,
+    averaged word vectors) and a --teacher's cosine the accuracy-optimal threshold on the file.
+    Pairs of several groups (e.g. the STS Benchmark's source files) are also scored per group;
+    --bootstrap N adds intervals, and of the pipeline's lead over each other method."""
     with errors():
-        for path in (pairs, fit_texts):
-            require_file(path)  # before the model loads
+        require_file(pairs, fit_texts)  # before the model loads
         check_paths([pairs, fit_texts, model, vectors, *(compare or [])], [output_json, output_md, plot])
         nlp = load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = only_groups(read_pair_records(pairs, format=format, limit=limit), group or [], pairs)
-        fit: Optional[List[str]] = None
-        fit_note = None
-        if baselines and fit_texts is not None:
-            fit, fit_note = read_fit_texts(fit_texts, fit_limit)
+        fit, fit_note = read_fit_texts(fit_texts if baselines else None, fit_limit)
         vectors_nlp = load_vectors(vectors) if baselines and vectors else None
-        encode_teacher = None
-        if teacher:
-
-            def encode_teacher(texts: Sequence[str]) -> numpy.ndarray:
-                return teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
-
         result = evaluate_pairs(
             nlp,
             records,
@@ -107,7 +94,7 @@ def evaluate_command(
             fit_texts=fit,
             fit_note=fit_note,
             vectors=vectors_nlp,
-            teacher=encode_teacher,
+            teacher=partial(teacher_vectors, teacher, cache_dir=teacher_cache, progress=progress) if teacher else None,
             compare=others,
             n_examples=examples,
             bootstrap=bootstrap,

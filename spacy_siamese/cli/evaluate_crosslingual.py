@@ -30,11 +30,9 @@ def evaluate_crosslingual_command(
     the other, per dev group (sentences, news lines, pseudo-documents).
 
     acc@1 and MRR in both directions and their mean; --train adds TF-IDF cosine (words; and the
-    pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs.
-    """
+    pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs."""
     with errors():
-        require_file(dev)
-        require_file(train)
+        require_file(dev, train)
         pair = tuple(part.strip() for part in langs.split(","))
         if len(pair) != 2 or not all(pair):
             raise ValueError(f"--langs takes two language keys, e.g. en,es; got {langs!r}")

@@ -64,23 +64,18 @@ def evaluate_duplicates_command(
     """Rank each sampled duplicate's partner among all texts of a pair file, printed as JSON
     (--output-md: as a table, which `report` also makes of the JSON).
 
-    One text of each sampled duplicate pair queries every other distinct text of the file:
-    MRR, MRR@k and recall@k of its partner's rank. Ranks are pessimistic (ties count against
-    the partner); the TF-IDF cosine baseline is fitted on the distinct texts of the first
-    --fit-limit pairs of --fit-texts, as `evaluate --baselines` fits it.
-    --compare ranks with other trained pipelines on the same queries; --bootstrap N adds
-    intervals of every figure and of the pipeline's MRR@10 lead over each other method (the
-    same resampled queries for both). Pairs labelled 0 or 1 are duplicates at 1; a file of graded
-    labels needs --label-threshold to say which are.
-    """
+    One text of each sampled duplicate pair queries every other distinct text of the file: MRR,
+    MRR@k and recall@k of its partner's rank (ties count against it). --fit-texts adds TF-IDF
+    cosine, fitted as `evaluate --baselines` fits it; --compare ranks with other pipelines on the
+    same queries; --bootstrap N adds intervals, and of the pipeline's MRR@10 lead over each other
+    method. Duplicates are the pairs labelled 1; graded labels need --label-threshold."""
     with errors():
-        for path in (pairs, fit_texts):
-            require_file(path)  # before the model loads
+        require_file(pairs, fit_texts)  # before the model loads
         check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = duplicate_records(read_pair_records(pairs), label_threshold, pairs)
-        fit, fit_note = read_fit_texts(fit_texts, fit_limit) if fit_texts is not None else (None, None)
+        fit, fit_note = read_fit_texts(fit_texts, fit_limit)
         report = evaluate_duplicates(
             nlp,
             records,

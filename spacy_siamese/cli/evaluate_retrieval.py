@@ -47,8 +47,7 @@ def evaluate_retrieval_command(
     """Rank held-out documents of a collection with a trained pipeline, optionally against baselines.
 
     Each held-out document is a query against the others (relevant = a shared label): MRR, P@k,
-    MAP and pair AUC; --baselines adds TF-IDF cosine and LSA.
-    """
+    MAP and pair AUC; --baselines adds TF-IDF cosine and LSA."""
     with errors():
         require_file(documents)
         check_paths([documents, model], [output_json, output_md])

@@ -38,8 +38,7 @@ def explain_command(
 
     Each token's contribution: exact term contributions for TWEAK and S2Net; Shapley values for
     every other encoder (a text's values sum to its score minus the score with that text
-    emptied). Without texts, a TWEAK pipe's learned feature weights.
-    """
+    emptied). Without texts, a TWEAK pipe's learned feature weights."""
     with errors():
         if (text_a is None) != (text_b is None):
             fail("Give two texts to explain a pair, or none for a TWEAK pipe's feature weights")

@@ -32,8 +32,7 @@ def serve_command(
 
     The page answers on this machine only unless --host says otherwise, and only to requests for
     an IP address, localhost, this machine's name, --host or an --allow-host name (no DNS
-    rebinding). An explanation keeps to --explain-budget seconds: its Shapley values are sampled
-    from fewer permutations than the explain command's if need be; searches do not wait for it."""
+    rebinding). An explanation keeps to --explain-budget seconds (fewer Shapley samples if need be)."""
     with errors():
         require_file(groups)  # before the model loads
         if index is not None and not index.is_dir():

@@ -36,12 +36,9 @@ def teacher_evaluate_command(
 ) -> None:
     r"""Score a labelled pair file with teachers (pip install 'spacy-siamese\[distill]').
 
-    A CrossEncoder directory (e.g. from teacher-train) scores each pair with its probability, a
-    bi-encoder with the cosine of the two texts' vectors. Each is read at its accuracy-optimal
-    threshold on this file (the dev-tuned threshold, as evaluate reads a teacher). With
-    --bootstrap N, intervals of every figure and of the first teacher's lead over each other
-    one on the same resamples.
-    """
+    A CrossEncoder directory (e.g. from teacher-train) scores a pair with its probability, a
+    bi-encoder with the cosine of the texts' vectors, each read at its accuracy-optimal threshold
+    on this file. --bootstrap N adds intervals, and of the first teacher's lead over each other."""
     with errors():
         check_bootstrap(bootstrap, confidence)
         records = read_pair_records(pairs, format=format, limit=limit)

@@ -58,21 +58,15 @@ def teacher_pairs_command(
 ) -> None:
     r"""Label pairs of texts with a teacher's cosine (pip install 'spacy-siamese\[distill]').
 
-    The texts are those of the pair files (the first --max-texts distinct ones) and every text
-    of the --texts collections (one text a line, or JSONL with a --texts-field), e.g. unlabelled
-    texts of the domain the student will serve. The teacher encodes every distinct text once
-    (cached in --teacher-cache); for seeded anchors, the nearest text, one of the --neighbours
-    nearest and a random one become pairs, labelled with the teacher's cosine clipped to [0, 1].
-    Train on the output like any graded pair file (e.g. CoSENT or squared error): the student
-    reproduces the teacher's scores without torch. With --vectors-output, the teacher's vectors
-    of the paired texts are written too, for the loss spacy-siamese.TeacherScores.v1 (the
-    student's in-batch scores against the teacher's).
+    The texts: the first --max-texts distinct ones of the pair files and every text of the --texts
+    collections (e.g. unlabelled texts of the student's domain). The teacher encodes each distinct
+    text once; for seeded anchors, the nearest text, one of the --neighbours nearest and a random
+    one become pairs, labelled with the teacher's cosine clipped to [0, 1]: train on the output as
+    on any graded pair file. --vectors-output also writes the teacher's vectors of the paired
+    texts, for the loss spacy-siamese.TeacherScores.v1.
 
-    A CrossEncoder teacher (a directory, e.g. fine-tuned on the user's pairs by teacher-train)
-    has no vectors: the anchors' neighbours are then the nearest by TF-IDF cosine, and the
-    labels its probabilities of the pairs (silver pairs, as in AugSBERT), its scores cached in
-    --teacher-cache; --vectors-output needs a teacher with vectors.
-    """
+    A CrossEncoder teacher (e.g. from teacher-train) has no vectors: the anchors' neighbours are
+    the nearest by TF-IDF cosine and the labels its probabilities of the pairs (as in AugSBERT)."""
     with errors():
         if not inputs and not texts_files:
             fail("Give pair files, --texts collections or both: there are no texts to pair.")

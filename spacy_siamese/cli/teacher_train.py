@@ -31,14 +31,11 @@ def teacher_train_command(
 ) -> None:
     r"""Fine-tune a teacher on labelled pairs (pip install 'spacy-siamese\[distill]').
 
-    sentence-transformers' own trainer and losses, from --base: a cross-encoder (both texts read
-    together, binary cross-entropy on the labels; the default: it needs enough pairs and steps
-    to beat its base), or a bi-encoder with in-batch negatives on the positives (mnrl) or CoSENT on every
-    pair (cosent). The output is an ordinary sentence-transformers model directory (a
-    cross-encoder loads with sentence_transformers.CrossEncoder); give it to teacher-pairs to
-    label silver pairs for a student. Uses the GPU when torch sees one, else the CPU: on a few
-    CPU threads, --max-pairs and --epochs bound the time.
-    """
+    sentence-transformers' own trainer from --base: a cross-encoder (both texts read together,
+    binary cross-entropy; it needs enough pairs and steps to beat its base), or a bi-encoder with
+    in-batch negatives on the positives (mnrl) or CoSENT on every pair (cosent). The output is a
+    sentence-transformers model directory, for teacher-pairs to label pairs for a student. Uses
+    the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time."""
     with errors():
         check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output])
         records = [r for path in inputs for r in read_pair_records(path, format=format)]

@@ -24,11 +24,9 @@ def teacher_vectors_command(
 ) -> None:
     r"""Write a teacher's vectors of every distinct text of the pair files (pip install 'spacy-siamese\[distill]').
 
-    The output is the table spacy-siamese.TeacherScores.v1 reads: train on the same pair files
-    with that loss, and the student's in-batch scores of every text against every other learn
-    the teacher's cosines of the same texts, beside the pair loss on the files' own labels (for
-    0/1 duplicates, InBatchNegatives.v1 as TeacherScores.v1's pair loss).
-    """
+    The output is the table spacy-siamese.TeacherScores.v1 reads: trained on the same pair files
+    with that loss, the student's in-batch scores learn the teacher's cosines beside the pair loss
+    on the files' labels (for 0/1 duplicates, InBatchNegatives.v1 as its pair loss)."""
     with errors():
         check_paths(inputs, table_files(output))
         # every distinct text, blank ones too: the loss looks up each text of a training batch

@@ -3,7 +3,6 @@ against every text of the other, and its translation is the one relevant answer.
 in both directions and their mean, for the pipe and for TF-IDF cosine, CL-LSI and OPCA fitted on
 the same training pairs."""
 
-import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
 import numpy
@@ -17,7 +16,7 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
 from ..metrics import unit_rows
 from .baselines import _distinct_rows, find_tfidf, fit_tfidf
-from .pair_evaluation import MODEL, describe_pipe
+from .pair_evaluation import MODEL, describe_pipe, timed
 from .report import markdown_table
 
 WORD_TFIDF = "TF-IDF cosine (words)"
@@ -60,11 +59,9 @@ def cl_lsi_and_opca(
     F_a: csr_matrix, F_b: csr_matrix, *, width: int, opca: bool = True, seed: int = 0
 ) -> Dict[str, numpy.ndarray]:
     """Projections (n_terms, width) fitted on training pairs' term rows F_a, F_b: CL-LSI, the top
-    `width` right singular vectors of the rows f_a + f_b (distinct rows once); and with `opca`,
-    OPCA (Platt et al. 2010) within the span of those vectors: the directions w that maximise the
-    variance of every text's projection over the mean squared difference of a pair's two
-    projections, w^T C w / w^T (D + ridge) w, a generalised eigenproblem of (width, width)
-    matrices (full OPCA solves it over the whole vocabulary)."""
+    `width` right singular vectors of the distinct rows f_a + f_b; with `opca`, OPCA (Platt et al.
+    2010) within their span: the w maximising w^T C w / w^T (D + ridge) w, C the covariance of the
+    texts' projections and D the mean squared difference of a pair's two projections."""
     rows = _distinct_rows(csr_matrix(F_a + F_b))
     dims = min(width, rows.shape[0] - 1, rows.shape[1] - 1)
     if dims < 1:
@@ -92,36 +89,33 @@ def evaluate_crosslingual(
     seed: int = 0,
     pipe_name: str = PIPE_NAME,
 ) -> Dict[str, Any]:
-    """Each dev group (e.g. "sentences", "news", "documents") ranked with the pipe
-    (`similarity_matrix`, the scores `doc.similarity` gives) and, with `baselines`, with the
-    cosine of word TF-IDF (the package's `tfidf` layer fitted on both sides of the training
-    pairs), of the pipe's own joint TF-IDF, and of CL-LSI and OPCA (`opca`) at the pipe's width
-    fitted on that TF-IDF of the training pairs (translations only: pairs labelled 1)."""
+    """Each dev group ranked with the pipe (the scores `doc.similarity` gives) and, with
+    `baselines`, the cosine of word TF-IDF, of the pipe's own joint TF-IDF, and of CL-LSI and OPCA
+    (`opca`) at the pipe's width, all fitted on the training translations (pairs labelled 1)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     wrong = [p.line for p in dev if p.label < 1.0]
     if wrong:
         raise ValueError(f"Dev pairs must be translations (label 1); the pairs of lines {wrong[:5]} are not.")
     train = [p for p in train if p.label >= 1.0]
     groups = by_group(dev)
-    if any(len(pairs) < 2 for pairs in groups.values()):
-        raise ValueError(f"Every dev group needs at least 2 pairs, got {_sizes(groups)}.")
+    sizes = {name: len(pairs) for name, pairs in groups.items()}
+    if any(size < 2 for size in sizes.values()):
+        raise ValueError(f"Every dev group needs at least 2 pairs, got {sizes}.")
     width = int(pipe.encoder.get_dim("nO"))
     timing: Dict[str, float] = {}
     methods: Dict[str, Callable[[List[str], List[str]], numpy.ndarray]] = {
         MODEL: lambda a, b: pipe.similarity_matrix(a, b).astype("f8")
     }
     if baselines:
-        start = time.perf_counter()
-        methods.update(_baselines(nlp, pipe.encoder, train, width=width, opca=opca, seed=seed))
-        timing["fit_baselines_s"] = time.perf_counter() - start
+        with timed(timing, "fit_baselines_s"):
+            methods.update(_baselines(nlp, pipe.encoder, train, width=width, opca=opca, seed=seed))
     results: Dict[str, Dict[str, Any]] = {}
     for group, pairs in groups.items():
         texts_a, texts_b = [p.text_a for p in pairs], [p.text_b for p in pairs]
         results[group] = {"n": len(pairs), "results": {}}
         for method, scores in methods.items():
-            start = time.perf_counter()
-            results[group]["results"][method] = translation_metrics(scores(texts_a, texts_b))
-            timing[f"{group}/{method}_s"] = time.perf_counter() - start
+            with timed(timing, f"{group}/{method}_s"):
+                results[group]["results"][method] = translation_metrics(scores(texts_a, texts_b))
     return {
         "task": "crosslingual",
         "n_train_pairs": len(train),
@@ -155,10 +149,6 @@ def _baselines(
         fitted = cl_lsi_and_opca(terms.predict(docs_a), terms.predict(docs_b), width=width, opca=opca, seed=seed)
         methods.update({name: featurised(terms, W) for name, W in fitted.items()})
     return methods
-
-
-def _sizes(groups: Mapping[str, Sequence[Any]]) -> Dict[str, int]:
-    return {name: len(pairs) for name, pairs in groups.items()}
 
 
 def crosslingual_markdown(report: Mapping[str, Any]) -> str:

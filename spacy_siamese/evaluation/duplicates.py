@@ -1,14 +1,8 @@
-"""Duplicate retrieval on a pair file: for labelled duplicate pairs, query one question
-against every other distinct question of the file and find the rank of its partner.
-
-The collection is the distinct texts of the pair file; the queries are a seeded sample of its
-labelled duplicate pairs (side A queries, side B is the one relevant text). A query's own text
-is never a candidate. Ranks are pessimistic: a candidate scoring the same as the partner
-counts as ranked above it. From the command line: `python -m spacy_siamese evaluate-duplicates`.
-"""
+"""Duplicate retrieval on a pair file (`evaluate-duplicates`): one text of each sampled duplicate
+pair queries every other distinct text of the file, and its partner's rank is pessimistic (a tie
+with the partner counts as ranked above it)."""
 
 import random
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
@@ -16,15 +10,14 @@ import numpy
 import spacy
 from scipy.sparse import csr_matrix
 from spacy.language import Language
-from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import check_ks, partner_rank_values, unit_rows
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
-from ..util import distinct_pair_texts, pair_rows, show_progress
+from ..util import distinct_pair_texts, pair_rows
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
-from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe
+from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe, timed, tokenize
 from .uncertainty import check_bootstrap, rank_intervals
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
@@ -43,9 +36,8 @@ class DuplicateQueries:
 
 
 def duplicate_queries(records: Iterable[PairLike], *, n_pairs: int = 1000, seed: int = 0) -> DuplicateQueries:
-    """The distinct texts of `records` (first-seen order) and `n_pairs` duplicate pairs
-    (label >= 0.5, two different texts, each (text1, text2) once) sampled with `seed`
-    (all of them if there are fewer)."""
+    """The distinct texts of `records` (first-seen order) and a seeded sample of at most `n_pairs`
+    duplicate pairs (label >= 0.5, two different texts, each (text1, text2) once)."""
     if n_pairs < 1:
         raise ValueError(f"n_pairs must be at least 1, got {n_pairs}.")
     records = list(records)
@@ -97,9 +89,8 @@ def pipe_score_rows(
     progress: bool = False,
     vectors: Optional[numpy.ndarray] = None,
 ) -> ScoreRows:
-    """Score rows with the pipe's own similarity between the learned vectors of the query and of
-    every text (`vectors`, else encoded): `vector_similarity_matrix`, the score `doc.similarity` gives, or
-    for a hybrid its score by matrix products (`VectorSpace.scores`, equal up to rounding)."""
+    """Score rows by the pipe's similarity of the learned vectors (`vectors`, else encoded): the
+    score `doc.similarity` gives, or a hybrid's by matrix products (equal up to rounding)."""
     pipe = get_similarity_pipe(nlp, pipe_name)
     V = pipe_vectors(nlp, texts, pipe_name=pipe_name, progress=progress) if vectors is None else vectors
     space = vector_space(pipe.comparison)
@@ -112,8 +103,7 @@ def pipe_vectors(
     nlp: Language, texts: Sequence[str], *, pipe_name: str = PIPE_NAME, progress: bool = False
 ) -> numpy.ndarray:
     """The pipe's learned vectors of texts (tokenized by `nlp`)."""
-    docs = [nlp.make_doc(t) for t in tqdm(texts, desc="tokenizing", disable=not show_progress(progress))]
-    return get_similarity_pipe(nlp, pipe_name).vectors(docs)
+    return get_similarity_pipe(nlp, pipe_name).vectors(tokenize(nlp, texts, progress))
 
 
 def index_metrics(
@@ -161,12 +151,9 @@ def evaluate_duplicates(
     pipe_name: str = PIPE_NAME,
     progress: bool = False,
 ) -> Dict[str, Any]:
-    """Duplicate retrieval of the pipe in `nlp` (None: baseline only), of the pipes of the other
-    trained pipelines in `compare` (by label) and, given `fit_texts`, of TF-IDF cosine fitted on
-    them (`fit_note` says in the report how they were chosen), all on the same queries. Returns a
-    JSON-ready report with mrr, mrr@k, recall@k per method; `bootstrap` > 0 resamples the queries
-    that many times for `confidence` intervals of mrr@k and recall@k and of the pipe's lead over
-    each other method in mrr@k of the largest k (`.uncertainty.rank_intervals`)."""
+    """A JSON-ready report of mrr, mrr@k and recall@k on the same queries for the pipe of `nlp`
+    (None: none), the pipelines of `compare` (by label) and, given `fit_texts`, TF-IDF cosine fitted
+    on them (`fit_note`: how they were chosen). `bootstrap` > 0: `.uncertainty.rank_intervals`."""
     check_bootstrap(bootstrap, confidence)
     check_ks(ks)
     if nlp is None and fit_texts is None and not compare:
@@ -187,27 +174,25 @@ def evaluate_duplicates(
     }
     ranks: Dict[str, numpy.ndarray] = {}
     if nlp is not None:
-        start = time.perf_counter()
-        report["model"] = describe_pipe(nlp, get_similarity_pipe(nlp, pipe_name))
-        ranks[MODEL], report["results"][MODEL] = _pipe_results(nlp, dq, ks, pipe_name, progress)
-        report["timing"]["model_s"] = round(time.perf_counter() - start, 3)
+        with timed(report["timing"], "model_s"):
+            report["model"] = describe_pipe(nlp, get_similarity_pipe(nlp, pipe_name))
+            ranks[MODEL], report["results"][MODEL] = _pipe_results(nlp, dq, ks, pipe_name, progress)
     if compare:
-        start = time.perf_counter()
         report["compared"] = {}
-        for label, other in compare.items():
-            method = COMPARED.format(label)
-            report["compared"][method] = describe_pipe(other, get_similarity_pipe(other, pipe_name))
-            ranks[method], report["results"][method] = _pipe_results(other, dq, ks, pipe_name, progress)
-        report["timing"]["compared_s"] = round(time.perf_counter() - start, 3)
+        with timed(report["timing"], "compared_s"):
+            for label, other in compare.items():
+                method = COMPARED.format(label)
+                report["compared"][method] = describe_pipe(other, get_similarity_pipe(other, pipe_name))
+                ranks[method], report["results"][method] = _pipe_results(other, dq, ks, pipe_name, progress)
     if fit_texts is not None:
-        start = time.perf_counter()
-        fit = list(dict.fromkeys(fit_texts))
-        rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
-        ranks[TFIDF] = partner_ranks(rows, dq, block=256)
-        report["results"][TFIDF] = rank_metrics(ranks[TFIDF], ks)
+        with timed(report["timing"], "tfidf_s"):
+            fit = list(dict.fromkeys(fit_texts))
+            rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
+            ranks[TFIDF] = partner_ranks(rows, dq, block=256)
+            report["results"][TFIDF] = rank_metrics(ranks[TFIDF], ks)
         fitted_on = fit_note or f"{len(fit):,} distinct texts"
         report["tfidf"] = {"fitted_on": fitted_on, **rows.settings}  # type: ignore[attr-defined]
-        report["timing"]["tfidf_s"] = round(time.perf_counter() - start, 3)
+    report["timing"] = {k: round(v, 3) for k, v in report["timing"].items()}
     if bootstrap > 0 and ranks:
         report["bootstrap"] = rank_intervals(
             ranks, ks=ks, reference=MODEL, n_resamples=bootstrap, confidence=confidence, seed=seed

@@ -2,6 +2,7 @@
 
 import random
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence
 
@@ -70,19 +71,13 @@ def evaluate_pairs(
     seed: int = 0,
     progress: bool = False,
 ) -> PairEvaluation:
-    """Score `records` with the trained pipe at its stored threshold and, with `baselines`,
-    with TF-IDF cosine (fitted on `fit_texts`, default the evaluated texts; `fit_note` says in
-    the report how they were chosen) and averaged static word vectors (from `vectors`, default
-    the pipeline's own; skipped with a note when there are none). `teacher` maps texts to
-    unit-length vectors (e.g. a sentence-transformers model through
-    `spacy_siamese.distill.teacher_vectors`): its cosine is scored beside them, so that a
-    distilled student can be read against its teacher. Baselines and the teacher get the
-    accuracy-optimal threshold on these pairs. `compare` maps labels to other trained pipelines
-    (e.g. an earlier version of the model), scored at their own stored thresholds.
-    Where the records name more than one group (`PairRecord.group`), every group is also scored
-    on its own. `bootstrap` > 0 resamples the pairs that many times for `confidence` intervals
-    of every figure and of the trained pipe's lead over each baseline and compared pipeline
-    (`.uncertainty`).
+    """Score `records` with the trained pipe at its stored threshold; with `baselines`, also TF-IDF
+    cosine (fitted on `fit_texts`, default the evaluated texts; `fit_note`: how they were chosen)
+    and averaged static word vectors (of `vectors`, default the pipeline's; skipped with a note if
+    none). `teacher` maps texts to unit-length vectors (e.g. `distill.teacher_vectors`) whose
+    cosine is scored too. Baselines and the teacher are read at the accuracy-optimal threshold on
+    these pairs, the pipelines of `compare` (by label) at their stored ones. Records of several
+    groups are also scored per group; `bootstrap` > 0 adds `confidence` intervals (`.uncertainty`).
     `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
     if not len(records):
         raise ValueError("Cannot evaluate an empty set of pairs.")
@@ -100,20 +95,18 @@ def evaluate_pairs(
         "main_metric": main_metric(labels),
         "model": describe_pipe(nlp, pipe),
     }
-    start = time.perf_counter()
-    scores[MODEL] = pipe_scores(nlp, pipe, records, progress=progress)
-    timing["model_s"] = time.perf_counter() - start
+    with timed(timing, "model_s"):
+        scores[MODEL] = pipe_scores(nlp, pipe, records, progress=progress)
     stored: Dict[str, float] = {MODEL: pipe.threshold}
     if compare:
-        start = time.perf_counter()
         report["compared"] = {}
-        for label, other in compare.items():
-            other_pipe = get_similarity_pipe(other, pipe_name)
-            method = COMPARED.format(label)
-            scores[method] = pipe_scores(other, other_pipe, records, progress=progress)
-            stored[method] = other_pipe.threshold
-            report["compared"][method] = describe_pipe(other, other_pipe)
-        timing["compared_s"] = time.perf_counter() - start
+        with timed(timing, "compared_s"):
+            for label, other in compare.items():
+                other_pipe = get_similarity_pipe(other, pipe_name)
+                method = COMPARED.format(label)
+                scores[method] = pipe_scores(other, other_pipe, records, progress=progress)
+                stored[method] = other_pipe.threshold
+                report["compared"][method] = describe_pipe(other, other_pipe)
     check = pick_examples(labels, n_check, seed)
     report["similarity_check"] = {
         "n_pairs": len(check),
@@ -122,48 +115,43 @@ def evaluate_pairs(
     if report["similarity_check"]["max_abs_diff"] > 1e-4:
         notes.append("doc.similarity differs from the pipe's batch scores: " + str(report["similarity_check"]))
     if baselines:
-        start = time.perf_counter()
-        scores[TFIDF], report["tfidf"] = _tfidf_baseline(nlp, records, fit_texts, fit_note, progress)
-        timing["tfidf_s"] = time.perf_counter() - start
+        with timed(timing, "tfidf_s"):
+            scores[TFIDF], report["tfidf"] = _tfidf_baseline(nlp, records, fit_texts, fit_note, progress)
         vectors_nlp = vectors if vectors is not None else nlp
         if has_vectors(vectors_nlp):
-            start = time.perf_counter()
-            scores[VECTORS] = averaged_vectors(vectors_nlp, [r.text1 for r in records], [r.text2 for r in records])
+            with timed(timing, "vectors_s"):
+                scores[VECTORS] = averaged_vectors(vectors_nlp, [r.text1 for r in records], [r.text2 for r in records])
             report["vectors"] = {
                 "source": "the evaluated pipeline" if vectors is None else "the --vectors pipeline",
                 "name": vectors_nlp.meta.get("vectors", {}).get("name"),
                 "shape": list(vectors_nlp.vocab.vectors.shape),
             }
-            timing["vectors_s"] = time.perf_counter() - start
         else:
             notes.append(
                 "Skipped the averaged word vectors baseline: the pipeline has no static word vectors "
                 "(pass the vectors of a pipeline that has them, e.g. --vectors PATH)."
             )
     if teacher is not None:
-        start = time.perf_counter()
-        pairs = [(r.text1, r.text2) for r in records]
-        texts = distinct_pair_texts(pairs)
-        V = numpy.asarray(teacher(texts), dtype="f8")
-        if V.shape[0] != len(texts):
-            raise ValueError(f"The teacher returned {V.shape[0]} vectors for {len(texts)} texts.")
-        a, b = pair_rows(texts, pairs)
-        scores[TEACHER] = (V[a] * V[b]).sum(axis=1)
-        timing["teacher_s"] = time.perf_counter() - start
+        with timed(timing, "teacher_s"):
+            pairs = [(r.text1, r.text2) for r in records]
+            texts = distinct_pair_texts(pairs)
+            V = numpy.asarray(teacher(texts), dtype="f8")
+            if V.shape[0] != len(texts):
+                raise ValueError(f"The teacher returned {V.shape[0]} vectors for {len(texts)} texts.")
+            a, b = pair_rows(texts, pairs)
+            scores[TEACHER] = (V[a] * V[b]).sum(axis=1)
     thresholds: Dict[str, Optional[float]] = {method: stored.get(method) for method in scores}
     report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}
     tuned = score_method(scores[MODEL], labels, None)
     report["results"][MODEL]["at_best_threshold_on_this_file"] = {k: tuned[k] for k in ("acc", "f", "threshold")}
     report["thresholds"] = {m: r["threshold"] for m, r in report["results"].items()}
-    start = time.perf_counter()
     settings: Dict[str, Any] = {"n_resamples": bootstrap, "confidence": confidence, "seed": seed}
-    if bootstrap > 0:
-        report["bootstrap"] = pair_intervals(scores, labels, report["thresholds"], reference=MODEL, **settings)
-    groups = [getattr(r, "group", "") for r in records]  # PairLike records need not have one
-    if len(set(groups)) > 1:
-        report["groups"] = group_results(scores, labels, report["thresholds"], groups, **settings)
-    if bootstrap > 0:
-        timing["bootstrap_s"] = time.perf_counter() - start  # the whole file's intervals and each group's
+    with timed(timing if bootstrap > 0 else {}, "bootstrap_s"):  # the whole file's intervals and each group's
+        if bootstrap > 0:
+            report["bootstrap"] = pair_intervals(scores, labels, report["thresholds"], reference=MODEL, **settings)
+        groups = [getattr(r, "group", "") for r in records]  # PairLike records need not have one
+        if len(set(groups)) > 1:
+            report["groups"] = group_results(scores, labels, report["thresholds"], groups, **settings)
     report["examples"] = [
         {
             "index": i,
@@ -177,6 +165,14 @@ def evaluate_pairs(
     report["timing"] = {k: round(v, 3) for k, v in timing.items()}
     report["notes"] = notes
     return PairEvaluation(report, scores, labels, notes)
+
+
+@contextmanager
+def timed(timing: Dict[str, float], key: str) -> Iterator[None]:
+    """Set `timing[key]` to the seconds the block takes."""
+    start = time.perf_counter()
+    yield
+    timing[key] = time.perf_counter() - start
 
 
 def score_method(scores: numpy.ndarray, labels: numpy.ndarray, threshold: Optional[float]) -> Dict[str, Any]:
@@ -193,7 +189,8 @@ def pipe_scores(nlp: Language, pipe: Any, records: Sequence[PairLike], *, progre
     out: List[numpy.ndarray] = []
     bar = tqdm(total=len(records), desc="scoring pairs", unit="pair", disable=not show_progress(progress))
     with bar:
-        for chunk in _chunks(records, CHUNK):
+        for start in range(0, len(records), CHUNK):
+            chunk = records[start : start + CHUNK]
             examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in chunk]
             chunk_scores, chunk_labels = pipe.pair_scores(examples)
             if not numpy.allclose(chunk_labels, [r.label for r in chunk]):
@@ -251,7 +248,8 @@ def _tfidf_baseline(
     fit = texts if own else list(dict.fromkeys(fit_texts or ()))
     if not fit:
         raise ValueError("No texts to fit the TF-IDF baseline on.")
-    docs = _tokenize(nlp, list(dict.fromkeys([*fit, *texts])), progress)
+    unique = list(dict.fromkeys([*fit, *texts]))
+    docs = dict(zip(unique, tokenize(nlp, unique, progress)))
     model = fit_tfidf(docs[t] for t in fit)
     scores = tfidf_cosine(model, [docs[r.text1] for r in records], [docs[r.text2] for r in records])
     if fit_note is None:
@@ -259,11 +257,8 @@ def _tfidf_baseline(
     return scores, {"fitted_on": fit_note, **tfidf_settings(model)}
 
 
-def _tokenize(nlp: Language, texts: Sequence[str], progress: bool) -> Dict[str, Doc]:
-    bar = tqdm(texts, desc="tokenizing", unit="text", disable=not show_progress(progress))
-    return {text: nlp.make_doc(text) for text in bar}
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def tokenize(
+    nlp: Language, texts: Sequence[str], progress: bool, desc: str = "tokenizing", unit: str = "text"
+) -> List[Doc]:
+    """`nlp`'s tokenizer only on each text, with a progress bar."""
+    return [nlp.make_doc(text) for text in tqdm(texts, desc=desc, unit=unit, disable=not show_progress(progress))]

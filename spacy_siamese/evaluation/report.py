@@ -222,21 +222,11 @@ def duplicates_markdown(report: Mapping[str, Any]) -> str:
 
 # The summary table of each kind of report: title, the trained pipe's metrics (key: column), the
 # baselines' metric, the baselines (method: column prefix) and the digits shown.
+PAIR_BASELINES = {TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"}
+GRADED_SUMMARY = {"spearman": "Spearman", "pearson": "Pearson", "mse": "MSE", "mae": "MAE"}
 SUMMARIES = {
-    "pairs": (
-        "Pair similarity",
-        {"acc": "acc", "f": "F1", "auc": "AUC", "ap": "AP"},
-        "auc",
-        {TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"},
-        3,
-    ),
-    "graded": (
-        "Graded similarity",
-        {"spearman": "Spearman", "pearson": "Pearson", "mse": "MSE", "mae": "MAE"},
-        "spearman",
-        {TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"},
-        3,
-    ),
+    "pairs": ("Pair similarity", {"acc": "acc", "f": "F1", "auc": "AUC", "ap": "AP"}, "auc", PAIR_BASELINES, 3),
+    "graded": ("Graded similarity", GRADED_SUMMARY, "spearman", PAIR_BASELINES, 3),
     "retrieval": (
         "Document retrieval",
         {"mrr": "MRR", "p@10": "P@10", "map": "MAP"},
@@ -244,13 +234,7 @@ SUMMARIES = {
         {TFIDF: "TF-IDF", "LSA": "LSA"},
         4,
     ),
-    DUPLICATES: (
-        "Duplicate retrieval",
-        {"mrr@10": "MRR@10", "recall@1": "recall@1", "recall@10": "recall@10"},
-        "mrr@10",
-        {TFIDF: "TF-IDF"},
-        3,
-    ),
+    DUPLICATES: ("Duplicate retrieval", dict(DUPLICATE_COLUMNS), "mrr@10", {TFIDF: "TF-IDF"}, 3),
 }
 
 
@@ -292,17 +276,13 @@ def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[
     columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
     rows = []
     for name, rep in reports.items():
-        res = rep["results"]
-        ours = res.get(MODEL, {})
         if kind == "retrieval":
-            cells = [str(ours.get("width", "-")), f"{rep['n_heldout_docs']:,}"]
-        elif kind == DUPLICATES:
-            cells = [f"{rep['n_queries']:,}"]
+            cells = [str(rep["results"].get(MODEL, {}).get("width", "-")), f"{rep['n_heldout_docs']:,}"]
         else:
-            cells = [f"{rep['n_pairs']:,}"]
+            cells = [f"{rep['n_queries' if kind == DUPLICATES else 'n_pairs']:,}"]
         cells += [summary_cell(rep, MODEL, key, key == baseline_metric, digits) for key in metrics]
         cells += [summary_cell(rep, method, baseline_metric, True, digits) for method in baselines]
-        rows.append([name, model_kind(rep), *cells])
+        rows.append([name, pipe_kind(rep.get("model") or {}), *cells])
     return ["", f"## {title}", "", *markdown_table(["evaluation", "model", *columns], rows)]
 
 
@@ -313,11 +293,6 @@ def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval
     if with_interval and bounds is not None:
         return interval_text(value, bounds.get(key))
     return fmt(value, digits)
-
-
-def model_kind(report: Mapping[str, Any]) -> str:
-    """ "Encoder + comparison" of a report's evaluated pipe."""
-    return pipe_kind(report.get("model") or {})
 
 
 def pipe_kind(described: Mapping[str, Any]) -> str:

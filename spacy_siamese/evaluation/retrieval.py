@@ -1,20 +1,16 @@
 """Evaluate a trained pipe on document retrieval, with TF-IDF cosine and LSA baselines."""
 
 import random
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc
-from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import DocRecord, read_documents, sample_pairs, split_documents
 from ..metrics import check_ks, pair_auc, retrieval_metrics
-from ..util import show_progress
 from .baselines import find_tfidf, fit_tfidf, lsa, tfidf_settings, tfidf_vectors
-from .pair_evaluation import MODEL, TFIDF, describe_pipe
+from .pair_evaluation import MODEL, TFIDF, describe_pipe, timed, tokenize
 
 LSA = "LSA"
 SPLITS = ("dev", "test")
@@ -62,25 +58,22 @@ def evaluate_retrieval(
     pipe_name: str = PIPE_NAME,
     progress: bool = False,
 ) -> Dict[str, Any]:
-    """Each held-out document as a query against the others (relevant = a shared label),
-    ranked by the cosine of the pipe's vectors, and with `baselines` by TF-IDF cosine and
-    by LSA at the pipe's width. The TF-IDF is the pipe's own featuriser when it has one
-    (S2Net), else the `tfidf` layer fitted on `train_docs`; LSA is a truncated SVD of the
-    training documents' TF-IDF. Pair AUC is on `n_eval_pairs` seeded held-out pairs. The
-    model's and LSA's results also hold their vector `width`."""
+    """Each held-out document as a query against the others (relevant = a shared label), ranked
+    by the cosine of the pipe's vectors; with `baselines` also by TF-IDF cosine (the pipe's own
+    featuriser if it has one, else `tfidf` fitted on `train_docs`) and by LSA of the training
+    documents' TF-IDF at the pipe's width. Pair AUC is on `n_eval_pairs` seeded held-out pairs."""
     if len(heldout) < 2:
         raise ValueError(f"Need at least 2 held-out documents, got {len(heldout)}.")
     check_ks(ks)  # before the documents are encoded
     pipe = get_similarity_pipe(nlp, pipe_name)
     labels = [doc.labels for doc in heldout]
     pairs = sample_pairs(heldout, n_pairs=n_eval_pairs, seed=seed) if n_eval_pairs else []
-    held = _tokenize(nlp, [doc.text for doc in heldout], "held-out documents", progress)
+    held = tokenize(nlp, [doc.text for doc in heldout], progress, "tokenizing held-out documents", "doc")
     timing: Dict[str, float] = {}
     results: Dict[str, Dict[str, Any]] = {}
-    start = time.perf_counter()
-    vectors = pipe.vectors(held)
-    results[MODEL] = {**_metrics(vectors, labels, pairs, ks), "width": int(vectors.shape[1])}
-    timing["model_s"] = time.perf_counter() - start
+    with timed(timing, "model_s"):
+        vectors = pipe.vectors(held)
+        results[MODEL] = {**_metrics(vectors, labels, pairs, ks), "width": int(vectors.shape[1])}
     report: Dict[str, Any] = {
         "task": "retrieval",
         "n_train_docs": len(train_docs),
@@ -90,21 +83,19 @@ def evaluate_retrieval(
         "model": describe_pipe(nlp, pipe),
     }
     if baselines:
-        start = time.perf_counter()
-        train = _tokenize(nlp, [doc.text for doc in train_docs], "training documents", progress)
-        featuriser = find_tfidf(pipe.model)
-        if featuriser is not None:
-            source = "the pipe's own featuriser"
-        else:
-            featuriser = fit_tfidf(train)
-            source = f"the `tfidf` layer fitted on the {len(train_docs):,} training documents"
-        X = tfidf_vectors(featuriser, held)
-        results[TFIDF] = _metrics(X, labels, pairs, ks)
-        timing["tfidf_s"] = time.perf_counter() - start
-        start = time.perf_counter()
-        lsa_vectors = lsa(tfidf_vectors(featuriser, train), X, width=int(vectors.shape[1]), seed=seed)
-        results[LSA] = {**_metrics(lsa_vectors, labels, pairs, ks), "width": int(lsa_vectors.shape[1])}
-        timing["lsa_s"] = time.perf_counter() - start
+        with timed(timing, "tfidf_s"):
+            train = tokenize(nlp, [doc.text for doc in train_docs], progress, "tokenizing training documents", "doc")
+            featuriser = find_tfidf(pipe.model)
+            if featuriser is not None:
+                source = "the pipe's own featuriser"
+            else:
+                featuriser = fit_tfidf(train)
+                source = f"the `tfidf` layer fitted on the {len(train_docs):,} training documents"
+            X = tfidf_vectors(featuriser, held)
+            results[TFIDF] = _metrics(X, labels, pairs, ks)
+        with timed(timing, "lsa_s"):
+            lsa_vectors = lsa(tfidf_vectors(featuriser, train), X, width=int(vectors.shape[1]), seed=seed)
+            results[LSA] = {**_metrics(lsa_vectors, labels, pairs, ks), "width": int(lsa_vectors.shape[1])}
         report["tfidf"] = {"source": source, **tfidf_settings(featuriser)}
     report["results"] = results
     report["timing"] = {k: round(v, 3) for k, v in timing.items()}
@@ -115,8 +106,3 @@ def _metrics(vectors: Any, labels: Sequence[Sequence[str]], pairs: Sequence[Any]
     out: Dict[str, Any] = dict(retrieval_metrics(vectors, labels, ks=ks))
     out["auc"] = pair_auc(vectors, pairs) if pairs else None
     return out
-
-
-def _tokenize(nlp: Language, texts: List[str], what: str, progress: bool) -> List[Doc]:
-    bar = tqdm(texts, desc=f"tokenizing {what}", unit="doc", disable=not show_progress(progress))
-    return [nlp.make_doc(text) for text in bar]

@@ -1,12 +1,6 @@
-"""How far a figure on a pair file can be trusted: bootstrap confidence intervals (the pairs, or
-the queries of a duplicate retrieval, resampled with replacement, scipy's percentile bootstrap)
-and the figures of each group of pairs (`PairRecord.group`, e.g. the STS Benchmark's source files).
-
-A dev split of a few hundred pairs gives figures that another sample of the same kind of
-pairs can move by several points, and a dev split drawn from other sources than the test
-split predicts the test figure only as far as the sources agree (the STS Benchmark's dev
-split has answers-forums pairs, its test split answer-answer ones, see `stsb_readme.txt`).
-"""
+"""How far a figure on a pair file can be trusted: percentile bootstrap intervals (scipy) over
+the pairs or the queries of a duplicate retrieval, and the figures of each group of pairs
+(`PairRecord.group`, e.g. the STS Benchmark's source files)."""
 
 import warnings
 from collections import Counter
