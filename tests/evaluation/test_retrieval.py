@@ -83,6 +83,19 @@ def test_evaluate_retrieval_with_baselines(nlp, collection):
     assert without["results"][MODEL]["mrr"] == results[MODEL]["mrr"]
 
 
+def test_evaluate_retrieval_counts_a_repeated_text_once(nlp):
+    """Issue 75, defect 6: a held-out copy of a text ranked first for it, relevant or not."""
+    held = make_documents(12)
+    copies = [held[0]._replace(labels=("music",), id="copy"), held[5]._replace(id="same")]
+    report = evaluate_retrieval(nlp, held, held + copies, baselines=True, n_eval_pairs=0)
+    merged = [held[0]._replace(labels=("space", "music"))] + held[1:]
+    assert report["repeated_texts"] == {"n_dropped": 2, "ids": ["copy", "same"]}
+    assert report["n_heldout_docs"] == 12
+    assert report["results"] == evaluate_retrieval(nlp, held, merged, baselines=True, n_eval_pairs=0)["results"]
+    with pytest.raises(ValueError, match="at least 2 held-out documents with different texts, got 1"):
+        evaluate_retrieval(nlp, held, [held[0], held[0]])
+
+
 @pytest.fixture(scope="module")
 def s2net_report(collection):
     """The retrieval report, with baselines, of an S2Net pipe of width 4."""
