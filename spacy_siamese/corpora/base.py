@@ -266,15 +266,19 @@ def warn_skipped(skipped: Sequence[PairFormatError], message: str, *, prefix: st
     warnings.warn(f"{message}: {shown}{more}", UserWarning, stacklevel=stacklevel + 1)
 
 
+def first_lines(lines: Sequence[int]) -> str:
+    """The first line numbers for a message: "3, 7, 9" or "3, 7, 9, 12, 20 and 4 more"."""
+    more = f" and {len(lines) - MAX_REPORTED:,} more" if len(lines) > MAX_REPORTED else ""
+    return ", ".join(map(str, lines[:MAX_REPORTED])) + more
+
+
 def warn_empty_texts(path: Path, lines: Sequence[int], n_pairs: int, *, stacklevel: int = 2) -> None:
     """One `EmptyTextWarning` naming the lines of the pairs with an empty side, if any."""
     if not lines:
         return
-    shown = ", ".join(map(str, lines[:MAX_REPORTED]))
-    more = f" and {len(lines) - MAX_REPORTED} more" if len(lines) > MAX_REPORTED else ""
     warnings.warn(
         f"{len(lines)} of the {n_pairs} pair(s) read from {path} have an empty or whitespace-only text1 or "
-        f"text2 (line {shown}{more}). They are kept and scored like any other pair; remove them from the file "
+        f"text2 (line {first_lines(lines)}). They are kept and scored like any other pair; remove them from the file "
         "if they should not be.",
         EmptyTextWarning,
         stacklevel=stacklevel + 1,

@@ -19,12 +19,12 @@ from spacy.util import registry
 
 from ..pair_examples import make_pair_example
 from .base import (
-    MAX_REPORTED,
     Line,
     Malformed,
     PairFormatError,
     check_label,
     check_path,
+    first_lines,
     json_object,
     json_type,
     numbered_lines,
@@ -90,12 +90,9 @@ def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathL
             "line-aligned parallel files must have one line per pair",
         )
     if far:
-        shown = ", ".join(map(str, far[:MAX_REPORTED])) + (
-            f" and {len(far) - MAX_REPORTED:,} more" if len(far) > MAX_REPORTED else ""
-        )
         warnings.warn(
             f"{len(far):,} of the {len(pairs):,} pairs of {paths[0]} and {paths[1]} differ in length by more than "
-            f"{LENGTH_RATIO:g} times (line {shown}): check that the files are aligned there.",
+            f"{LENGTH_RATIO:g} times (line {first_lines(far)}): check that the files are aligned there.",
             UserWarning,
             stacklevel=2,
         )
