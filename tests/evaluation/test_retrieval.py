@@ -50,7 +50,11 @@ def test_heldout_sample_keeps_collection_order(collection):
     assert heldout_documents("jsonl", collection, max_docs=5)[1] == sample  # seeded
 
 
-def test_heldout_errors(collection):
+def test_heldout_errors(collection, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf8")
+    with pytest.raises(ValueError, match=f"{empty}: no documents found"):
+        heldout_documents("jsonl", empty)
     with pytest.raises(ValueError, match="no test part"):
         heldout_documents("jsonl", collection, split="test")
     with pytest.raises(ValueError, match="split must be"):
