@@ -30,12 +30,15 @@ def evaluate_crosslingual_command(
     the other, per dev group (sentences, news lines, pseudo-documents).
 
     acc@1 and MRR in both directions and their mean; --train adds TF-IDF cosine (words; and the
-    pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs."""
+    pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs. A text that occurs in
+    several dev pairs is not a wrong answer for itself: retrieving any copy of the answer, or any
+    translation of a copy of the query, counts as right. A JSONL row with both the languages'
+    keys and text1/text2/label is refused as ambiguous."""
     with errors():
         require_file(dev, train)
         pair = tuple(part.strip() for part in langs.split(","))
-        if len(pair) != 2 or not all(pair):
-            raise ValueError(f"--langs takes two language keys, e.g. en,es; got {langs!r}")
+        if len(pair) != 2 or not all(pair) or pair[0] == pair[1]:
+            raise ValueError(f"--langs takes two different language keys, e.g. en,es; got {langs!r}")
         dev_pairs = read_parallel_jsonl(dev, (pair[0], pair[1]))
         if group:
             dev_pairs = [p for p in dev_pairs if p.group in group]

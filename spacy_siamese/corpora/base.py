@@ -77,7 +77,7 @@ class Malformed(ValueError):
 
 class Line(NamedTuple):
     """A physical line: its number, its text without the line ending, the ending
-    ("\\n", "\\r\\n", "\\r" or "" at the end of the file) and a decoding problem, if any."""
+    ("\\n", "\\r\\n" or "" at the end of the file) and a decoding problem, if any."""
 
     number: int
     text: str
@@ -106,40 +106,31 @@ def not_text(head: bytes) -> Optional[str]:
 
 
 def numbered_lines(path: Path) -> Iterator[Line]:
-    """The lines of a UTF-8 file (LF, CRLF and CR end a line; a leading BOM is dropped). A line
-    that does not decode has replacement characters and its `error` set; a compressed or
-    UTF-16 file is one such line 1."""
-    number = 0
+    """The lines of a UTF-8 file: "\\n" ends a line, and "\\r\\n" (a Windows line end); a CR
+    anywhere else is text, never a line break (as `wc -l` and `paste` count), and a file of
+    CR-ended lines without any "\\n" is an error on line 1. A leading BOM is dropped. A line
+    that does not decode has replacement characters and its `error` set; a compressed or UTF-16
+    file is one such line 1."""
     with path.open("rb") as file_:
         problem = not_text(file_.read(16))
         if problem is not None:
             yield Line(1, "", "", problem)
             return
         file_.seek(0)
-        for raw in file_:
-            if raw.endswith(b"\r\n"):
-                body, end = raw[:-2], b"\r\n"
-            elif raw.endswith(b"\n"):
-                body, end = raw[:-1], b"\n"
-            else:
-                body, end = raw, b""
-            pieces, ends = [body], [end]
-            if b"\r" in body:  # CR-only line endings
-                pieces = body.split(b"\r")
-                ends = [b"\r"] * (len(pieces) - 1) + [end]
-                if not pieces[-1] and not end:
-                    pieces, ends = pieces[:-1], ends[:-1]  # "...\r" at the end of the file
-            for piece, piece_end in zip(pieces, ends):
-                number += 1
-                error = None
-                try:
-                    text = piece.decode("utf8")
-                except UnicodeDecodeError as err:
-                    error = f"invalid UTF-8 (byte {piece[err.start]:#04x} at column {err.start + 1})"
-                    text = piece.decode("utf8", errors="replace")
-                if number == 1 and text.startswith("\ufeff"):
-                    text = text[1:]
-                yield Line(number, text, piece_end.decode("ascii"), error)
+        for number, raw in enumerate(file_, 1):
+            end = "\r\n" if raw.endswith(b"\r\n") else "\n" if raw.endswith(b"\n") else ""
+            body = raw[: len(raw) - len(end)]
+            error = None
+            try:
+                text = body.decode("utf8")
+            except UnicodeDecodeError as err:
+                error = f"invalid UTF-8 (byte {body[err.start]:#04x} at column {err.start + 1})"
+                text = body.decode("utf8", errors="replace")
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            if number == 1 and not end and "\r" in text.strip():
+                error = "the file ends its lines with a bare CR (\\r) and never with \\n: convert it (tr '\\r' '\\n')"
+            yield Line(number, text, end, error)
 
 
 def is_blank(text: str) -> bool:
@@ -275,15 +266,19 @@ def warn_skipped(skipped: Sequence[PairFormatError], message: str, *, prefix: st
     warnings.warn(f"{message}: {shown}{more}", UserWarning, stacklevel=stacklevel + 1)
 
 
+def first_lines(lines: Sequence[int]) -> str:
+    """The first line numbers for a message: "3, 7, 9" or "3, 7, 9, 12, 20 and 4 more"."""
+    more = f" and {len(lines) - MAX_REPORTED:,} more" if len(lines) > MAX_REPORTED else ""
+    return ", ".join(map(str, lines[:MAX_REPORTED])) + more
+
+
 def warn_empty_texts(path: Path, lines: Sequence[int], n_pairs: int, *, stacklevel: int = 2) -> None:
     """One `EmptyTextWarning` naming the lines of the pairs with an empty side, if any."""
     if not lines:
         return
-    shown = ", ".join(map(str, lines[:MAX_REPORTED]))
-    more = f" and {len(lines) - MAX_REPORTED} more" if len(lines) > MAX_REPORTED else ""
     warnings.warn(
         f"{len(lines)} of the {n_pairs} pair(s) read from {path} have an empty or whitespace-only text1 or "
-        f"text2 (line {shown}{more}). They are kept and scored like any other pair; remove them from the file "
+        f"text2 (line {first_lines(lines)}). They are kept and scored like any other pair; remove them from the file "
         "if they should not be.",
         EmptyTextWarning,
         stacklevel=stacklevel + 1,

@@ -3,11 +3,12 @@
 Line i of `train.en` translates line i of `train.es` (line i of `train.source`, if given, names
 its origin, e.g. "newstest2012"). As JSON lines: `{"en": str, "es": str}` (the languages' codes),
 optionally `"origin"` and `"group"`; or the pair format `{"text1", "text2", "label"}` (1: a
-translation). A problem (unequal line counts, an empty line, bytes that are not UTF-8, a missing
-key) is a `PairFormatError` naming the file and the line.
+translation). A problem (unequal line counts, an empty line against a text, bytes that are not
+UTF-8, a missing key, a row with both kinds of keys) is a `PairFormatError` naming the file and the line.
 """
 
 import random
+import warnings
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
@@ -17,13 +18,27 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..pair_examples import make_pair_example
-from .base import Line, Malformed, PairFormatError, check_label, check_path, json_object, json_type, numbered_lines
+from .base import (
+    Line,
+    Malformed,
+    PairFormatError,
+    check_label,
+    check_path,
+    first_lines,
+    json_object,
+    json_type,
+    numbered_lines,
+)
 
 PathLike = Union[str, Path]
 SENTENCE_PREFIX = "tatoeba"  # origins of independent sentences; the others are in document order
 DEV_ORIGINS = ("newstest2012",)
 DEV_SENTENCES = 1000
 WINDOW = 5  # lines of one pseudo-document
+# A pair whose longer text has more than LENGTH_RATIO times the characters of the shorter, plus
+# LENGTH_SLACK (short texts translate loosely), is reported by `read_parallel` as a likely misalignment.
+LENGTH_RATIO = 3.0
+LENGTH_SLACK = 10
 
 
 class ParallelPair(NamedTuple):
@@ -39,10 +54,31 @@ class ParallelPair(NamedTuple):
 
 
 def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathLike] = None) -> List[ParallelPair]:
-    """The pairs of two line-aligned files (and the origin of each from a third, if given). A file
-    with fewer lines than the others, or an empty line, is an error naming the file and line."""
+    """The pairs of two line-aligned files (and the origin of each from a third, if given); only
+    "\\n" ends a line, a CR inside one is text. A line empty in one file but not in another, or a
+    file with fewer lines than the others, is an error naming the files and the line; a line empty
+    in all of them is skipped. Pairs whose lengths differ by far (`LENGTH_RATIO`) are reported in
+    one warning: they are kept, but many of them mean the files are misaligned."""
     paths = [Path(path_a), Path(path_b)] + ([Path(origins)] if origins is not None else [])
-    columns = [_lines(path) for path in paths]
+    columns = [list(_decoded_lines(path)) for path in paths]
+    pairs, far = [], []
+    for n, row in enumerate(zip(*columns), 1):
+        empty = [not line.text.strip() for line in row]
+        if all(empty):
+            continue
+        if any(empty):
+            blank = ", ".join(str(p) for p, e in zip(paths, empty) if e)
+            full = ", ".join(str(p) for p, e in zip(paths, empty) if not e)
+            raise PairFormatError(
+                paths[empty.index(True)],
+                n,
+                f"empty line in {blank}, but not in {full}: "
+                "line-aligned parallel files must have one text of a pair on each line",
+            )
+        a, b = row[0].text, row[1].text
+        if max(len(a), len(b)) > LENGTH_RATIO * min(len(a), len(b)) + LENGTH_SLACK:
+            far.append(n)
+        pairs.append(ParallelPair(a, b, n, row[2].text if len(row) > 2 else ""))
     counts = [len(lines) for lines in columns]
     if len(set(counts)) > 1:
         short = counts.index(min(counts))
@@ -53,13 +89,23 @@ def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathL
             f"the file ends after {counts[short]:,} lines, but {paths[longest]} has {counts[longest]:,} lines: "
             "line-aligned parallel files must have one line per pair",
         )
-    return [ParallelPair(row[0], row[1], n, row[2] if len(row) > 2 else "") for n, row in enumerate(zip(*columns), 1)]
+    if far:
+        warnings.warn(
+            f"{len(far):,} of the {len(pairs):,} pairs of {paths[0]} and {paths[1]} differ in length by more than "
+            f"{LENGTH_RATIO:g} times (line {first_lines(far)}): check that the files are aligned there.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return pairs
 
 
 def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[ParallelPair]:
     """The pairs of a JSON lines file whose objects hold the two languages' texts under their
     codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group", or under "text1"
-    and "text2" with a "label" (a pair file); blank lines are skipped."""
+    and "text2" with a "label" (a pair file); blank lines are skipped. One language twice, a file
+    without pairs or a row with both kinds of fields (ambiguous) is an error."""
+    if langs[0] == langs[1]:
+        raise ValueError(f"Two different languages are needed, got {langs[0]!r} twice.")
     path = Path(path)
     pairs = []
     for line in _decoded_lines(path):
@@ -67,13 +113,15 @@ def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[Parallel
             continue
         try:
             obj = json_object(line.text)
-            keys = langs if langs[0] in obj or "text1" not in obj else ("text1", "text2")
+            keys = _text_keys(obj, langs)
             a, b = (_text(obj, key) for key in keys)
             origin, group = (_optional(obj, key) for key in ("origin", "group"))
             label = _label(obj) if keys[0] == "text1" else 1.0
         except Malformed as err:
             raise PairFormatError(path, line.number, str(err)) from None
         pairs.append(ParallelPair(a, b, line.number, origin, group, label))
+    if not pairs:
+        raise PairFormatError(path, None, f"no pairs found in {path}")
     return pairs
 
 
@@ -189,14 +237,13 @@ def _decoded_lines(path: Path) -> Iterator[Line]:
         yield line
 
 
-def _lines(path: Path) -> List[str]:
-    """The lines of a line-aligned file; an empty line or one that is not UTF-8 is an error."""
-    out = []
-    for line in _decoded_lines(path):
-        if not line.text.strip():
-            raise PairFormatError(path, line.number, "empty line: every line must hold one text of a pair")
-        out.append(line.text)
-    return out
+def _text_keys(obj: dict, langs: Tuple[str, str]) -> Tuple[str, str]:
+    """The keys of a row's two texts: the languages' codes, or "text1" and "text2" of a pair row."""
+    lang = [key for key in langs if key in obj]
+    pair = [key for key in ("text1", "text2", "label") if key in obj]
+    if lang and pair:
+        raise Malformed(f"ambiguous row: it has the translation field(s) {lang} and the pair field(s) {pair}")
+    return ("text1", "text2") if pair else langs
 
 
 def _text(obj: dict, key: str) -> str:

@@ -36,6 +36,11 @@ def read_twitter_url(path: Path) -> Iterator[PairItem]:
         a, b, sim = (line.text for line in lines if line is not None)
         if is_blank(a) and is_blank(b) and is_blank(sim):
             continue
+        empty = [f for f, text in zip(files, (a, b)) if not text.strip()]
+        if empty:
+            names = " and ".join(f.name for f in empty)
+            yield PairFormatError(empty[0], number, f"empty line in {names}, but not in the other files of the pair")
+            continue
         try:
             label = scaled_label(sim, binary=True)
         except Malformed as err:

@@ -62,6 +62,8 @@ def _csv_problem(err: csv.Error) -> str:
         )
     if str(err) == "unexpected end of data":
         return "a double quote opens a field that is never closed"
+    if str(err).startswith("new-line character seen in unquoted field"):
+        return "a carriage return (\\r) inside an unquoted field: quote the field or remove the CR"
     return str(err)
 
 

@@ -8,6 +8,7 @@ from spacy.language import Language
 
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import DocRecord, read_documents, sample_pairs, split_documents
+from ..corpora.base import MAX_REPORTED
 from ..metrics import check_ks, pair_auc, retrieval_metrics
 from .baselines import find_tfidf, fit_tfidf, lsa, tfidf_settings, tfidf_vectors
 from .pair_evaluation import MODEL, TFIDF, describe_pipe, timed, tokenize
@@ -61,9 +62,11 @@ def evaluate_retrieval(
     """Each held-out document as a query against the others (relevant = a shared label), ranked
     by the cosine of the pipe's vectors; with `baselines` also by TF-IDF cosine (the pipe's own
     featuriser if it has one, else `tfidf` fitted on `train_docs`) and by LSA of the training
-    documents' TF-IDF at the pipe's width. Pair AUC is on `n_eval_pairs` seeded held-out pairs."""
+    documents' TF-IDF at the pipe's width. Pair AUC is on `n_eval_pairs` seeded held-out pairs.
+    Held-out documents with one text count once (`distinct_documents`); the report names the copies."""
+    heldout, copies = distinct_documents(heldout)
     if len(heldout) < 2:
-        raise ValueError(f"Need at least 2 held-out documents, got {len(heldout)}.")
+        raise ValueError(f"Need at least 2 held-out documents with different texts, got {len(heldout)}.")
     check_ks(ks)  # before the documents are encoded
     pipe = get_similarity_pipe(nlp, pipe_name)
     labels = [doc.labels for doc in heldout]
@@ -82,6 +85,8 @@ def evaluate_retrieval(
         "ks": list(ks),
         "model": describe_pipe(nlp, pipe),
     }
+    if copies:
+        report["repeated_texts"] = {"n_dropped": len(copies), "ids": copies[:MAX_REPORTED]}
     if baselines:
         with timed(timing, "tfidf_s"):
             train = tokenize(nlp, [doc.text for doc in train_docs], progress, "tokenizing training documents", "doc")
@@ -100,6 +105,21 @@ def evaluate_retrieval(
     report["results"] = results
     report["timing"] = {k: round(v, 3) for k, v in timing.items()}
     return report
+
+
+def distinct_documents(docs: Sequence[DocRecord]) -> Tuple[List[DocRecord], List[str]]:
+    """The documents with distinct texts, in order, and the ids of the dropped copies: a later copy
+    of a text adds its labels to the first (a copy would rank first for it, relevant or not)."""
+    kept: Dict[str, DocRecord] = {}
+    copies = []
+    for doc in docs:
+        if doc.text in kept:
+            first = kept[doc.text]
+            kept[doc.text] = first._replace(labels=tuple(dict.fromkeys(first.labels + doc.labels)))
+            copies.append(doc.id)
+        else:
+            kept[doc.text] = doc
+    return list(kept.values()), copies
 
 
 def _metrics(vectors: Any, labels: Sequence[Sequence[str]], pairs: Sequence[Any], ks: Sequence[int]) -> Dict[str, Any]:

@@ -108,7 +108,7 @@ def _records(
     path: Path, format: str, field: str, id_field: str, *, blanks: bool = False
 ) -> Iterator[Tuple[int, bool, str, Any]]:
     """(line number, is blank, text, id or None) for each line; blank lines only with `blanks`. Lines are
-    read as pair files are (LF, CRLF or CR, no BOM); one that is not UTF-8 raises a ValueError naming it."""
+    read as pair files are (LF or CRLF, no BOM); one that is not UTF-8 raises a ValueError naming it."""
     for line in numbered_lines(Path(path)):
         number = line.number
         if line.error:

@@ -47,3 +47,34 @@ def test_evaluate_crosslingual_model_only_and_errors(xling):
     assert result.exit_code == 1 and "dev.jsonl:1: missing key 'fr'" in result.output
     result = invoke("evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "-g", "news")
     assert result.exit_code == 1 and "no pair of group(s) news" in result.output
+
+
+# Issue 75, defect 6: degenerate input was scored (1.000 for one language twice, exit 0 for an empty
+# dev file, 0.000 for repeated pairs, a row with both kinds of fields read as a translation).
+
+
+def test_evaluate_crosslingual_refuses_degenerate_input(xling, tmp_path):
+    result = invoke("evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "--langs", "en,en")
+    assert result.exit_code == 1 and "two different language keys" in result.output
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf8")
+    result = invoke("evaluate-crosslingual", xling / "model", empty)
+    assert result.exit_code == 1 and f"no pairs found in {empty}" in result.output
+    both = tmp_path / "both.jsonl"
+    both.write_text('{"en": "a", "es": "b"}\n{"en": "c", "es": "d", "text1": "c", "text2": "d", "label": 1}\n')
+    result = invoke("evaluate-crosslingual", xling / "model", both)
+    assert result.exit_code == 1 and "both.jsonl:2: ambiguous row" in result.output and "'text1'" in result.output
+
+
+def test_evaluate_crosslingual_repeated_pairs_score_as_once(xling, tmp_path):
+    dev = [ParallelPair(a, b, i, "tatoeba", "sentences") for i, (a, b) in enumerate(PAIRS, 1)]
+    reports = []
+    for name, pairs in (("once", dev), ("twice", dev + dev)):
+        write_parallel_jsonl(pairs, tmp_path / f"{name}.jsonl", ("en", "es"))
+        args = ["--train", xling / "train.jsonl", "--no-opca", "--output-json", tmp_path / f"{name}.json"]
+        result = invoke("evaluate-crosslingual", xling / "model", tmp_path / f"{name}.jsonl", *args)
+        assert result.exit_code == 0, result.output
+        reports.append(json.loads((tmp_path / f"{name}.json").read_text(encoding="utf8")))
+    once, twice = (r["groups"]["sentences"]["results"] for r in reports)
+    assert once[MODEL]["acc@1"] > 0.0
+    assert {m: r["acc@1"] for m, r in twice.items()} == {m: r["acc@1"] for m, r in once.items()}

@@ -92,10 +92,12 @@ def test_invalid_utf8_names_line(tmp_path):
         assert [r.line for r in read_pairs(path, lenient=True)] == [1, 3]
 
 
-@pytest.mark.parametrize("end", ["\r\n", "\r"])
-def test_crlf_and_cr_only_line_endings(tmp_path, end):
-    path = write(tmp_path, "dev.tsv", BIMPM.replace("\n", end))
+def test_crlf_line_endings_and_cr_only_is_named(tmp_path):
+    path = write(tmp_path, "dev.tsv", BIMPM.replace("\n", "\r\n"))
     assert list(read_pairs(path)) == list(read_pairs(write(tmp_path, "lf.tsv", BIMPM)))
+    path = write(tmp_path, "mac.tsv", BIMPM.replace("\n", "\r"))
+    with pytest.raises(PairFormatError, match=r"mac\.tsv:1: the file ends its lines with a bare CR"):
+        list(read_pairs(path))
 
 
 def test_lenient_skips_and_warns_once(tmp_path):

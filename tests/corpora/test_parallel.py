@@ -1,8 +1,12 @@
 """Parallel text: line-aligned files, JSON lines, the dev split and pseudo-documents."""
 
+import warnings
+
 import pytest
 import spacy
 import srsly
+from hypothesis import given
+from hypothesis import strategies as st
 
 from spacy_siamese.corpora import PairFormatError
 from spacy_siamese.corpora.parallel import (
@@ -17,9 +21,11 @@ from spacy_siamese.corpora.parallel import (
 )
 from spacy_siamese.pair_examples import get_label, partner_text
 
+from .util import PROFILES
+
 
 def _write(path, lines, end="\n"):
-    path.write_text("".join(line + end for line in lines), encoding="utf8")
+    path.write_text("".join(line + end for line in lines), encoding="utf8", newline="")
     return path
 
 
@@ -57,6 +63,69 @@ def test_read_parallel_empty_line_names_file_and_line(tmp_path):
         read_parallel(en, es)
 
 
+# Issue 75, defect 4: a stray CR ended a line, so one in each file (at different lines) kept the
+# counts equal and misaligned every pair between them.
+
+
+def test_read_parallel_a_cr_inside_a_line_keeps_the_pairs_aligned(tmp_path):
+    en = [f"English sentence {i}." for i in range(1, 13)]
+    es = [f"Frase española {i}." for i in range(1, 13)]
+    en[2] = "English\rsentence 3."
+    es[8] = "Frase\respañola 9."
+    pairs = read_parallel(_write(tmp_path / "a.en", en, "\r\n"), _write(tmp_path / "a.es", es))
+    assert [(p.text_a, p.text_b, p.line) for p in pairs] == list(zip(en, es, range(1, 13)))
+
+
+_CR_TEXT = st.text(st.sampled_from(list("ab é\r\t")), min_size=1, max_size=12).filter(lambda t: t.strip(" \t\r"))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_read_parallel_crs_in_random_texts_are_text(tmp_path, profile):
+    @profile
+    @given(texts=st.lists(st.tuples(_CR_TEXT, _CR_TEXT), min_size=1, max_size=8), crlf=st.booleans())
+    def check(texts, crlf):
+        end = "\r\n" if crlf else "\n"
+        en = _write(tmp_path / "r.en", [a for a, _ in texts], end)
+        es = _write(tmp_path / "r.es", [b for _, b in texts])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the length report
+            pairs = read_parallel(en, es)
+        # a text's own final CR and the "\n" after it read as a Windows line end
+        strip = lambda t: t[:-1] if t.endswith("\r") else t  # noqa: E731
+        assert [(p.text_a, p.text_b, p.line) for p in pairs] == [
+            (a if crlf else strip(a), strip(b), n) for n, (a, b) in enumerate(texts, 1)
+        ]
+
+    check()
+
+
+def test_read_parallel_empty_against_a_text_names_both_files(tmp_path):
+    en = _write(tmp_path / "train.en", ["a", "", "c", "d"])
+    es = _write(tmp_path / "train.es", ["x", "", "  ", "w"])
+    with pytest.raises(PairFormatError) as err:
+        read_parallel(en, es)
+    assert err.value.path == str(es) and err.value.line == 3
+    assert f"empty line in {es}, but not in {en}" in str(err.value)
+    src = _write(tmp_path / "train.source", ["o", "", "", "o"])
+    es = _write(tmp_path / "train.es", ["x", "", "z", "w"])
+    with pytest.raises(PairFormatError, match=rf"train\.source:3: empty line in {src}, but not in {en}, {es}"):
+        read_parallel(en, es, origins=src)
+    # a line empty in every file is no pair: skipped, the others keep their lines
+    assert [(p.text_a, p.line) for p in read_parallel(en, es)] == [("a", 1), ("c", 3), ("d", 4)]
+
+
+def test_read_parallel_reports_length_outliers(tmp_path):
+    en = [f"A sentence of some length, number {i}." for i in range(12)]
+    es = [f"Una frase de cierta longitud, número {i}." for i in range(12)]
+    es[4], es[7] = "Sí.", "No."
+    with pytest.warns(UserWarning, match=r"2 of the 12 pairs of .*a\.en and .*a\.es differ in length .*line 5, 8"):
+        pairs = read_parallel(_write(tmp_path / "a.en", en), _write(tmp_path / "a.es", es))
+    assert len(pairs) == 12  # reported, not dropped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_parallel(_write(tmp_path / "b.en", ["OK", "Yes."]), _write(tmp_path / "b.es", ["De acuerdo", "Sí."]))
+
+
 def test_read_parallel_invalid_utf8_names_file_and_line(tmp_path):
     en = _write(tmp_path / "train.en", ["a", "b"])
     es = tmp_path / "train.es"
@@ -84,6 +153,20 @@ def test_jsonl_round_trip_and_errors(tmp_path):
     path.write_text('{"en": "a", "es": "b"}\n{"en": \n', encoding="utf8")
     with pytest.raises(PairFormatError, match=r"dev\.jsonl:2:"):
         read_parallel_jsonl(path, ("en", "es"))
+
+
+def test_jsonl_refuses_degenerate_input(tmp_path):
+    path = tmp_path / "dev.jsonl"
+    srsly.write_jsonl(path, [{"en": "a", "es": "b"}, {"en": "c", "es": "d", "text1": "c", "text2": "d", "label": 0}])
+    with pytest.raises(
+        PairFormatError, match=r"dev\.jsonl:2: ambiguous row: .*\['en', 'es'\] .*\['text1', 'text2', 'label'\]"
+    ):
+        read_parallel_jsonl(path, ("en", "es"))
+    path.write_text("\n \n", encoding="utf8")
+    with pytest.raises(PairFormatError, match=r"no pairs found in .*dev\.jsonl"):
+        read_parallel_jsonl(path, ("en", "es"))
+    with pytest.raises(ValueError, match="'en' twice"):
+        read_parallel_jsonl(path, ("en", "en"))
 
 
 def _corpus():

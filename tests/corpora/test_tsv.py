@@ -61,12 +61,22 @@ def test_duplicated_header_column_is_an_error(tmp_path):
     assert list(read_pairs(path)) == [PairRecord("a", "b", 1.0, 2)]
 
 
-@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
 def test_line_endings_and_bom(tmp_path, end):
     text = "\ufeff" + QUORA_OFFICIAL.replace("\n", end)
     records = list(read_pairs(write(tmp_path, "q.tsv", text)))
     assert [r.line for r in records] == [2, 3, 5]
     assert records[1].text2 == f"Is this a question{end}spanning two lines?"
+
+
+def test_a_cr_inside_a_line_is_text(tmp_path):
+    text = QUORA_OFFICIAL.replace("lose weight", "lose\rweight").replace("\nspanning", "\rspanning")
+    records = list(read_pairs(write(tmp_path, "q.tsv", text)))
+    assert [r.line for r in records] == [2, 3, 4]
+    assert (
+        records[1].text2 == "Is this a question\rspanning two lines?"
+        and records[2].text1 == "How do I lose\rweight fast?"
+    )
 
 
 # Issue 14, defect 2: an unclosed quote must not swallow the following lines.

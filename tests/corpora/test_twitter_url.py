@@ -29,6 +29,14 @@ def test_twitter_url_misaligned_files(tmp_path):
     assert len(records) == 2 and skipped == 1
 
 
+def test_twitter_url_empty_line_against_a_text(tmp_path):
+    root = _corpus(tmp_path, ["a", "", "c"], ["x", "y", "z"], ["1", "0", "1"])
+    err = error_for(root)
+    assert str(err) == f"{root / 'a.toks'}:2: empty line in a.toks, but not in the other files of the pair"
+    records, skipped = read_lenient(root)
+    assert [r.line for r in records] == [1, 3] and skipped == 1
+
+
 def test_twitter_url_bad_label_and_missing_file(tmp_path):
     root = _corpus(tmp_path, ["a", "b"], ["a", "b"], ["1", "3"])
     err = error_for(root)

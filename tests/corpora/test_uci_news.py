@@ -38,6 +38,18 @@ def test_news_line_endings_bom_and_multiline_title(tmp_path):
     assert [d.id for d in docs] == ["1", "2", "3", "4", "5"] and docs[2].text == "Stocks fall\r\nin Europe"
 
 
+def test_news_a_cr_inside_a_line_is_text_or_named(tmp_path):
+    path = tmp_path / "news.csv"
+    path.write_text(NEWS.replace("Stocks fall", '"Stocks\rfall').replace("Europe,", 'Europe",'), encoding="utf8")
+    docs = read_documents("news", path)
+    assert [d.id for d in docs] == ["1", "2", "3", "4", "5"] and docs[2].text == "Stocks\rfall in Europe"
+    path.write_text(NEWS.replace("Stocks fall", "Stocks\rfall"), encoding="utf8")
+    with pytest.raises(
+        DocumentFormatError, match=r"news.csv:4: not valid CSV: a carriage return \(\\r\) inside an unquoted"
+    ):
+        read_documents("news", path)
+
+
 def test_news_invalid_utf8_names_line(tmp_path):
     path = tmp_path / "news.csv"
     path.write_bytes(NEWS.encode("utf8") + b"6,caf\xe9,http://f,F,e,s4,f.com,6\n")

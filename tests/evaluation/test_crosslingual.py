@@ -2,6 +2,9 @@
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy.sparse import csr_matrix
 
 from spacy_siamese.evaluation.crosslingual import (
@@ -28,6 +31,40 @@ def test_ties_count_against_the_answer():
     assert m["acc@1"] == 0.0 and m["mrr"] == pytest.approx(0.25)
     with pytest.raises(ValueError, match="square"):
         translation_metrics(numpy.zeros((2, 3)))
+
+
+# Issue 75, defect 6: a dev text in two pairs tied with its copy, so every copy counted as wrong.
+
+
+def test_a_copy_of_the_answer_is_right():
+    texts_a, texts_b = ["a", "a", "c"], ["x", "x", "z"]
+    S = numpy.asarray([[0.9, 0.9, 0.1], [0.9, 0.9, 0.1], [0.2, 0.2, 0.8]])
+    assert translation_metrics(S)["acc@1"] == pytest.approx(1 / 3)  # without the texts: ties count against
+    assert translation_metrics(S, texts_a, texts_b)["acc@1"] == 1.0
+    # one query text with two translations: either is right; a wrong text scoring as high is not
+    S = numpy.asarray([[0.5, 0.9, 0.9], [0.5, 0.4, 0.1], [0.1, 0.1, 0.8]])
+    m = translation_metrics(S, ["a", "a", "c"], ["x", "y", "z"])
+    assert m["acc@1_a_b"] == pytest.approx(2 / 3) and m["mrr_a_b"] == pytest.approx((0.5 + 1 + 1) / 3)
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(
+    M=st.integers(2, 6).flatmap(lambda n: arrays("f8", (n, n), elements=st.sampled_from([0.0, 0.5, 1.0]))),
+    copies=st.lists(st.integers(1, 3), min_size=6, max_size=6),
+)
+def test_repeating_pairs_keeps_acc_at_1(M, copies):
+    """Each dev pair k repeated copies[k] times, scored as its texts are: the same acc@1."""
+    n = len(M)
+    rows = numpy.repeat(numpy.arange(n), copies[:n])
+    texts_a, texts_b = [f"a{k}" for k in rows], [f"b{k}" for k in rows]
+    once = translation_metrics(M)
+    repeated = translation_metrics(M[numpy.ix_(rows, rows)], texts_a, texts_b)
+    weights = numpy.asarray(copies[:n], dtype="f8")
+    for name in ("a_b", "b_a"):
+        S = M if name == "a_b" else M.T
+        alone = (S >= numpy.diag(S)[:, None]).sum(axis=1) == 1  # each query's acc@1 without copies
+        assert repeated[f"acc@1_{name}"] == pytest.approx((alone * weights).sum() / weights.sum())
+    assert translation_metrics(M, [f"a{k}" for k in range(n)], [f"b{k}" for k in range(n)]) == once
 
 
 def test_cosine_matrix_sparse_and_dense_agree():

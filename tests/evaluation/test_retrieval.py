@@ -50,7 +50,11 @@ def test_heldout_sample_keeps_collection_order(collection):
     assert heldout_documents("jsonl", collection, max_docs=5)[1] == sample  # seeded
 
 
-def test_heldout_errors(collection):
+def test_heldout_errors(collection, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf8")
+    with pytest.raises(ValueError, match=f"{empty}: no documents found"):
+        heldout_documents("jsonl", empty)
     with pytest.raises(ValueError, match="no test part"):
         heldout_documents("jsonl", collection, split="test")
     with pytest.raises(ValueError, match="split must be"):
@@ -81,6 +85,19 @@ def test_evaluate_retrieval_with_baselines(nlp, collection):
     without = evaluate_retrieval(nlp, train, held, n_eval_pairs=0)
     assert list(without["results"]) == [MODEL] and without["results"][MODEL]["auc"] is None
     assert without["results"][MODEL]["mrr"] == results[MODEL]["mrr"]
+
+
+def test_evaluate_retrieval_counts_a_repeated_text_once(nlp):
+    """Issue 75, defect 6: a held-out copy of a text ranked first for it, relevant or not."""
+    held = make_documents(12)
+    copies = [held[0]._replace(labels=("music",), id="copy"), held[5]._replace(id="same")]
+    report = evaluate_retrieval(nlp, held, held + copies, baselines=True, n_eval_pairs=0)
+    merged = [held[0]._replace(labels=("space", "music"))] + held[1:]
+    assert report["repeated_texts"] == {"n_dropped": 2, "ids": ["copy", "same"]}
+    assert report["n_heldout_docs"] == 12
+    assert report["results"] == evaluate_retrieval(nlp, held, merged, baselines=True, n_eval_pairs=0)["results"]
+    with pytest.raises(ValueError, match="at least 2 held-out documents with different texts, got 1"):
+        evaluate_retrieval(nlp, held, [held[0], held[0]])
 
 
 @pytest.fixture(scope="module")
