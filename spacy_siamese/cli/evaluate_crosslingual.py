@@ -5,9 +5,6 @@ from typing import List, Optional
 
 import typer
 
-from ..corpora.parallel import read_parallel_jsonl
-from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
-from ..evaluation.report import write_report
 from .app import MODEL, NAME, OUTPUT_JSON, OUTPUT_MD, app, errors, load_pipeline, require_file, versions
 
 
@@ -31,6 +28,10 @@ def evaluate_crosslingual_command(
 
     acc@1 and MRR in both directions and their mean; --train adds TF-IDF cosine (words; and the
     pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs."""
+    from ..corpora.parallel import read_parallel_jsonl
+    from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
+    from ..evaluation.report import write_report
+
     with errors():
         require_file(dev, train)
         pair = tuple(part.strip() for part in langs.split(","))
