@@ -156,6 +156,16 @@ def test_help_and_version_import_no_heavy_module(args):
     assert result.stderr.splitlines()[-1] == "[]", result.stderr
 
 
+def test_package_names_load_on_first_use():
+    """`spacy_siamese/__init__.py` exports its names lazily (so that the command line's import is
+    quick): each of them loads, and an unknown name is an AttributeError."""
+    assert {name: getattr(spacy_siamese, name).__name__ for name in spacy_siamese.__all__ if name != "__version__"} == {
+        name: name for name in spacy_siamese.__all__ if name != "__version__"
+    }
+    with pytest.raises(AttributeError, match="no_such_name"):
+        spacy_siamese.no_such_name  # noqa: B018
+
+
 def test_version():
     result = run_module("--version")
     assert result.returncode == 0, result.stderr
