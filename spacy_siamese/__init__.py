@@ -10,59 +10,26 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "DocumentFormatError": "corpora",
-    "EmptyTextWarning": "corpora",
-    "LostHooksWarning": "hooks",
-    "PairFormatError": "corpora",
-    "PairRecord": "corpora",
-    "SiameseSimilarity": "component",
-    "SimilarityIndex": "search",
-    "average_pipelines": "averaging",
-    "cluster_duplicates": "search",
-    "docs_from_docbin": "hooks",
-    "find_duplicates": "search",
-    "get_lexical_weight": "component",
-    "hooked_docs": "hooks",
-    "make_pair_example": "pair_examples",
-    "make_siamese_similarity": "component",
-    "read_pairs": "corpora",
-    "restore_hooks": "hooks",
-    "set_lexical_weight": "component",
+    "averaging": ["average_pipelines"],
+    "component": ["SiameseSimilarity", "get_lexical_weight", "make_siamese_similarity", "set_lexical_weight"],
+    "corpora": ["DocumentFormatError", "EmptyTextWarning", "PairFormatError", "PairRecord", "read_pairs"],
+    "hooks": ["LostHooksWarning", "docs_from_docbin", "hooked_docs", "restore_hooks"],
+    "pair_examples": ["make_pair_example"],
+    "search": ["SimilarityIndex", "cluster_duplicates", "find_duplicates"],
 }
+_MODULES = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = ["__version__", *_MODULES]
 
-if TYPE_CHECKING:
-    from .averaging import average_pipelines
-    from .component import SiameseSimilarity, get_lexical_weight, make_siamese_similarity, set_lexical_weight
-    from .corpora import DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord, read_pairs
-    from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks
-    from .pair_examples import make_pair_example
-    from .search import SimilarityIndex, cluster_duplicates, find_duplicates
+if TYPE_CHECKING:  # the same names, for type checkers
+    from .averaging import average_pipelines  # noqa: F401
+    from .component import SiameseSimilarity, get_lexical_weight, make_siamese_similarity, set_lexical_weight  # noqa: F401
+    from .corpora import DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord, read_pairs  # noqa: F401
+    from .hooks import LostHooksWarning, docs_from_docbin, hooked_docs, restore_hooks  # noqa: F401
+    from .pair_examples import make_pair_example  # noqa: F401
+    from .search import SimilarityIndex, cluster_duplicates, find_duplicates  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
+    if name not in _MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-
-
-__all__ = [
-    "DocumentFormatError",
-    "EmptyTextWarning",
-    "LostHooksWarning",
-    "PairFormatError",
-    "PairRecord",
-    "SiameseSimilarity",
-    "SimilarityIndex",
-    "cluster_duplicates",
-    "find_duplicates",
-    "__version__",
-    "average_pipelines",
-    "docs_from_docbin",
-    "get_lexical_weight",
-    "hooked_docs",
-    "make_pair_example",
-    "make_siamese_similarity",
-    "read_pairs",
-    "restore_hooks",
-    "set_lexical_weight",
-]
+    return getattr(import_module(f".{_MODULES[name]}", __name__), name)
