@@ -1,4 +1,9 @@
-"""The typer app, its shared options and helpers (written once for every command file)."""
+"""The typer app, its shared options and helpers (written once for every command file).
+
+The command modules import spaCy and the library inside their functions, so that `--help` and
+`--version` import only typer and the option definitions (tests/cli/test_app.py checks it)."""
+
+from __future__ import annotations
 
 import json
 import platform
@@ -6,19 +11,44 @@ import warnings
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
-import spacy
 import typer
-from spacy.language import Language
-from spacy.training import Example
+import typer.core
 
-from ..component import PairScores, get_similarity_pipe
-from ..corpora import PairRecord, read_pairs
-from ..files import atomic_directory, atomic_write, check_outputs
-from ..search.dedupe import dedupe_threshold
-from ..search.texts import JSONL_SUFFIXES, Collection, scan_collection
-from ..util import check_n_process, distinct_pair_texts, given_path
+from .. import __version__
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.training import Example
+
+    from ..component import PairScores
+    from ..corpora import PairRecord
+    from ..search.texts import Collection
+
+# The library's defaults and choices that options show, written here so that `--help` imports no
+# library module; tests/cli/test_app.py checks that each equals the library's.
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # search.texts
+CANDIDATES = 50  # search.corpus
+CHUNK_SIZE = 8192  # search.store
+METHODS = ("auto", "exact", "shapley", "occlusion")  # explain
+SAMPLES = 32  # explain
+EXPLAIN_BUDGET = 20.0  # displacy.server
+NEIGHBOURS = 20  # distill
+KINDS = ("cross-encoder", "mnrl", "cosent")  # teacher
 
 app = typer.Typer(
     name="spacy_siamese",
@@ -29,6 +59,29 @@ app = typer.Typer(
     # Help is rich markup (and wraps at spaces only): write a literal "[" as "\\[".
     rich_markup_mode="rich",
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"spacy-siamese {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True, help="Show the version"),
+) -> None:
+    """Options before the command: --version."""
+
+
+def _flag_type(option: typer.core.TyperOption, ctx: Any) -> Optional[str]:
+    """No type column for a flag, which takes no value (typer's rich help shows `<bool>` there)."""
+    return None if option.is_flag or option.count else _option_type(option, ctx)
+
+
+_option_type = typer.core.TyperOption.display_type_rich
+typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign,assignment]
+
 MODEL = typer.Argument(..., help="Trained pipeline with a siamese_similarity pipe (directory or package)")
 PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress bars (only on a terminal)")
 OUTPUT_JSON = typer.Option(None, "--output-json", help="Write every number as JSON")
@@ -66,6 +119,8 @@ BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encodin
 
 def _n_process(value: int) -> int:
     """A usage error before the model loads, by the pipe's own rule."""
+    from ..util import check_n_process
+
     try:
         return check_n_process(value)
     except ValueError as err:
@@ -88,6 +143,10 @@ FIT_LIMIT = typer.Option(
 
 def load_pipeline(model: str) -> Language:
     """A trained pipeline with a siamese_similarity pipe, or a clear error (naming a damaged one's empty files)."""
+    import spacy
+
+    from ..component import get_similarity_pipe
+
     if not Path(model).exists() and not spacy.util.is_package(model):
         old = Path(model).with_name(Path(model).name + ".old")
         if old.is_dir():  # a save killed between its two renames: the pipeline is whole there
@@ -112,6 +171,8 @@ def check_paths(
 ) -> None:
     """`files.check_outputs` with every file of an input directory (a pipeline, a collection)
     as an input too: no output may replace any file a command reads."""
+    from ..files import check_outputs
+
     given = [Path(p) for p in inputs if p is not None]
     files = [f for p in given if p.is_dir() for f in p.rglob("*") if f.is_file()]
     check_outputs([*given, *files], outputs, output_dirs=output_dirs)
@@ -136,6 +197,8 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
 def save_pipeline(nlp: Language, target: Path) -> None:
     """Save a pipeline whole or not at all (`files.atomic_directory`): a kill while saving leaves
     the directory that was there. An existing directory is replaced only if it is a pipeline."""
+    from ..files import atomic_directory
+
     if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "config.cfg").exists())):
         fail(f"{target} exists and is not a pipeline directory: save the pipeline to a new directory")
     with atomic_directory(target) as tmp:
@@ -153,6 +216,9 @@ def compared_pipelines(model: str, compare: Sequence[str]) -> Dict[str, Language
 
 def dedupe_limit(nlp: Language, threshold: Optional[float]) -> float:
     """The threshold a dedupe command mines with (`dedupe_threshold`), its warning printed as a line."""
+    from ..component import get_similarity_pipe
+    from ..search.dedupe import dedupe_threshold
+
     with warnings_as_lines():
         return dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
 
@@ -174,12 +240,14 @@ def _pipeline_key(model: str) -> str:
 
 
 def versions() -> Dict[str, str]:
-    from .. import __version__
+    import spacy
 
     return {"python": platform.python_version(), "spacy": spacy.__version__, "spacy_siamese": __version__}
 
 
 def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenient: bool = False) -> List[PairRecord]:
+    from ..corpora import read_pairs
+
     require_file(path)
     reader = read_pairs(path, format=format, lenient=lenient)
     with warnings_as_lines():
@@ -200,6 +268,8 @@ def pair_file_texts(paths: Sequence[Path]) -> List[str]:
 def read_fit_texts(path: Optional[Path], limit: int) -> Tuple[Optional[List[str]], Optional[str]]:
     """The distinct texts of the first `limit` pairs (0 = all) of the pair file that a TF-IDF
     baseline is fitted on, and a note saying so; (None, None) without a file."""
+    from ..util import distinct_pair_texts, given_path
+
     if path is None:
         return None, None
     records = read_pair_records(path, limit=limit)
@@ -209,6 +279,8 @@ def read_fit_texts(path: Optional[Path], limit: int) -> Tuple[Optional[List[str]
 
 def read_collection(path: Path, format: str, field: str) -> Collection:
     """A collection file, checked line by line; skipped blank lines are reported on stderr."""
+    from ..search.texts import scan_collection
+
     require_file(path)
     collection = scan_collection(path, format=format, field=field)
     note = collection.blank_note()
@@ -219,6 +291,8 @@ def read_collection(path: Path, format: str, field: str) -> Collection:
 
 def write_jsonl(path: Path, rows: List[Dict[str, Any]]) -> None:
     """JSONL with floats written in full (srsly rounds them)."""
+    from ..files import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as file:  # never half a file at `path`
         for row in rows:
@@ -234,6 +308,8 @@ def expand_paths(pattern: str) -> List[Path]:
 
 def tuned_scores(nlp: Language, examples: List[Example], pair_scores: Optional[PairScores] = None) -> Dict[str, Any]:
     """The pipe's figures on the pairs at thresholds tuned on them (as `spacy train` does)."""
+    from ..component import get_similarity_pipe
+
     return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True, pair_scores=pair_scores)
 
 

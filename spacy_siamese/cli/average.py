@@ -5,10 +5,6 @@ from typing import List, Optional
 
 import typer
 
-from ..averaging import average_pipelines, normalized_weights
-from ..evaluation.report import GRADED_COLUMNS, PAIR_COLUMNS, markdown_table
-from ..metrics import is_binary
-from ..pair_examples import make_pair_example
 from .app import (
     OUTPUT_PIPELINE,
     PAIRS_FORMAT,
@@ -22,13 +18,6 @@ from .app import (
     set_performance,
     tuned_scores,
 )
-
-# The figures shown for 0/1 and for graded dev pairs: the pipe's score keys, titled as in `evaluate`'s tables.
-_TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS)
-COLUMNS = {
-    kind: {f"sim_{key}": _TITLES[key] for key in keys}
-    for kind, keys in (("binary", ("acc", "auc", "ap")), ("graded", ("spearman", "pearson")))
-}
 
 
 @app.command("average")
@@ -52,6 +41,12 @@ def average_command(
     `--paths.init_weights`, other seeds, losses or teachers), not ones from different random
     starts. The config, settings and vocabulary are the first pipeline's; its meta gets the dev
     scores (`performance`) and what was averaged (`averaged`). Saved whole or not at all."""
+    from ..averaging import average_pipelines, normalized_weights
+    from ..evaluation.report import SCORE_COLUMNS as COLUMNS
+    from ..evaluation.report import markdown_table
+    from ..metrics import is_binary
+    from ..pair_examples import make_pair_example
+
     with errors():
         mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
         others = [Path(model) for model in models[1:] if Path(model).exists()]  # not installed packages

@@ -1,18 +1,13 @@
 """`calibrate`: set a trained pipe's dedupe threshold (and a hybrid's lexical weight) from
 labelled pairs and save the pipeline."""
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
-import numpy
 import typer
-from spacy.language import Language
-from spacy.training import Example
 
-from .. import get_lexical_weight, set_lexical_weight  # the package's names: where they live may move
-from ..component import PairScores, get_similarity_pipe
-from ..metrics import is_binary
-from ..pair_examples import make_pair_example
 from .app import (
     IN_PLACE,
     OUTPUT_PIPELINE,
@@ -27,7 +22,12 @@ from .app import (
     set_performance,
     tuned_scores,
 )
-from .average import COLUMNS
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.training import Example
+
+    from ..component import PairScores
 
 
 @app.command("calibrate")
@@ -62,6 +62,13 @@ def calibrate_command(
     weight only (their Spearman and Pearson at both weights are printed and written), no threshold.
 
     The pipeline is saved to --output, or over MODEL with --in-place, whole or not at all."""
+    import numpy
+
+    from .. import get_lexical_weight
+    from ..component import get_similarity_pipe
+    from ..metrics import is_binary
+    from ..pair_examples import make_pair_example
+
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
             fail(f"--lexical-weight must be in [0, 1], got {lexical_weight:g}")
@@ -112,6 +119,9 @@ def _reweigh(
 ) -> None:
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
     figures at the old weight and the new one, each at thresholds tuned on the examples (0/1 pairs)."""
+    from .. import set_lexical_weight
+    from ..evaluation.report import SCORE_COLUMNS as COLUMNS
+
     before = tuned_scores(nlp, examples, pair_scores)
     set_lexical_weight(nlp, weight)
     after = tuned_scores(nlp, examples, pair_scores)

@@ -4,16 +4,8 @@ reads, or as a .spacy file for `spacy evaluate` and spaCy's corpus reader."""
 from pathlib import Path
 from typing import Optional
 
-import spacy
 import typer
-from spacy.tokens import DocBin
-from tqdm import tqdm
 
-from ..corpora.jsonl import write_pairs
-from ..evaluation.baselines import load_bare
-from ..files import atomic_write
-from ..pair_examples import make_pair_example
-from ..util import show_progress
 from .app import PAIRS_FORMAT, PROGRESS, app, check_paths, errors, fail, read_pair_records
 
 
@@ -33,6 +25,16 @@ def convert_command(
 
     In a .spacy file each doc is side A of a pair, with side B and the label in its user_data.
     `spacy evaluate` writes the pipe's sim_* scores to its --output JSON, not to its printed table."""
+    import spacy
+    from spacy.tokens import DocBin
+    from tqdm import tqdm
+
+    from ..corpora.jsonl import write_pairs
+    from ..evaluation.baselines import load_bare
+    from ..files import atomic_write
+    from ..pair_examples import make_pair_example
+    from ..util import show_progress
+
     with errors():
         if output.suffix not in (".jsonl", ".spacy"):
             fail(f"The output must be a .jsonl or .spacy file, got {output}")

@@ -6,15 +6,11 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ..evaluation.pair_evaluation import timed
-from ..evaluation.report import write_json
-from ..files import check_outputs
-from ..search import CorpusIndex, encode_collection, group_pairs
-from ..search.corpus import CANDIDATES, check_candidates
-from ..search.store import CHUNK_SIZE, check_replaceable, disk_errors
 from .app import (
     BATCH_SIZE,
+    CANDIDATES,
     CANDIDATES_HELP,
+    CHUNK_SIZE,
     COLLECTION,
     FIELD,
     MODEL,
@@ -65,6 +61,13 @@ def dedupe_command(
     A doc's id is its JSONL record's 'id', else its position (0 for the first text; blank lines
     are skipped and reported). The collection is encoded in chunks into --work-dir: a stopped run,
     even a killed one, resumes there and gives the same pairs. A score is the pipe's similarity."""
+    from ..evaluation.pair_evaluation import timed
+    from ..evaluation.report import write_json
+    from ..files import check_outputs
+    from ..search import CorpusIndex, encode_collection, group_pairs
+    from ..search.corpus import check_candidates
+    from ..search.store import check_replaceable, disk_errors
+
     with errors(), warnings_as_lines():
         work_dir = work_dir or output.with_name(output.name + ".work")
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name

@@ -3,13 +3,10 @@
 from pathlib import Path
 from typing import Dict, Optional
 
-import srsly
 import typer
 
-from ..distributed import dedupe_jsonl
-from ..search.corpus import CANDIDATES
-from ..util import import_extra
 from .app import (
+    CANDIDATES,
     PROGRESS,
     THRESHOLD,
     K,
@@ -44,6 +41,11 @@ def dedupe_ray_command(
     Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors (a local
     directory whole or not at all) and its duplicate pairs by 'id' as JSONL: the pairs of `dedupe`.
     Set RAY_ADDRESS to use a running cluster; a Ray started here ends with the command, even a killed one."""
+    import srsly
+
+    from ..distributed import dedupe_jsonl
+    from ..util import import_extra
+
     with errors():
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself

@@ -2,12 +2,8 @@
 
 from pathlib import Path
 
-import numpy
-import srsly
 import typer
 
-from ..component import get_similarity_pipe
-from ..files import atomic_write
 from .app import (
     BATCH_SIZE,
     COLLECTION,
@@ -38,6 +34,12 @@ def encode_command(
 ) -> None:
     """Write the pipe's learned vector of every text of a collection (`pipe.encode`), row i for
     the text with position i; the ids go beside it as OUTPUT.ids.json."""
+    import numpy
+    import srsly
+
+    from ..component import get_similarity_pipe
+    from ..files import atomic_write
+
     with errors():
         if output.suffix != ".npy":  # numpy.save would add .npy: the vectors would not be at OUTPUT
             fail(f"The output must be a .npy file, got {output}")

@@ -1,17 +1,13 @@
 """`evaluate`: score a labelled pair file with a trained pipeline, optionally against baselines."""
 
+from __future__ import annotations
+
 from functools import partial
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from ..corpora import PairRecord
-from ..distill import teacher_label, teacher_vectors
-from ..evaluation.baselines import load_vectors
-from ..evaluation.pair_evaluation import evaluate_pairs
-from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
-from ..util import given_path
 from .app import (
     COMPARE,
     CONFIDENCE,
@@ -33,6 +29,9 @@ from .app import (
     require_file,
     versions,
 )
+
+if TYPE_CHECKING:
+    from ..corpora import PairRecord
 
 
 @app.command("evaluate")
@@ -79,6 +78,12 @@ def evaluate_command(
     averaged word vectors) and a --teacher's cosine the accuracy-optimal threshold on the file.
     Pairs of several groups (e.g. the STS Benchmark's source files) are also scored per group;
     --bootstrap N adds intervals, and of the pipeline's lead over each other method."""
+    from ..distill import teacher_label, teacher_vectors
+    from ..evaluation.baselines import load_vectors
+    from ..evaluation.pair_evaluation import evaluate_pairs
+    from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
+    from ..util import given_path
+
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
         check_paths([pairs, fit_texts, model, vectors, *(compare or [])], [output_json, output_md, plot])

@@ -5,9 +5,6 @@ from typing import List, Optional
 
 import typer
 
-from ..corpora.parallel import read_parallel_jsonl
-from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
-from ..evaluation.report import write_report
 from .app import MODEL, NAME, OUTPUT_JSON, OUTPUT_MD, app, errors, load_pipeline, require_file, versions
 
 
@@ -34,6 +31,10 @@ def evaluate_crosslingual_command(
     several dev pairs is not a wrong answer for itself: retrieving any copy of the answer, or any
     translation of a copy of the query, counts as right. A JSONL row with both the languages'
     keys and text1/text2/label is refused as ambiguous."""
+    from ..corpora.parallel import read_parallel_jsonl
+    from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
+    from ..evaluation.report import write_report
+
     with errors():
         require_file(dev, train)
         pair = tuple(part.strip() for part in langs.split(","))

@@ -1,16 +1,13 @@
 """`evaluate-duplicates`: duplicate retrieval on a pair file, for a pipeline and TF-IDF cosine."""
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from ..corpora import PairRecord
-from ..evaluation.duplicates import evaluate_duplicates
-from ..evaluation.report import duplicates_markdown, write_report
-from ..metrics import is_binary
-from ..util import given_path
 from .app import (
     COMPARE,
     CONFIDENCE,
@@ -30,6 +27,9 @@ from .app import (
     require_file,
     versions,
 )
+
+if TYPE_CHECKING:
+    from ..corpora import PairRecord
 
 BASELINES_ONLY = "-"
 
@@ -69,6 +69,10 @@ def evaluate_duplicates_command(
     cosine, fitted as `evaluate --baselines` fits it; --compare ranks with other pipelines on the
     same queries; --bootstrap N adds intervals, and of the pipeline's MRR@10 lead over each other
     method. Duplicates are the pairs labelled 1; graded labels need --label-threshold."""
+    from ..evaluation.duplicates import evaluate_duplicates
+    from ..evaluation.report import duplicates_markdown, write_report
+    from ..util import given_path
+
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
         check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
@@ -103,6 +107,8 @@ def evaluate_duplicates_command(
 def duplicate_records(records: List[PairRecord], label_threshold: Optional[float], path: Path) -> List[PairRecord]:
     """The records labelled 1 (a duplicate) or 0, graded labels split at `label_threshold`, which
     they need: no cut of a graded scale is silently taken for "duplicate"."""
+    from ..metrics import is_binary
+
     if label_threshold is None:
         if not is_binary([r.label for r in records]):
             graded = next(r for r in records if r.label not in (0.0, 1.0))

@@ -5,8 +5,6 @@ from typing import Optional
 
 import typer
 
-from ..evaluation.report import retrieval_markdown, write_report
-from ..evaluation.retrieval import evaluate_retrieval, heldout_documents
 from .app import (
     MODEL,
     NAME,
@@ -48,6 +46,9 @@ def evaluate_retrieval_command(
 
     Each held-out document is a query against the others (relevant = a shared label): MRR, P@k,
     MAP and pair AUC; --baselines adds TF-IDF cosine and LSA."""
+    from ..evaluation.report import retrieval_markdown, write_report
+    from ..evaluation.retrieval import evaluate_retrieval, heldout_documents
+
     with errors():
         require_file(documents)
         check_paths([documents, model], [output_json, output_md])

@@ -1,23 +1,16 @@
 """`explain`: which tokens of two texts make their score, and a TWEAK pipe's feature weights."""
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import typer
 
-from ..component import get_similarity_pipe
-from ..evaluation.report import write_json
-from ..explain import (
-    EXACT_SHAPLEY_TOKENS,
-    METHODS,
-    SAMPLES,
-    PairExplanation,
-    TokenContribution,
-    explain_pair,
-    model_kind,
-    tweak_weights,
-)
-from .app import OUTPUT_JSON, app, errors, fail, load_pipeline
+from .app import METHODS, OUTPUT_JSON, SAMPLES, app, errors, fail, load_pipeline
+
+if TYPE_CHECKING:
+    from ..explain import PairExplanation, TokenContribution
 
 
 @app.command("explain")
@@ -39,6 +32,10 @@ def explain_command(
     Each token's contribution: exact term contributions for TWEAK and S2Net; Shapley values for
     every other encoder (a text's values sum to its score minus the score with that text
     emptied). Without texts, a TWEAK pipe's learned feature weights."""
+    from ..component import get_similarity_pipe
+    from ..evaluation.report import write_json
+    from ..explain import explain_pair, model_kind, tweak_weights
+
     with errors():
         if (text_a is None) != (text_b is None):
             fail("Give two texts to explain a pair, or none for a TWEAK pipe's feature weights")
@@ -64,6 +61,8 @@ def explain_command(
 
 
 def show(ex: PairExplanation, top: int) -> None:
+    from ..explain import EXACT_SHAPLEY_TOKENS
+
     how = {"exact": "exact term contributions", "shapley": "Shapley values", "occlusion": "leave-one-token-out"}
     sampled = f", {ex.samples} permutations for a text of over {EXACT_SHAPLEY_TOKENS} tokens" if ex.samples else ""
     typer.echo(f"sim = {ex.score:.4f}  ({ex.kind}; {how[ex.method]}{sampled})")

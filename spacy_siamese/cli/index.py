@@ -4,10 +4,6 @@ from pathlib import Path
 
 import typer
 
-from ..files import check_outputs
-from ..search import SimilarityIndex
-from ..search.compact import check_candidates
-from ..search.store import check_replaceable
 from .app import (
     BATCH_SIZE,
     CANDIDATES_HELP,
@@ -37,6 +33,11 @@ def index_command(
     progress: bool = PROGRESS,
 ) -> None:
     """Encode a collection with a trained pipeline and save a searchable index."""
+    from ..files import check_outputs
+    from ..search import SimilarityIndex
+    from ..search.compact import check_candidates
+    from ..search.store import check_replaceable
+
     with errors():
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
         check_outputs([input, *pipeline], [], output_dirs=[output])

@@ -5,7 +5,6 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ..evaluation.report import DETAILS, read_json, summary_markdown, write_text
 from .app import OUTPUT_MD, app, errors, expand_paths, fail
 
 
@@ -18,6 +17,8 @@ def report_command(
     output_md: Optional[Path] = OUTPUT_MD,
 ) -> None:
     """Summarise saved evaluations (evaluate, evaluate-retrieval, evaluate-duplicates --output-json) in tables."""
+    from ..evaluation.report import DETAILS, read_json, summary_markdown, write_text
+
     with errors():
         reports: Dict[str, Dict[str, Any]] = {}
         sources: Dict[str, Path] = {}

@@ -5,10 +5,6 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ..evaluation.report import write_json
-from ..files import check_outputs
-from ..search import SimilarityIndex
-from ..search.index import read_meta
 from .app import OUTPUT_JSON, PROGRESS, app, at_least, errors, fail, load_pipeline
 
 
@@ -22,6 +18,11 @@ def search_command(
     progress: bool = PROGRESS,
 ) -> None:
     """Find the items of an index most similar to each query, with the pipeline's similarity."""
+    from ..evaluation.report import write_json
+    from ..files import check_outputs
+    from ..search import SimilarityIndex
+    from ..search.index import read_meta
+
     with errors():
         if output_json is not None and index_dir.is_dir():
             check_outputs(list(index_dir.iterdir()), [output_json])

@@ -6,9 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..displacy import DisplacyApp, make_server, server_url
-from ..displacy.server import EXPLAIN_BUDGET
-from .app import MODEL, app, errors, fail, load_pipeline, require_file
+from .app import EXPLAIN_BUDGET, MODEL, app, errors, fail, load_pipeline, require_file
 
 
 @app.command("serve")
@@ -33,6 +31,8 @@ def serve_command(
     The page answers on this machine only unless --host says otherwise, and only to requests for
     an IP address, localhost, this machine's name, --host or an --allow-host name (no DNS
     rebinding). An explanation keeps to --explain-budget seconds (fewer Shapley samples if need be)."""
+    from ..displacy import DisplacyApp, make_server, server_url
+
     with errors():
         require_file(groups)  # before the model loads
         if index is not None and not index.is_dir():

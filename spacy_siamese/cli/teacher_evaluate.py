@@ -4,14 +4,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import numpy
 import typer
 
-from ..distill import teacher_label, teacher_pair_scores
-from ..evaluation.pair_evaluation import score_method
-from ..evaluation.report import fmt, intervals_markdown, markdown_table, write_report
-from ..evaluation.uncertainty import check_bootstrap, pair_intervals
-from ..util import given_path
 from .app import CONFIDENCE, OUTPUT_JSON, OUTPUT_MD, PAIRS_FORMAT, PROGRESS, app, errors, read_pair_records, versions
 
 
@@ -39,6 +33,14 @@ def teacher_evaluate_command(
     A CrossEncoder directory (e.g. from teacher-train) scores a pair with its probability, a
     bi-encoder with the cosine of the texts' vectors, each read at its accuracy-optimal threshold
     on this file. --bootstrap N adds intervals, and of the first teacher's lead over each other."""
+    import numpy
+
+    from ..distill import teacher_label, teacher_pair_scores
+    from ..evaluation.pair_evaluation import score_method
+    from ..evaluation.report import fmt, intervals_markdown, markdown_table, write_report
+    from ..evaluation.uncertainty import check_bootstrap, pair_intervals
+    from ..util import given_path
+
     with errors():
         check_bootstrap(bootstrap, confidence)
         records = read_pair_records(pairs, format=format, limit=limit)

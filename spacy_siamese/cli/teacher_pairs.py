@@ -5,11 +5,8 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import NEIGHBOURS, cross_encoder_pairs, teacher_pairs, teacher_vectors
-from ..losses.teacher_scores import save_teacher_table
-from ..teacher import is_cross_encoder
-from ..util import distinct_pair_texts, distinct_texts
 from .app import (
+    NEIGHBOURS,
     PROGRESS,
     TEXTS_FORMATS,
     app,
@@ -67,6 +64,11 @@ def teacher_pairs_command(
 
     A CrossEncoder teacher (e.g. from teacher-train) has no vectors: the anchors' neighbours are
     the nearest by TF-IDF cosine and the labels its probabilities of the pairs (as in AugSBERT)."""
+    from ..distill import cross_encoder_pairs, teacher_pairs, teacher_vectors
+    from ..losses.teacher_scores import save_teacher_table
+    from ..teacher import is_cross_encoder
+    from ..util import distinct_pair_texts, distinct_texts
+
     with errors():
         if not inputs and not texts_files:
             fail("Give pair files, --texts collections or both: there are no texts to pair.")

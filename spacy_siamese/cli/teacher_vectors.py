@@ -6,9 +6,6 @@ from typing import List, Optional
 
 import typer
 
-from ..distill import teacher_vectors
-from ..losses.teacher_scores import TABLE_TEXTS, TABLE_VECTORS, save_teacher_table
-from ..util import distinct_texts
 from .app import PROGRESS, app, check_paths, errors, pair_file_texts
 
 
@@ -27,6 +24,10 @@ def teacher_vectors_command(
     The output is the table spacy-siamese.TeacherScores.v1 reads: trained on the same pair files
     with that loss, the student's in-batch scores learn the teacher's cosines beside the pair loss
     on the files' labels (for 0/1 duplicates, InBatchNegatives.v1 as its pair loss)."""
+    from ..distill import teacher_vectors
+    from ..losses.teacher_scores import save_teacher_table
+    from ..util import distinct_texts
+
     with errors():
         check_paths(inputs, table_files(output))
         # every distinct text, blank ones too: the loss looks up each text of a training batch
@@ -38,4 +39,6 @@ def teacher_vectors_command(
 
 def table_files(directory: Path) -> List[Path]:
     """The files `save_teacher_table` writes in `directory`."""
+    from ..losses.teacher_scores import TABLE_TEXTS, TABLE_VECTORS
+
     return [directory / TABLE_VECTORS, directory / TABLE_TEXTS]

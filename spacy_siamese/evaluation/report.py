@@ -108,6 +108,11 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
 
 
 FIGURE_TITLES = dict(PAIR_COLUMNS + GRADED_COLUMNS + DUPLICATE_COLUMNS)
+# The pipe's score keys shown for 0/1 and for graded pairs (`average`, `calibrate`), titled as in the tables.
+SCORE_COLUMNS = {
+    kind: {f"sim_{key}": FIGURE_TITLES[key] for key in keys}
+    for kind, keys in (("binary", ("acc", "auc", "ap")), ("graded", ("spearman", "pearson")))
+}
 
 
 def interval_text(value: Optional[float], bounds: Optional[List[float]]) -> str:

@@ -2,13 +2,19 @@
 (`spacy_siamese/cli/`) print or parse arguments."""
 
 import ast
+import importlib
+import importlib.metadata
 import inspect
 import os
 import re
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import List
 
+import pytest
 import typer
 
 import spacy_siamese
@@ -38,6 +44,7 @@ COMMANDS = {
     "teacher-vectors",
 }
 PACKAGE = Path(spacy_siamese.__file__).parent
+app_module = importlib.import_module("spacy_siamese.cli.app")  # `spacy_siamese.cli.app` is the typer app
 
 
 def listed_commands(help_text: str) -> set:
@@ -113,4 +120,121 @@ def test_violations_are_found(tmp_path):
         "bad.py:1 imports argparse",
         "bad.py:2 imports argparse",
         "bad.py:3 prints",
+    ]
+
+
+def run_module(*args: str, code: str = "") -> "subprocess.CompletedProcess[str]":
+    """`python -m spacy_siamese ARGS` (or `python -c CODE`) in a fresh interpreter, importing this checkout."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")])}
+    command = ["-c", code] if code else ["-m", "spacy_siamese", *args]
+    return subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env)
+
+
+def test_help_is_quick():
+    """The median of five `--help` runs is well under the seconds that importing spaCy takes."""
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        result = run_module("--help")
+        times.append(time.perf_counter() - start)
+        assert result.returncode == 0, result.stderr
+    assert statistics.median(times) < 2.0, times
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["dedupe", "--help"], ["explain", "--help"]])
+def test_help_and_version_import_no_heavy_module(args):
+    """The command line's import, its help pages and its version load neither spaCy, Thinc,
+    torch, numpy nor the library: the commands import them when they run."""
+    code = (
+        "import sys; from spacy_siamese.cli import app; "
+        f"sys.argv = ['spacy_siamese', *{args!r}]\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'spacy', 'thinc', 'torch', 'numpy', 'srsly'}"
+        " or m.startswith('spacy_siamese.') and not m.startswith('spacy_siamese.cli')), file=sys.stderr)"
+    )
+    result = run_module(code=code)
+    assert result.stderr.splitlines()[-1] == "[]", result.stderr
+
+
+def test_package_names_load_on_first_use():
+    """`spacy_siamese/__init__.py` exports its names lazily (so that the command line's import is
+    quick): each of them loads, and an unknown name is an AttributeError."""
+    assert {name: getattr(spacy_siamese, name).__name__ for name in spacy_siamese.__all__ if name != "__version__"} == {
+        name: name for name in spacy_siamese.__all__ if name != "__version__"
+    }
+    with pytest.raises(AttributeError, match="no_such_name"):
+        spacy_siamese.no_such_name  # noqa: B018
+
+
+def test_version():
+    result = run_module("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"spacy-siamese {spacy_siamese.__version__}\n"
+    assert spacy_siamese.__version__ == importlib.metadata.version("spacy-siamese")
+
+
+def test_flags_show_no_type(monkeypatch):
+    """A flag takes no value: no `<bool>` type beside it on any help page."""
+    monkeypatch.setenv("COLUMNS", "200")
+    for args in [["--help"], *([command.name, "--help"] for command in app.registered_commands)]:
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        assert "<bool>" not in result.output, args
+    assert "<int>" in invoke("dedupe", "--help").output  # an option that takes a value keeps its type
+
+
+@pytest.mark.parametrize(
+    "name,module,attr",
+    [
+        ("JSONL_SUFFIXES", "spacy_siamese.search.texts", "JSONL_SUFFIXES"),
+        ("CANDIDATES", "spacy_siamese.search.corpus", "CANDIDATES"),
+        ("CHUNK_SIZE", "spacy_siamese.search.store", "CHUNK_SIZE"),
+        ("METHODS", "spacy_siamese.explain", "METHODS"),
+        ("SAMPLES", "spacy_siamese.explain", "SAMPLES"),
+        ("EXPLAIN_BUDGET", "spacy_siamese.displacy.server", "EXPLAIN_BUDGET"),
+        ("NEIGHBOURS", "spacy_siamese.distill", "NEIGHBOURS"),
+        ("KINDS", "spacy_siamese.teacher", "KINDS"),
+    ],
+)
+def test_option_defaults_are_the_library_defaults(name, module, attr):
+    """app.py repeats the library defaults that options show (so that --help imports no library)."""
+    assert getattr(app_module, name) == getattr(importlib.import_module(module), attr)
+
+
+def command_imports(path: Path) -> List[str]:
+    """The other command modules of spacy_siamese/cli that a command module imports, as `file:line module`."""
+    commands = {p.stem for p in path.parent.glob("*.py")} - {"__init__", "app", path.stem}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            modules = [node.module] if node.module else [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("spacy_siamese.cli."):
+            modules = [node.module.split(".")[2]]
+        elif isinstance(node, ast.Import):
+            modules = [a.name.split(".")[2] for a in node.names if a.name.startswith("spacy_siamese.cli.")]
+        else:
+            continue
+        found += [f"{path.name}:{node.lineno} {module}" for module in modules if module.split(".")[0] in commands]
+    return found
+
+
+def test_no_command_imports_another():
+    """Shared pieces live in app.py or the library: a command module imports no other command's module."""
+    paths = sorted((PACKAGE / "cli").glob("*.py"))
+    assert len(paths) > 10
+    assert [found for path in paths if path.stem not in ("__init__", "app") for found in command_imports(path)] == []
+
+
+def test_command_imports_are_found(tmp_path):
+    for name in ("app", "dedupe", "index", "search"):
+        (tmp_path / f"{name}.py").write_text("")
+    (tmp_path / "search.py").write_text(
+        "from .app import app\nfrom .index import X\nfrom . import dedupe\nimport spacy_siamese.cli.dedupe\n"
+        "def f():\n    from spacy_siamese.cli.index import Y\n"
+    )
+    assert command_imports(tmp_path / "search.py") == [
+        "search.py:2 index",
+        "search.py:3 dedupe",
+        "search.py:4 dedupe",
+        "search.py:6 index",
     ]

@@ -133,7 +133,7 @@ def test_workers_below_one_is_a_usage_error(collection, tmp_path):
 def test_stats_record_the_threshold_used(collection, tmp_path, monkeypatch):
     """Without --threshold, the pipe's own threshold is passed on and recorded (it recorded null),
     and the missing dedupe threshold is a Warning line, as in `dedupe`."""
-    from spacy_siamese.cli import dedupe_ray
+    from spacy_siamese import distributed  # the command imports dedupe_jsonl when it runs
 
     used = {}
 
@@ -142,7 +142,7 @@ def test_stats_record_the_threshold_used(collection, tmp_path, monkeypatch):
         stages["encode"] = 0.0
         return []
 
-    monkeypatch.setattr(dedupe_ray, "dedupe_jsonl", fake_dedupe_jsonl)
+    monkeypatch.setattr(distributed, "dedupe_jsonl", fake_dedupe_jsonl)
     result = invoke(
         "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "v",
         "-o", tmp_path / "o.jsonl", "--stats-json", tmp_path / "stats.json",
