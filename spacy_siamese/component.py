@@ -359,7 +359,9 @@ class SiameseSimilarity(Encoding, TrainablePipe):
             threshold = tuning.tuned_thresholds(self, scores[binary], labels[binary])[0]
         return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=threshold, **kwargs)
 
-    def tune_thresholds(self, examples: Iterable[Example], *, pair_scores: Optional[PairScores] = None) -> Dict[str, Any]:
+    def tune_thresholds(
+        self, examples: Iterable[Example], *, pair_scores: Optional[PairScores] = None
+    ) -> Dict[str, Any]:
         """Set the decision threshold (the accuracy-maximising one) and `dedupe_threshold` from the
         0/1 pairs of `examples` (graded ones leave them), and return the pair metrics at them."""
         examples = list(examples)

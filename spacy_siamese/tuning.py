@@ -81,7 +81,8 @@ def tuned_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.nda
     """The accuracy-maximising decision threshold and the dedupe threshold (the lowest whose precision
     on the pairs is `dedupe_precision`, None if none is) of 0/1 pairs' scores; nothing is set."""
     dedupe = precision_threshold(scores, labels, float(pipe.cfg.get("dedupe_precision", DEDUPE_PRECISION)))
-    return _clip(pipe, round(best_threshold(scores, labels), 6)), None if dedupe is None else _clip(pipe, round(dedupe, 6))
+    threshold = _clip(pipe, round(best_threshold(scores, labels), 6))
+    return threshold, None if dedupe is None else _clip(pipe, round(dedupe, 6))
 
 
 def tune_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.ndarray) -> None:
