@@ -1,9 +1,10 @@
-"""Registered [nlp] callbacks."""
+"""Registered callbacks: [nlp] `numpy_blas.v1`, [training] `tune_thresholds.v1`."""
 
-from typing import Callable
+from typing import Callable, List, Optional
 
 from spacy.language import Language
-from spacy.util import registry
+from spacy.training import Example
+from spacy.util import registry, resolve_dot_names
 from thinc.api import NumpyOps
 
 
@@ -24,3 +25,31 @@ def create_numpy_blas() -> Callable[[Language], Language]:
         return nlp
 
     return use_numpy_blas
+
+
+@registry.callbacks("spacy-siamese.tune_thresholds.v1")
+def create_tune_thresholds() -> Callable[[Language], Language]:
+    """A `[training] before_to_disk` callback: before `spacy train` saves a checkpoint, tune the
+    decision and dedupe thresholds (`SiameseSimilarity.tune_thresholds`) of each siamese_similarity
+    pipe being trained with the `tune_threshold` setting on, on the dev corpus at the weights just
+    evaluated: the thresholds its evaluation reported are the ones saved."""
+    dev_corpus: Optional[Callable[[Language], List[Example]]] = None
+
+    def tune_thresholds(nlp: Language) -> Language:
+        nonlocal dev_corpus
+        from .component import SiameseSimilarity
+
+        pipes = [p for _, p in nlp.pipeline if isinstance(p, SiameseSimilarity) and p.cfg["tune_threshold"]]
+        pipes = [pipe for pipe in pipes if pipe._trained]  # a frozen pipe keeps its thresholds
+        if pipes:
+            if dev_corpus is None:
+                config = nlp.config.interpolate()
+                dev_corpus = resolve_dot_names(config, [config["training"]["dev_corpus"]])[0]
+            examples = list(dev_corpus(nlp))
+            for eg, doc in zip(examples, nlp.pipe(eg.predicted for eg in examples)):
+                eg.predicted = doc  # processed as `nlp.evaluate` does
+            for pipe in pipes:
+                pipe.tune_thresholds(examples)
+        return nlp
+
+    return tune_thresholds

@@ -4,7 +4,7 @@ import math
 import uuid
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 import numpy
 import spacy
@@ -18,7 +18,7 @@ from thinc.types import Floats2d
 
 from . import hooks, tuning
 from .encoding import Encoding, WeakPipeline
-from .identity import in_training_evaluation, reads_static_vectors
+from .identity import reads_static_vectors
 from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head
 from .layers.in_batch import cross_scores
@@ -53,6 +53,14 @@ squash = false
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 PIPE_NAME = "siamese_similarity"
 PREDICT_TOKENS = 8192  # tokens per batch the encoder runs on at once (a longer doc runs alone)
+
+
+class Verdict(NamedTuple):
+    """A pair's score, the decision threshold it was judged at, and whether it reaches it."""
+
+    score: float
+    threshold: float
+    duplicate: bool
 
 
 @Language.factory(
@@ -104,8 +112,9 @@ class SiameseSimilarity(Encoding, TrainablePipe):
     API (`encode`, `similarity_matrix`, `compare`, ...) is the `encoding.Encoding` mixin.
 
     Training examples are labelled pairs (`spacy_siamese.pair_examples`) or labelled docs. With
-    `tune_threshold`, the evaluation step of `spacy train` picks the accuracy-maximising decision
-    threshold on the dev pairs and stores it in `cfg`; elsewhere pass `scorer_cfg={"tune_threshold": True}`.
+    `tune_threshold`, a pipe in training reports its dev figures at the thresholds tuned on the dev
+    pairs, and `tune_thresholds` (the `spacy-siamese.tune_thresholds.v1` callback in `spacy train`,
+    the `calibrate` command afterwards) stores them. `verdict` judges a pair at the stored threshold.
     A `DatasetLosses.v1` loss needs one dataset per batch.
     """
 
@@ -142,6 +151,17 @@ class SiameseSimilarity(Encoding, TrainablePipe):
     @property
     def threshold(self) -> float:
         return float(self.cfg["threshold"])
+
+    def verdict(self, doc1: Doc, doc2: Doc, *, threshold: Optional[float] = None) -> Verdict:
+        """The pair's score and whether it reaches `threshold` (default: the pipe's `threshold`,
+        tuned on dev pairs in training): a duplicate, a paraphrase, a match as the pipe was trained."""
+        score = self.similarity(doc1, doc2)
+        threshold = self.threshold if threshold is None else float(threshold)
+        return Verdict(score, threshold, score >= threshold)
+
+    def is_duplicate(self, doc1: Doc, doc2: Doc, *, threshold: Optional[float] = None) -> bool:
+        """Whether the pair's score reaches `threshold` (default: the pipe's `threshold`)."""
+        return self.verdict(doc1, doc2, threshold=threshold).duplicate
 
     @property
     def dedupe_threshold(self) -> Optional[float]:
@@ -320,9 +340,10 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         self._trained = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-        """Pair metrics at the stored threshold, retuned first on the 0/1 pairs with `tune_threshold=True`
-        (`scorer_cfg`) or in `spacy train`'s evaluation (the `tune_threshold` setting). `pair_scores=f`
-        scores the pairs with `f(examples) -> (scores, labels)` instead of encoding them."""
+        """Pair metrics at the stored threshold, or with `tune_threshold=True` (`scorer_cfg`) at the
+        one tuned on the 0/1 pairs; the `tune_threshold` setting asks it of a pipe being trained
+        (updated since it was initialized or loaded). Changes nothing: `tune_thresholds` stores
+        thresholds. `pair_scores=f` scores the pairs with `f(examples) -> (scores, labels)`."""
         tune = kwargs.pop("tune_threshold", None)
         pair_scores = kwargs.pop("pair_scores", None) or self.pair_scores
         examples = list(examples)
@@ -331,11 +352,24 @@ class SiameseSimilarity(Encoding, TrainablePipe):
             return {}  # e.g. text classification examples for another pipe of the pipeline
         scores, labels = pair_scores(examples)
         if tune is None:
-            tune = self.cfg["tune_threshold"] and self._trained and in_training_evaluation()
+            tune = self.cfg["tune_threshold"] and self._trained
+        threshold = self.threshold
         binary = binary_pairs(examples, labels)
         if tune and binary.any():
+            threshold = tuning.tuned_thresholds(self, scores[binary], labels[binary])[0]
+        return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=threshold, **kwargs)
+
+    def tune_thresholds(
+        self, examples: Iterable[Example], *, pair_scores: Optional[PairScores] = None
+    ) -> Dict[str, Any]:
+        """Set the decision threshold (the accuracy-maximising one) and `dedupe_threshold` from the
+        0/1 pairs of `examples` (graded ones leave them), and return the pair metrics at them."""
+        examples = list(examples)
+        scores, labels = (pair_scores or self.pair_scores)(examples)
+        binary = binary_pairs(examples, labels)
+        if binary.any():
             tuning.tune_thresholds(self, scores[binary], labels[binary])
-        return self.scorer(examples, pair_scores=lambda _: (scores, labels), threshold=self.threshold, **kwargs)
+        return self.score(examples, tune_threshold=False, pair_scores=lambda _: (scores, labels))
 
     def calibrate_dedupe_threshold(
         self,
@@ -374,7 +408,7 @@ def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -
     """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight`, in the pipe
     and in the config it saves. The pipe gets a new model id (encode stored collections again); its
     thresholds are only clipped to the new score range: tune them again on dev pairs
-    (`pipe.score(examples, tune_threshold=True)`)."""
+    (`pipe.tune_thresholds(examples)`)."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
     tuning.hybrid_head(pipe)
     block = tuning.hybrid_config_block(nlp.get_pipe_config(name), name=name)

@@ -73,6 +73,11 @@ class PairExplanation:
     rest: float = 0.0
     offset: float = 0.0
     samples: int = 0
+    threshold: float = 0.5  # the pipe's decision threshold: `score >= threshold` is its verdict
+
+    @property
+    def duplicate(self) -> bool:
+        return self.score >= self.threshold
 
     def top(self, n: int = 10) -> List[Tuple[str, float]]:
         """The n terms with the largest absolute contribution."""
@@ -84,6 +89,8 @@ class PairExplanation:
             "method": self.method,
             "kind": self.kind,
             "score": self.score,
+            "threshold": self.threshold,
+            "duplicate": self.duplicate,
             "text_a": self.text_a,
             "text_b": self.text_b,
             "tokens_a": [vars(t).copy() for t in self.tokens_a],
@@ -161,9 +168,11 @@ def explain_pair(
         terms, rest, offset = _exact_terms(pipe, kind, doc_a, doc_b)
     if method == "exact":
         tokens_a, tokens_b = _spread(doc_a, terms, pipe, doc_b), _spread(doc_b, terms, pipe, doc_a)
-        return PairExplanation(
+        explanation = PairExplanation(
             method, kind, score, text_a, text_b, tokens_a, tokens_b, offset, offset, terms, rest, offset
         )
+        explanation.threshold = pipe.threshold
+        return explanation
     rng = numpy.random.default_rng(seed)
     both = method == "shapley" and min(len(doc_a), len(doc_b)) > EXACT_SHAPLEY_TOKENS  # two texts sampled
     half = (time.monotonic() + deadline) / 2 if deadline is not None and both else deadline
@@ -172,9 +181,11 @@ def explain_pair(
     sampled = [used for doc, used in ((doc_a, used_a), (doc_b, used_b)) if len(doc) > EXACT_SHAPLEY_TOKENS]
     tokens_a, tokens_b = _tokens(doc_a, values_a), _tokens(doc_b, values_b)
     used = min(sampled) if method == "shapley" and sampled else 0
-    return PairExplanation(
+    explanation = PairExplanation(
         method, kind, score, text_a, text_b, tokens_a, tokens_b, reference_a, reference_b, terms, rest, offset, used
     )
+    explanation.threshold = pipe.threshold
+    return explanation
 
 
 def shapley_values(

@@ -1,18 +1,15 @@
 """The model id of a siamese_similarity pipe: one per set of weights, checked when loaded.
 
-Stored vectors are tagged with the id of the weights that made them. The id is renewed lazily, at
-the first use (or save) after an update; weights swapped in by `use_params` get their own id.
+Stored vectors are tagged with the id of the weights that made them. The id is renewed when the
+weights change (an update, `mark_changed`); weights swapped in by `use_params` get their own id.
 """
 
-import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from types import CodeType, FrameType
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.pipeline.pipe import deserialize_config
-from spacy.training import loop
 from spacy.vocab import Vocab
 from srsly.msgpack.exceptions import UnpackException
 from thinc.api import Model, Optimizer
@@ -37,13 +34,11 @@ class ModelIdentity:
     model: Model
     vocab: Vocab
     cfg: Dict[str, Any]
-    _stale = False  # the weights changed since model_id was assigned
     _trained = False  # updated since it was initialized or loaded
 
     @property
     def model_id(self) -> Optional[str]:
-        """The id of the current weights, renewed at the first use after they changed."""
-        self._renew_if_stale()
+        """The id of the current weights."""
         return self.cfg["model_id"]
 
     @property
@@ -52,33 +47,25 @@ class ModelIdentity:
         return score_range(self.model.get_ref("comparison"))
 
     def finish_update(self, sgd: Optimizer) -> None:
-        self._stale = True
         self._trained = True
         super().finish_update(sgd)  # type: ignore[misc]
+        self.mark_changed()
 
     def mark_changed(self) -> None:
-        """The weights were changed outside training (e.g. averaged): a new id at the next use."""
-        self._stale = True
+        """The weights were changed (updated, averaged): a new id."""
+        if self.cfg["model_id"] is not None:
+            self._set_model_id(uuid.uuid4().hex)
 
     def use_params(self, params: dict) -> Iterator[None]:
         """Use other weights (e.g. averages) inside the block, under their own model id."""
         saved = self.model_id
         with self.model.use_params(params):
-            self._stale = saved is not None
+            self.mark_changed()
             try:
                 yield
             finally:
-                if saved is not None and self.cfg["model_id"] != saved:
+                if saved is not None:
                     self._set_model_id(saved)
-                self._stale = False
-
-    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        self._renew_if_stale()
-        return super().to_bytes(exclude=exclude)  # type: ignore[misc]
-
-    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> None:
-        self._renew_if_stale()
-        super().to_disk(path, exclude=exclude)  # type: ignore[misc]
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> Any:
         with keeping_lexical_weight(self):
@@ -174,7 +161,6 @@ class ModelIdentity:
         if old_id is not None and old_id != self.cfg["model_id"]:
             hooks.unregister_pipe(old_id, self)  # type: ignore[arg-type]
         hooks.register_pipe(self.cfg["model_id"], self)  # type: ignore[arg-type]
-        self._stale = False
         self._trained = False
 
     def _check_initialized(self) -> None:
@@ -188,15 +174,10 @@ class ModelIdentity:
         self._check_initialized()
         return self.model_id  # type: ignore[return-value]
 
-    def _renew_if_stale(self) -> None:
-        if self._stale and self.cfg["model_id"] is not None:
-            self._set_model_id(uuid.uuid4().hex)
-
     def _set_model_id(self, model_id: str) -> None:
         if self.cfg["model_id"] is not None:
             hooks.unregister_pipe(self.cfg["model_id"], self)  # type: ignore[arg-type]
         self.cfg["model_id"] = model_id
-        self._stale = False
         hooks.register_pipe(model_id, self)  # type: ignore[arg-type]
 
 
@@ -230,18 +211,3 @@ def check_architecture(
         )
     if error is not None and any(text in str(error) for text in THINC_MISMATCH):
         raise ValueError(f"{saved} has another architecture or other sizes than this pipe's config ({error}). {advice}")
-
-
-_CONSTS = loop.create_evaluation_callback.__code__.co_consts
-_EVALUATE = next((c for c in _CONSTS if isinstance(c, CodeType) and c.co_name == "evaluate"), None)
-
-
-def in_training_evaluation() -> bool:
-    """Whether the caller runs inside the evaluation step of spaCy's training loop
-    (`spacy train`), found by the code object of its evaluation closure."""
-    frame: Optional[FrameType] = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is _EVALUATE:
-            return True
-        frame = frame.f_back
-    return False

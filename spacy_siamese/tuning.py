@@ -77,10 +77,17 @@ def hybrid_config_block(config: Dict[str, Any], *, name: str) -> Dict[str, Any]:
     return blocks[0]
 
 
+def tuned_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.ndarray) -> Tuple[float, Optional[float]]:
+    """The accuracy-maximising decision threshold and the dedupe threshold (the lowest whose precision
+    on the pairs is `dedupe_precision`, None if none is) of 0/1 pairs' scores; nothing is set."""
+    dedupe = precision_threshold(scores, labels, float(pipe.cfg.get("dedupe_precision", DEDUPE_PRECISION)))
+    threshold = _clip(pipe, round(best_threshold(scores, labels), 6))
+    return threshold, None if dedupe is None else _clip(pipe, round(dedupe, 6))
+
+
 def tune_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.ndarray) -> None:
-    """Set the accuracy-maximising decision threshold and the dedupe threshold from 0/1 pairs."""
-    pipe.cfg["threshold"] = _clip(pipe, round(best_threshold(scores, labels), 6))
-    set_dedupe_threshold(pipe, scores, labels)
+    """Set the decision threshold and the dedupe threshold from 0/1 pairs (`tuned_thresholds`)."""
+    pipe.cfg["threshold"], pipe.cfg["dedupe_threshold"] = tuned_thresholds(pipe, scores, labels)
 
 
 def calibrate_dedupe_threshold(
@@ -93,13 +100,7 @@ def calibrate_dedupe_threshold(
     if not is_binary(labels):
         raise ValueError("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
     pipe.cfg["dedupe_precision"] = cfg["dedupe_precision"]
-    set_dedupe_threshold(pipe, scores, labels)
-
-
-def set_dedupe_threshold(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.ndarray) -> None:
-    """The lowest threshold whose precision on the pairs is `dedupe_precision` (None if none is)."""
-    value = precision_threshold(scores, labels, float(pipe.cfg.get("dedupe_precision", DEDUPE_PRECISION)))
-    pipe.cfg["dedupe_threshold"] = None if value is None else _clip(pipe, round(value, 6))
+    pipe.cfg["dedupe_threshold"] = tuned_thresholds(pipe, scores, labels)[1]
 
 
 def _clip(pipe: TunablePipe, value: float) -> float:

@@ -8,7 +8,7 @@ from spacy.tokens import Doc, DocBin
 from thinc.api import Model, chain, list2ragged, reduce_mean
 
 from spacy_siamese import hooks, make_pair_example, restore_hooks
-from spacy_siamese.component import get_lexical_weight, set_lexical_weight
+from spacy_siamese.component import Verdict, get_lexical_weight, set_lexical_weight
 from spacy_siamese.encoding import canonical_order
 from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.heads import predicting_head
@@ -64,6 +64,16 @@ def test_overfits_tiny_pair_set(trained):
     for a, b, label in PAIRS:
         sim = nlp(a).similarity(nlp(b))
         assert (sim >= 0.5) == bool(label), (a, b, sim)
+
+
+def test_verdict_is_the_score_judged_at_the_pipes_threshold(nlp):
+    pipe = nlp.get_pipe("siamese_similarity")
+    a, b = nlp(TEXTS[0]), nlp(TEXTS[1])
+    score = a.similarity(b)
+    assert pipe.verdict(a, b) == Verdict(score, pipe.threshold, score >= pipe.threshold)
+    assert pipe.verdict(a, b, threshold=score) == (score, score, True) and pipe.is_duplicate(a, b, threshold=score)
+    assert not pipe.is_duplicate(a, b, threshold=score + 1e-3)
+    assert pipe.is_duplicate(a, b) == (score >= pipe.threshold)
 
 
 def test_similarity_is_symmetric_and_the_cauchy_formula(nlp):
@@ -455,11 +465,12 @@ def test_two_similarity_pipes_in_one_pipeline():
     numpy.testing.assert_array_equal(a.vector, stored_vector(a, pipe_b.model_id))
 
 
-def test_evaluate_retunes_on_an_explicit_switch():
+def test_evaluate_reports_tuned_figures_on_an_explicit_switch_and_tune_thresholds_stores_them():
     nlp, _ = train(make_nlp(), n_iter=30)
     pipe = nlp.get_pipe("siamese_similarity")
     scores = nlp.evaluate(pair_examples(nlp), scorer_cfg={"tune_threshold": True})
-    assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
+    assert pipe.threshold == 0.5 != scores["sim_threshold"]
+    assert pipe.tune_thresholds(pair_examples(nlp))["sim_threshold"] == pipe.threshold == scores["sim_threshold"]
 
 
 @pytest.mark.parametrize("proj_width", [0, 24])

@@ -220,12 +220,12 @@ def test_the_threshold_is_tuned_on_the_0_1_datasets():
     examples = two_datasets(nlp)
     nlp.initialize(lambda: examples)
     scores, labels = pipe.pair_scores(examples)
-    result = nlp.evaluate(examples, scorer_cfg={"tune_threshold": True})
+    result = pipe.tune_thresholds(examples)
     assert pipe.threshold == pytest.approx(best_threshold(scores[:10], labels[:10]), abs=1e-6)
     assert result["sim_threshold"] == pipe.threshold and "sim_avg" in result
     plain = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES)  # graded pairs alone: no threshold to tune
     plain.initialize(lambda: two_datasets(plain))
-    plain.evaluate(two_datasets(plain)[10:], scorer_cfg={"tune_threshold": True})
+    plain.get_pipe("siamese_similarity").tune_thresholds(two_datasets(plain)[10:])
     assert plain.get_pipe("siamese_similarity").threshold == 0.5
 
 

@@ -1,6 +1,7 @@
 """The model id of a siamese_similarity pipe: renewed when the weights change (updates,
-use_params), checked when loading, and the training-loop evaluation that retunes the threshold."""
+use_params), checked when loading; the thresholds: `score` stores none, `tune_thresholds` (callback) does."""
 
+import io
 import re
 import subprocess
 import sys
@@ -9,13 +10,15 @@ import pytest
 import spacy
 import srsly
 from spacy.tokens import DocBin
+from spacy.training.initialize import init_nlp
 from spacy.training.loop import create_evaluation_callback
+from spacy.training.loop import train as spacy_train
 from thinc.api import Adam
 
 from spacy_siamese import hooks
 from spacy_siamese.hooks import pipe_for
-from spacy_siamese.identity import in_training_evaluation
-from spacy_siamese.metrics import best_threshold, precision_threshold
+from spacy_siamese.metrics import best_threshold, pair_metrics, precision_threshold
+from spacy_siamese.tuning import tuned_thresholds
 
 from .conftest import SMALL_MODEL, cauchy_reference, make_nlp, pair_examples, set_random_vectors, train
 from .test_component import TEXTS
@@ -76,7 +79,7 @@ def test_doc_made_before_an_update_is_not_read_through_the_new_weights():
         doc.similarity(nlp(TEXTS[10]))
 
 
-def test_model_id_is_renewed_lazily_and_the_registry_does_not_grow():
+def test_model_id_is_renewed_with_the_weights_and_the_registry_does_not_grow():
     nlp, _ = train(make_nlp(), n_iter=2)
     pipe = nlp.get_pipe("siamese_similarity")
     examples = pair_examples(nlp)
@@ -87,7 +90,7 @@ def test_model_id_is_renewed_lazily_and_the_registry_does_not_grow():
     for _ in range(10):
         for _ in range(3):
             nlp.update(examples, sgd=optimizer)
-        nlp(TEXTS[0])  # first use after the updates: one new id
+        nlp(TEXTS[0])
         seen.append(pipe.model_id)
     assert len(set(seen)) == 10
     assert len(hooks._PIPES) <= size
@@ -277,62 +280,89 @@ def test_a_load_that_fails_leaves_the_pipe_as_it_was(nlp, tmp_path):
     assert loaded(TEXTS[0]).similarity(b) == score
 
 
-# -- in_training_evaluation: the threshold is retuned in spaCy's training loop only -----
+# -- thresholds: `score` changes nothing; `tune_thresholds` (and its training callback) stores them ------
 
 
-def test_in_training_evaluation_is_true_inside_spacys_evaluation_step_only(monkeypatch):
-    nlp = make_nlp()
-    nlp.initialize(lambda: pair_examples(nlp))
-    seen = []
-
-    def score(examples, **kwargs):
-        seen.append(in_training_evaluation())
-        return {"sim_acc": 1.0}
-
-    monkeypatch.setattr(nlp.get_pipe("siamese_similarity"), "score", score)
-    assert in_training_evaluation() is False
-    nlp.evaluate(pair_examples(nlp))
-    create_evaluation_callback(nlp, lambda _: pair_examples(nlp), {"sim_acc": 1.0})()
-    assert seen == [False, True]
+def _state(pipe):
+    return dict(pipe.cfg), pipe.model.to_bytes(), pipe._trained
 
 
-def test_evaluate_keeps_the_threshold():
-    nlp, _ = train(make_nlp(), n_iter=30)
+def test_reading_the_model_id_after_an_update_changes_nothing():
+    nlp, _ = train(make_nlp(), n_iter=2)
     pipe = nlp.get_pipe("siamese_similarity")
-    scores = nlp.evaluate(pair_examples(nlp))
-    assert pipe.threshold == 0.5 and scores["sim_threshold"] == 0.5
+    cfg = dict(pipe.cfg)
+    assert pipe.model_id == cfg["model_id"] and pipe.cfg == cfg
 
 
-def test_spacy_train_evaluation_retunes(tmp_path):
-    """The evaluation closure of spaCy's training loop retunes; a loaded pipe does not."""
+def test_score_changes_nothing_in_spacys_evaluation_step_too():
+    """A pipe in training reports its figures at the thresholds tuned on the pairs, storing none."""
     nlp, _ = train(make_nlp(), n_iter=30)
     pipe = nlp.get_pipe("siamese_similarity")
     examples = pair_examples(nlp)
+    before = _state(pipe)
     evaluate = create_evaluation_callback(nlp, lambda _: examples, {"sim_acc": 1.0})
-    assert pipe.dedupe_threshold is None
-    _, scores = evaluate()
-    assert pipe.threshold != 0.5 and scores["sim_threshold"] == pipe.threshold
+    first, second = evaluate()[1], evaluate()[1]
+    tuned = pipe.score(examples, tune_threshold=True)
+    assert _state(pipe) == before and pipe.threshold == 0.5 and pipe.dedupe_threshold is None
+    assert first["sim_threshold"] == second["sim_threshold"] == tuned["sim_threshold"] != 0.5
+    assert first["sim_acc"] == second["sim_acc"] == tuned["sim_acc"]
+    assert nlp.evaluate(examples, scorer_cfg={"tune_threshold": False})["sim_threshold"] == 0.5
+
+
+def test_tune_thresholds_stores_what_the_evaluation_reported(tmp_path):
+    nlp, _ = train(make_nlp(), n_iter=30)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = pair_examples(nlp)
+    reported = nlp.evaluate(examples)
+    figures = pipe.tune_thresholds(examples)
     sims, labels = pipe.pair_scores(examples)
+    assert pipe.threshold == reported["sim_threshold"] == figures["sim_threshold"] != 0.5
+    assert figures["sim_acc"] == reported["sim_acc"]
+    assert pipe.threshold == pytest.approx(best_threshold(sims, labels), abs=1e-6)
     assert pipe.dedupe_threshold == pytest.approx(precision_threshold(sims, labels, 0.9), abs=1e-6)
     nlp.to_disk(tmp_path / "m")
     loaded = spacy.load(tmp_path / "m")
     lpipe = loaded.get_pipe("siamese_similarity")
-    lpipe.cfg["threshold"] = 0.123
+    assert (lpipe.threshold, lpipe.dedupe_threshold) == (pipe.threshold, pipe.dedupe_threshold)
+    lpipe.cfg["threshold"] = 0.123  # a loaded pipe is not in training: its stored threshold
     _, scores = create_evaluation_callback(loaded, lambda _: pair_examples(loaded), {"sim_acc": 1.0})()
     assert lpipe.threshold == 0.123 == scores["sim_threshold"]
-    assert lpipe.dedupe_threshold == pipe.dedupe_threshold  # saved with the pipe
 
 
-@pytest.mark.slow
-def test_spacy_train_stores_a_dev_tuned_threshold_and_checkpoint_ids(tmp_path):
+def tiny_training(tmp_path, **training):
+    """A config of `make_nlp()` that trains on the tiny pairs (dev = train) with `training` settings."""
     nlp = make_nlp()
     examples = pair_examples(nlp)
     DocBin(docs=[eg.reference for eg in examples], store_user_data=True).to_disk(tmp_path / "pairs.spacy")
     config = nlp.config.copy()
     config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "pairs.spacy")
-    config["training"].update({"max_steps": 40, "eval_frequency": 10, "patience": 0, "seed": 0})
+    config["training"].update({"max_steps": 40, "eval_frequency": 10, "patience": 0, "seed": 0, **training})
     config["training"]["batcher"]["size"] = 10
     config["training"]["optimizer"]["learn_rate"] = 0.01
+    return config
+
+
+@pytest.mark.slow
+def test_the_training_callback_saves_the_thresholds_of_each_checkpoints_evaluation(tmp_path):
+    """The thresholds saved are the tuned ones of the scores the checkpoint's evaluation reported, as
+    before `score` stopped storing them: `tuning.tuned_thresholds` of the saved weights' dev scores."""
+    config = tiny_training(tmp_path, before_to_disk={"@callbacks": "spacy-siamese.tune_thresholds.v1"})
+    (tmp_path / "out").mkdir()
+    spacy_train(init_nlp(config), tmp_path / "out", stdout=io.StringIO(), stderr=io.StringIO())
+    for name in ("model-best", "model-last"):
+        nlp = spacy.load(tmp_path / "out" / name)
+        pipe = nlp.get_pipe("siamese_similarity")
+        scores, labels = pipe.pair_scores(pair_examples(nlp))
+        assert pipe.threshold != 0.5
+        assert (pipe.threshold, pipe.dedupe_threshold) == tuned_thresholds(pipe, scores, labels), name
+        assert srsly.read_json(tmp_path / "out" / name / "meta.json")["performance"]["sim_acc"] == pytest.approx(
+            pair_metrics(scores, labels, pipe.threshold)["acc"]
+        )
+
+
+@pytest.mark.slow
+def test_spacy_train_stores_a_dev_tuned_threshold_and_checkpoint_ids(tmp_path):
+    config = tiny_training(tmp_path, before_to_disk={"@callbacks": "spacy-siamese.tune_thresholds.v1"})
     config.to_disk(tmp_path / "config.cfg")
     subprocess.run(
         [sys.executable, "-m", "spacy", "train", str(tmp_path / "config.cfg"), "--output", str(tmp_path / "out")],

@@ -307,10 +307,10 @@ def expand_paths(pattern: str) -> List[Path]:
 
 
 def tuned_scores(nlp: Language, examples: List[Example], pair_scores: Optional[PairScores] = None) -> Dict[str, Any]:
-    """The pipe's figures on the pairs at thresholds tuned on them (as `spacy train` does)."""
+    """Tune the pipe's thresholds on the pairs (as `spacy train` does); its figures at them."""
     from ..component import get_similarity_pipe
 
-    return get_similarity_pipe(nlp, initialized=True).score(examples, tune_threshold=True, pair_scores=pair_scores)
+    return get_similarity_pipe(nlp, initialized=True).tune_thresholds(examples, pair_scores=pair_scores)
 
 
 def set_performance(nlp: Language, scores: Dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
-"""`calibrate`: set a trained pipe's dedupe threshold (and a hybrid's lexical weight) from
-labelled pairs and save the pipeline."""
+"""`calibrate`: tune a trained pipe's decision and dedupe thresholds (and set a hybrid's lexical
+weight) on labelled pairs and save the pipeline."""
 
 from __future__ import annotations
 
@@ -51,12 +51,14 @@ def calibrate_command(
     in_place: bool = IN_PLACE,
     format: str = PAIRS_FORMAT,
 ) -> None:
-    """Set the dedupe threshold: the lowest score at which the pairs' duplicates are found with
-    the given precision. `dedupe` uses it by default; `spacy train` sets it too, so this is for
-    older pipelines or another precision.
+    """Tune the thresholds on 0/1 pairs as `spacy train` does with the tune_thresholds.v1 callback:
+    the decision threshold (`pipe.threshold`, the most accurate one, behind the pipe's verdicts) and
+    the dedupe threshold (the lowest score at which the pairs' duplicates are found with the given
+    precision; `dedupe` uses it by default). For a pipeline trained without the callback, other
+    pairs, or another precision.
 
     With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (no training
-    needed), then tune both thresholds on the pairs as `spacy train` does, print the pair figures
+    needed), then tune both thresholds on the pairs, print the pair figures
     at the old and the new weight and write the new ones to the meta's `performance`. The pipe
     gets a new model id: encode stored collections again. Graded pairs (e.g. STS-B dev) set the
     weight only (their Spearman and Pearson at both weights are printed and written), no threshold.
@@ -106,9 +108,11 @@ def calibrate_command(
                 f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
                 f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --precision or more pairs."
             )
+        pipe.tune_thresholds(examples, pair_scores=pair_scores)  # the decision threshold too
         save_pipeline(nlp, target)
         if lexical_weight is not None:
-            typer.echo(f"lexical weight = {lexical_weight:g}, threshold = {pipe.threshold:g}")
+            typer.echo(f"lexical weight = {lexical_weight:g}")
+        typer.echo(f"threshold = {pipe.threshold:g} (the most accurate on {len(records):,} pairs)")
         typer.echo(
             f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
         )

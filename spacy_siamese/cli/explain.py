@@ -65,7 +65,10 @@ def show(ex: PairExplanation, top: int) -> None:
 
     how = {"exact": "exact term contributions", "shapley": "Shapley values", "occlusion": "leave-one-token-out"}
     sampled = f", {ex.samples} permutations for a text of over {EXACT_SHAPLEY_TOKENS} tokens" if ex.samples else ""
-    typer.echo(f"sim = {ex.score:.4f}  ({ex.kind}; {how[ex.method]}{sampled})")
+    verdict = "duplicate" if ex.duplicate else "not a duplicate"
+    typer.echo(
+        f"sim = {ex.score:.4f}, threshold = {ex.threshold:.4f}: {verdict}  ({ex.kind}; {how[ex.method]}{sampled})"
+    )
     for label, tokens, reference in (("a", ex.tokens_a, ex.reference_a), ("b", ex.tokens_b, ex.reference_b)):
         total = sum(t.contribution for t in tokens)
         typer.echo(f"text {label}: {_inline(tokens)}")

@@ -19,7 +19,8 @@ from ..search.conftest import build_nlp
 from .conftest import invoke, runner
 
 
-def test_calibrate_sets_and_saves_the_dedupe_threshold(collection, tmp_path):
+def test_calibrate_tunes_and_saves_both_thresholds(collection, tmp_path):
+    """The step a user runs after training: the decision threshold as the training callback tunes it."""
     pairs = tmp_path / "dev.jsonl"
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     out = tmp_path / "calibrated"
@@ -29,6 +30,8 @@ def test_calibrate_sets_and_saves_the_dedupe_threshold(collection, tmp_path):
     pipe = nlp.get_pipe("siamese_similarity")
     scores, labels = pipe.pair_scores([make_pair_example(nlp, a, b, y) for a, b, y in PAIRS])
     assert pipe.dedupe_threshold == pytest.approx(precision_threshold(scores, labels, 0.75), abs=1e-6)
+    assert pipe.threshold == pytest.approx(best_threshold(scores, labels), abs=1e-6) != 0.5
+    assert f"threshold = {pipe.threshold:g} (the most accurate" in result.output
     assert pipe.cfg["dedupe_precision"] == 0.75 and f"dedupe_threshold = {pipe.dedupe_threshold:g}" in result.output
     assert spacy.load(collection / "model").get_pipe("siamese_similarity").dedupe_threshold is None  # not in place
 
@@ -89,7 +92,7 @@ def test_calibrate_sets_a_hybrids_lexical_weight_and_tunes_both_thresholds(hybri
     scored = pipe.score(examples)  # at the saved thresholds
     assert all(nlp.meta["performance"][key] == pytest.approx(scored[key]) for key in ("sim_acc", "sim_f", "sim_auc"))
     assert "lexical weight 0.3: acc" in result.output and "lexical weight 0.1: acc" in result.output
-    assert f"lexical weight = 0.1, threshold = {pipe.threshold:g}" in result.output
+    assert "lexical weight = 0.1" in result.output and f"threshold = {pipe.threshold:g}" in result.output
 
 
 def test_calibrate_sets_a_hybrids_lexical_weight_on_graded_pairs(hybrid_files, tmp_path):

@@ -36,6 +36,10 @@ def test_explain_cli_any_encoder(nlp, tmp_path):
     assert "Shapley values" in result.output and "Python[" in result.output
     pair = json.loads(out.read_text())["pair"]
     assert pair["score"] == pytest.approx(nlp(a).similarity(nlp(b)), abs=1e-6)
+    verdict = nlp.get_pipe("siamese_similarity").verdict(nlp(a), nlp(b))
+    assert (pair["threshold"], pair["duplicate"]) == (verdict.threshold, verdict.duplicate)
+    shown = "duplicate" if verdict.duplicate else "not a duplicate"
+    assert f"threshold = {verdict.threshold:.4f}: {shown}" in result.output
     for side in "ab":
         total = sum(t["contribution"] for t in pair[f"tokens_{side}"])
         assert total == pytest.approx(pair["score"] - pair[f"reference_{side}"], abs=1e-6)
