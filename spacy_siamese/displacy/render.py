@@ -60,7 +60,7 @@ def render_pair(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str
         '<div class="ss-pair">'
         f'<div class="ss-head"><span class="ss-score-label">similarity</span> {scored(data["score"], data, options)}'
         f"{thresholds_note(data, options)}"
-        + (f' <span class="ss-about">{about}</span>' if about else "")
+        + (f' <span class="ss-about">· {about}</span>' if about else "")
         + "</div>"
         + rows
         + references(data)
@@ -160,7 +160,7 @@ def render_groups(
         f'<h3>Group {escape(str(g.get("group", "")))} <span class="ss-size">· {len(g["members"])} texts</span></h3>'
         '<ul class="ss-members">'
         + "".join(
-            f'<li class="ss-member">{scored(m["score"], {}, options) if "score" in m else ""}'
+            f'<li class="ss-member">{member_score(m, i, options, has_scores(g))}'
             f'<span class="ss-id">{escape(str(m.get("id", "")))}</span>'
             f"{member_text(str(g['members'][0].get('text') or ''), m, 'ss-member-text', options, i > 0)}</li>"
             for i, m in enumerate(g["members"])
@@ -172,10 +172,24 @@ def render_groups(
         return '<div class="ss-groups"><p class="ss-empty">No groups.</p></div>'
     first, last = offset + 1, offset + len(shown)
     note = f"{len(ordered)} groups" if len(shown) == len(ordered) else f"groups {first}–{last} of {len(ordered)}"
-    if any("score" in m for g in shown for m in g["members"]):
-        note += ", each text scored against its group's first"
-    head = f'<div class="ss-head">{note}, largest first{thresholds_note({}, options)}</div>'
+    if any(has_scores(g) for g in shown):
+        note += ", largest first; each text scored against its group's first"
+    else:
+        note += ", largest first"
+    head = f'<div class="ss-head">{note}{thresholds_note({}, options)}</div>'
     return f'<div class="ss-groups">{head}{sections}</div>'
+
+
+def has_scores(group: Mapping[str, Any]) -> bool:
+    return any("score" in m for m in group["members"])
+
+
+def member_score(member: Mapping[str, Any], i: int, options: Mapping[str, Any], scores: bool) -> str:
+    """A member's score and verdict in a column, the first's place marked (when the group has scores)."""
+    if not scores:
+        return ""
+    inner = scored(member["score"], {}, options) if "score" in member else "the first" if i == 0 else ""
+    return f'<span class="ss-member-score">{inner}</span>'
 
 
 def sort_groups(groups: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:

@@ -22,7 +22,7 @@ import srsly
 from spacy.language import Language
 from spacy.util import find_available_port
 
-from ..component import get_similarity_pipe
+from ..component import SiameseSimilarity, get_similarity_pipe
 from ..corpora.base import Malformed, json_value, numbered_lines
 from ..explain import ExplainTimeout, explain_pair
 from ..search import SimilarityIndex
@@ -109,8 +109,12 @@ class DisplacyApp:
         elif index is not None:
             self.index, self.ids = index, list(range(len(index)))
         # the verdicts' thresholds, and the model card of the pages
-        self.pipe = self.index.pipe if self.index is not None else get_similarity_pipe(nlp) if nlp is not None else None
-        self.meta = (nlp or self.index.nlp).meta if self.pipe is not None and (nlp or self.index) else {}
+        self.pipe: Optional[SiameseSimilarity] = None
+        self.meta: Dict[str, Any] = {}
+        if self.index is not None:
+            self.pipe, self.meta = self.index.pipe, self.index.nlp.meta
+        elif nlp is not None:
+            self.pipe, self.meta = get_similarity_pipe(nlp), nlp.meta
         if self.pipe is not None:
             self.options.setdefault("threshold", self.pipe.threshold)
             self.options.setdefault("dedupe_threshold", self.pipe.dedupe_threshold)
@@ -386,7 +390,10 @@ def pipeline_explainer(nlp: Language) -> Callable[..., Dict[str, Any]]:
 
 def load_index(path: Union[str, Path], nlp: Language) -> Tuple[SimilarityIndex, List[Any]]:
     """An index written by `python -m spacy_siamese index` and its ids (positions without ids.jsonl)."""
-    index = SimilarityIndex.load(path, nlp)
+    try:
+        index = SimilarityIndex.load(path, nlp)
+    except EOFError as err:  # numpy's word for an empty or cut .npy file (click would print "Aborted.")
+        raise ValueError(f"{path}: a file of the index is empty or cut short ({err}): build the index again") from None
     ids_path = Path(path) / "ids.jsonl"
     ids = [row["id"] for row in srsly.read_jsonl(ids_path)] if ids_path.exists() else list(range(len(index)))
     if len(ids) != len(index):
