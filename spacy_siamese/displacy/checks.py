@@ -4,7 +4,7 @@ query string and body, each refused with an HTTP status and the reason."""
 import ipaddress
 import socket
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 MAX_BODY = 1 << 20  # bytes of a POST body
 # Characters of a text to explain or search for (longer texts: the explain and search commands).
@@ -46,6 +46,18 @@ def check_host(header: Optional[str], names: Iterable[str]) -> None:
             "403 Forbidden",
             f"This server does not answer to the host {host!r:.80} (serve it with --allow-host {host:.80} "
             "to let a browser reach it by that name)",
+        )
+
+
+def check_origin(origin: Optional[str], host: Optional[str]) -> None:
+    """A 403 for a POST that a page of another origin sent (its Origin names another host or port
+    than the request's Host); a request without an Origin (no browser's) passes."""
+    if origin is None:
+        return
+    netloc = urlsplit(origin.strip()).netloc.lower()
+    if not netloc or netloc != (host or "").strip().lower():
+        raise HTTPError(
+            "403 Forbidden", f"This server answers POST requests from its own pages only, not from {origin!r:.80}"
         )
 
 

@@ -6,6 +6,7 @@ import math
 from html import escape
 from pathlib import Path
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from urllib.parse import urlencode
 
 STATIC = Path(__file__).parent / "static"
 STYLES = ("pair", "search", "groups")
@@ -29,9 +30,9 @@ def render_style(style: str, objs: Sequence[Any], options: Mapping[str, Any]) ->
     if style == "pair":
         return "\n".join(render_pair(obj, options) for obj in objs)
     if style == "search":
-        return "\n".join(render_search(obj) for obj in objs)
+        return "\n".join(render_search(obj, options) for obj in objs)
     if style == "groups":
-        return render_groups(objs, limit=options.get("limit"))
+        return render_groups(objs, limit=options.get("limit"), options=options)
     raise ValueError(f"Unknown displacy style {style!r}: use one of {', '.join(STYLES)}")
 
 
@@ -57,9 +58,9 @@ def render_pair(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str
     )
     return (
         '<div class="ss-pair">'
-        f'<div class="ss-head"><span class="ss-score-label">similarity</span> '
-        f'<span class="ss-score" data-score="{escape(number(data["score"]))}">{score_text(data["score"])}</span>'
-        + (f' <span class="ss-about">{about}</span>' if about else "")
+        f'<div class="ss-head"><span class="ss-score-label">similarity</span> {scored(data["score"], data, options)}'
+        f"{thresholds_note(data, options)}"
+        + (f' <span class="ss-about">· {about}</span>' if about else "")
         + "</div>"
         + rows
         + references(data)
@@ -121,33 +122,37 @@ def hex_to_rgb(color: str) -> Tuple[int, int, int]:
 # -- search -------------------------------------------------------------------------------------
 
 
-def render_search(data: Mapping[str, Any]) -> str:
+def render_search(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str:
     """A query and its hits ({"query": str, "hits": [{"id", "text", "score"}, ...]}, as the
-    `search` command's --output-json results), best first."""
+    `search` command's --output-json results), best first; each hit's verdict at the threshold of
+    `data` or `options` (if any), and with options["links"], a link to the pair view."""
     if "hits" not in data:
         raise ValueError("A search result to render needs the key hits (and query)")
     hits = list(data["hits"])
     query = escape(str(data.get("query", "")))
     items = "".join(
-        '<li class="ss-hit">'
-        f'<span class="ss-score" data-score="{escape(number(hit.get("score")))}">{score_text(hit.get("score"))}</span>'
+        f'<li class="ss-hit">{scored(hit.get("score"), data, options)}'
         f'<span class="ss-id">{escape(str(hit.get("id", "")))}</span>'
-        f'<span class="ss-hit-text">{escape(str(hit.get("text") or ""))}</span></li>'
+        f"{member_text(str(data.get('query', '')), hit, 'ss-hit-text', options)}</li>"
         for hit in hits
     )
     body = f'<ol class="ss-hits">{items}</ol>' if hits else '<p class="ss-empty">No hits.</p>'
     return (
         f'<div class="ss-search-result"><div class="ss-head">Query <q class="ss-query">{query}</q> · '
-        f'<span class="ss-count">{len(hits)} hit{"" if len(hits) == 1 else "s"}</span></div>{body}</div>'
+        f'<span class="ss-count">{len(hits)} hit{"" if len(hits) == 1 else "s"}</span>'
+        f"{thresholds_note(data, options)}</div>{body}</div>"
     )
 
 
 # -- groups -------------------------------------------------------------------------------------
 
 
-def render_groups(groups: Iterable[Mapping[str, Any]], limit: Optional[int] = None, offset: int = 0) -> str:
+def render_groups(
+    groups: Iterable[Mapping[str, Any]], limit: Optional[int] = None, offset: int = 0, options: Mapping[str, Any] = {}
+) -> str:
     """Duplicate groups (rows of `dedupe --groups`: {"group", "size", "members": [{"id", "text"}]}),
-    largest first; `limit` groups from `offset` of that order."""
+    largest first; `limit` groups from `offset` of that order. A member with a "score" (its
+    similarity to the group's first member) shows it with its verdict at options["threshold"]."""
     ordered = sort_groups(groups)
     shown = ordered[offset : offset + limit if limit is not None else None]
     sections = "".join(
@@ -155,9 +160,10 @@ def render_groups(groups: Iterable[Mapping[str, Any]], limit: Optional[int] = No
         f'<h3>Group {escape(str(g.get("group", "")))} <span class="ss-size">· {len(g["members"])} texts</span></h3>'
         '<ul class="ss-members">'
         + "".join(
-            f'<li><span class="ss-id">{escape(str(m.get("id", "")))}</span>'
-            f'<span class="ss-member-text">{escape(str(m.get("text") or ""))}</span></li>'
-            for m in g["members"]
+            f'<li class="ss-member">{member_score(m, i, options, has_scores(g))}'
+            f'<span class="ss-id">{escape(str(m.get("id", "")))}</span>'
+            f"{member_text(str(g['members'][0].get('text') or ''), m, 'ss-member-text', options, i > 0)}</li>"
+            for i, m in enumerate(g["members"])
         )
         + "</ul></section>"
         for g in shown
@@ -166,7 +172,24 @@ def render_groups(groups: Iterable[Mapping[str, Any]], limit: Optional[int] = No
         return '<div class="ss-groups"><p class="ss-empty">No groups.</p></div>'
     first, last = offset + 1, offset + len(shown)
     note = f"{len(ordered)} groups" if len(shown) == len(ordered) else f"groups {first}–{last} of {len(ordered)}"
-    return f'<div class="ss-groups"><div class="ss-head">{note}, largest first</div>{sections}</div>'
+    if any(has_scores(g) for g in shown):
+        note += ", largest first; each text scored against its group's first"
+    else:
+        note += ", largest first"
+    head = f'<div class="ss-head">{note}{thresholds_note({}, options)}</div>'
+    return f'<div class="ss-groups">{head}{sections}</div>'
+
+
+def has_scores(group: Mapping[str, Any]) -> bool:
+    return any("score" in m for m in group["members"])
+
+
+def member_score(member: Mapping[str, Any], i: int, options: Mapping[str, Any], scores: bool) -> str:
+    """A member's score and verdict in a column, the first's place marked (when the group has scores)."""
+    if not scores:
+        return ""
+    inner = scored(member["score"], {}, options) if "score" in member else "the first" if i == 0 else ""
+    return f'<span class="ss-member-score">{inner}</span>'
 
 
 def sort_groups(groups: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
@@ -186,6 +209,68 @@ def is_group(row: Any) -> bool:
     """Whether `row` is a dedupe --groups row: a 'members' list of {"id", "text"} objects."""
     members = row.get("members") if isinstance(row, Mapping) else None
     return isinstance(members, list) and all(isinstance(member, Mapping) for member in members)
+
+
+# -- scores and verdicts ------------------------------------------------------------------------
+
+
+def is_duplicate(score: float, threshold: float) -> bool:
+    """The pipe's verdict on a pair: a duplicate from its decision threshold on."""
+    return score >= threshold
+
+
+def thresholds(data: Mapping[str, Any], options: Mapping[str, Any]) -> Tuple[Optional[float], Optional[float]]:
+    """The decision and dedupe thresholds that `data` or else `options` give (None: not given)."""
+    found = (data.get(key, options.get(key)) for key in ("threshold", "dedupe_threshold"))
+    values = [float(value) if value is not None else None for value in found]
+    return values[0], values[1]
+
+
+def scored(score: Any, data: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    """A score and, at a known threshold, its verdict (duplicate or not a duplicate)."""
+    text = f'<span class="ss-score" data-score="{escape(number(score))}">{score_text(score)}</span>'
+    threshold = thresholds(data, options)[0]
+    if threshold is None or score_text(score) == "n/a":
+        return text
+    duplicate = is_duplicate(float(score), threshold)
+    sign = ">=" if duplicate else "<"
+    return (
+        f'{text} <span class="ss-verdict ss-{"duplicate" if duplicate else "distinct"}" '
+        f'title="score {score_text(score)} {sign} threshold {score_text(threshold)}">'
+        f"{'duplicate' if duplicate else 'not a duplicate'}</span>"
+    )
+
+
+def thresholds_note(data: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    """' · threshold 0.6200 · dedupe threshold 0.8000', the ones known."""
+    threshold, dedupe = thresholds(data, options)
+    note = "" if threshold is None else f" · threshold {score_text(threshold)}"
+    note += "" if dedupe is None else f" · dedupe threshold {score_text(dedupe)}"
+    return f'<span class="ss-thresholds">{note}</span>' if note else ""
+
+
+def member_text(first: str, item: Mapping[str, Any], cls: str, options: Mapping[str, Any], link: bool = True) -> str:
+    """A hit's or member's text; with options["links"], a link to the pair view of it and `first`."""
+    text = str(item.get("text") or "")
+    if not (options.get("links") and link and text):
+        return f'<span class="{cls}">{escape(text)}</span>'
+    href = "pair?" + urlencode({"a": first, "b": text})
+    return f'<a class="{cls}" href="{escape(href)}" title="Compare in the pair view">{escape(text)}</a>'
+
+
+def model_card(meta: Mapping[str, Any], pipe_name: str, options: Mapping[str, Any]) -> str:
+    """The served pipeline: its package name and version, description, training data (meta.json's
+    sources) and thresholds."""
+    name = f"{meta.get('lang', '')}_{meta.get('name', 'pipeline')}"
+    sources = [
+        " ".join(str(s.get(key)) for key in ("name", "license") if s.get(key)) if isinstance(s, Mapping) else str(s)
+        for s in meta.get("sources") or []
+    ]
+    parts = [f"<strong>{escape(name)}</strong> {escape(str(meta.get('version', '')))} (pipe {escape(pipe_name)})"]
+    if meta.get("description"):
+        parts.append(escape(str(meta["description"])))
+    parts.append("trained on " + escape("; ".join(sources)) if sources else "training data not given in its meta.json")
+    return f'<p class="ss-model">Model: {" · ".join(parts)}{thresholds_note({}, options)}</p>'
 
 
 # -- fragment and page --------------------------------------------------------------------------

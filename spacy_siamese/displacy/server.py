@@ -1,6 +1,7 @@
 """The served page: a WSGI app over a pipeline (pair view), a saved index (search view) and a
 dedupe groups file (groups view), with JSON endpoints for the page's script, and a threaded
-`wsgiref` server for it (standard library only)."""
+`wsgiref` server for it (standard library only): a thread a connection, a listen backlog for a
+crowd, and the searches that arrive together encoded and scored as one batch."""
 
 import io
 import json
@@ -8,6 +9,7 @@ import logging
 import math
 import threading
 import time
+from concurrent.futures import Future
 from html import escape
 from pathlib import Path
 from socketserver import ThreadingMixIn
@@ -15,10 +17,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from wsgiref.simple_server import make_server as wsgi_server
 
+import numpy
 import srsly
 from spacy.language import Language
 from spacy.util import find_available_port
 
+from ..component import SiameseSimilarity, get_similarity_pipe
 from ..corpora.base import Malformed, json_value, numbered_lines
 from ..explain import ExplainTimeout, explain_pair
 from ..search import SimilarityIndex
@@ -28,12 +32,24 @@ from .checks import (
     as_int,
     check_host,
     check_length,
+    check_origin,
     parse_form,
     query_string,
     read_body,
     require,
 )
-from .render import is_group, json_safe, page, render_groups, render_pair, render_search, sort_groups, static_text
+from .render import (
+    is_duplicate,
+    is_group,
+    json_safe,
+    model_card,
+    page,
+    render_groups,
+    render_pair,
+    render_search,
+    sort_groups,
+    static_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +59,8 @@ MAX_K = 100
 # Seconds a connection may wait for the client (a request line, headers or body that does not
 # arrive): a client that stops sending does not hold a thread forever.
 REQUEST_TIMEOUT = 30.0
+# Connections the system holds while the server accepts others: a crowd waits, none is reset.
+LISTEN_BACKLOG = 1024
 # Seconds a pipeline's explanation may take, waiting for another one included: Shapley values
 # are sampled from the permutations scored by then (fewer than the explain command's), and a
 # text of which not one is scored in time gets a 503. One explanation runs at a time; searches
@@ -90,14 +108,25 @@ class DisplacyApp:
             self.index, self.ids = load_index(index, nlp)
         elif index is not None:
             self.index, self.ids = index, list(range(len(index)))
+        # the verdicts' thresholds, and the model card of the pages
+        self.pipe: Optional[SiameseSimilarity] = None
+        self.meta: Dict[str, Any] = {}
+        if self.index is not None:
+            self.pipe, self.meta = self.index.pipe, self.index.nlp.meta
+        elif nlp is not None:
+            self.pipe, self.meta = get_similarity_pipe(nlp), nlp.meta
+        if self.pipe is not None:
+            self.options.setdefault("threshold", self.pipe.threshold)
+            self.options.setdefault("dedupe_threshold", self.pipe.dedupe_threshold)
+        self.options["links"] = True
         self.groups: Optional[List[Mapping[str, Any]]] = None
         if groups is not None:
             self.groups = sort_groups(read_groups(groups) if isinstance(groups, (str, Path)) else groups)
         self.markup = markup
-        # One explanation at a time, and one search at a time, each beside the other: inference
-        # only reads the pipeline's weights (as in spaCy's threaded servers).
+        # One explanation at a time; searches beside it, those that arrive together in one batch
+        # (inference only reads the pipeline's weights and the index, as in spaCy's threaded servers).
         self.explain_lock = threading.Lock()
-        self.search_lock = threading.Lock()
+        self.batched_search = Batcher(self.index.search) if self.index is not None else None
         served = (("pair", self.explain), ("search", self.index), ("groups", self.groups))
         self.views = [name for name, source in served if source is not None]
         if not self.views and markup is None:
@@ -108,6 +137,8 @@ class DisplacyApp:
         path = environ.get("PATH_INFO") or "/"
         try:
             check_host(environ.get("HTTP_HOST"), self.hosts)
+            if method == "POST":
+                check_origin(environ.get("HTTP_ORIGIN"), environ.get("HTTP_HOST"))
             params = parse_form(query_string(environ), "The query string")
             if method == "POST":
                 params.update(parse_form(read_body(environ), "The request body"))
@@ -162,6 +193,8 @@ class DisplacyApp:
         return status, HTML, self.page(body, "", status)
 
     def page(self, markup: str, active: str, title: str) -> str:
+        if self.pipe is not None:
+            markup = model_card(self.meta, self.pipe.name, self.options) + markup
         return page(markup, title=title, nav=self.views, active=active, script=True)
 
     # -- the views ------------------------------------------------------------------------
@@ -192,7 +225,7 @@ class DisplacyApp:
         result, message = "", ""
         if query.strip():
             try:
-                result = render_search(self.search(query, k))
+                result = render_search(self.search(query, k), self.options)
             except ValueError as err:
                 message = str(err)
         form = (
@@ -213,7 +246,10 @@ class DisplacyApp:
         per_page = int(self.options.get("limit") or GROUPS_PER_PAGE)
         n_pages = max(1, math.ceil(len(self.groups) / per_page))
         number = min(max(1, as_int(params.get("page", "1"), "page")), n_pages)
-        markup = render_groups(self.groups, limit=per_page, offset=(number - 1) * per_page)
+        offset = (number - 1) * per_page
+        rows = list(self.groups)
+        rows[offset : offset + per_page] = self.scored_groups(rows[offset : offset + per_page])
+        markup = render_groups(rows, limit=per_page, offset=offset, options=self.options)
         links = "".join(
             f'<a href="groups?page={n}" rel="{rel}">{label}</a>'
             for n, rel, label in ((number - 1, "prev", "← previous"), (number + 1, "next", "next →"))
@@ -243,27 +279,55 @@ class DisplacyApp:
         finally:
             self.explain_lock.release()
         data = json_safe(data)
+        if self.options.get("threshold") is not None and data.get("score") is not None:
+            data["duplicate"] = is_duplicate(data["score"], self.options["threshold"])
         data["html"] = render_pair(data, self.options)
         return data
 
     def search(self, query: str, k: Union[str, int]) -> Dict[str, Any]:
-        if self.index is None:
+        if self.index is None or self.batched_search is None:
             raise HTTPError("404 Not Found", "No index is served")
         check_length("The query", query, "searches for", "search")
-        n = min(max(1, as_int(k, "k")), MAX_K)
-        hits: List[Tuple[int, float]] = []
-        if query.strip():
-            with self.search_lock:
-                hits = self.index.search([query], k=n)[0]
+        n = as_int(k, "k")
+        if n < 1:
+            raise ValueError(f"k must be at least 1, got {n}")
+        n = min(n, MAX_K)
+        hits = self.batched_search(query, n) if query.strip() else []
         texts = self.index.texts
+        threshold = self.options.get("threshold")
         data = {
             "query": query,
             "k": n,
-            "hits": [{"id": self.ids[i], "text": texts[i] if texts is not None else "", "score": s} for i, s in hits],
+            "threshold": threshold,
+            "dedupe_threshold": self.options.get("dedupe_threshold"),
+            "hits": [
+                {"id": self.ids[i], "text": texts[i] if texts is not None else "", "score": s}
+                | ({} if threshold is None else {"duplicate": is_duplicate(s, threshold)})
+                for i, s in hits
+            ],
         }
         data = json_safe(data)
-        data["html"] = render_search(data)
+        data["html"] = render_search(data, self.options)
         return data
+
+    def scored_groups(self, groups: List[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
+        """Groups whose members, after the first, carry their score against the first (the pipe's)."""
+        if self.pipe is None or not groups:
+            return groups
+        texts = [str(m.get("text") or "") for g in groups for m in g["members"]]
+        vectors = self.pipe.encode(texts)
+        starts = numpy.cumsum([0] + [len(g["members"]) for g in groups])[:-1]
+        firsts = numpy.repeat(vectors[starts], [len(g["members"]) for g in groups], axis=0)
+        scores = iter(self.pipe.compare(firsts, vectors).tolist())
+        return [
+            {
+                **g,
+                "members": [
+                    {**m, "score": score} if i else m for i, (m, score) in enumerate(zip(g["members"], scores))
+                ],
+            }
+            for g in groups
+        ]
 
 
 OK = "200 OK"
@@ -281,6 +345,36 @@ def to_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, allow_nan=False)
 
 
+class Batcher:
+    """Searches from many threads, run as batches: a thread whose query is still waiting when it
+    gets the lock searches for every waiting query of its k at once, and hands out their hits."""
+
+    def __init__(self, search: Callable[..., List[List[Tuple[int, float]]]]) -> None:
+        self.search = search
+        self.searching = threading.Lock()
+        self.queue_lock = threading.Lock()
+        self.waiting: List[Tuple[str, int, Future]] = []
+
+    def __call__(self, query: str, k: int) -> List[Tuple[int, float]]:
+        mine: Future = Future()
+        with self.queue_lock:
+            self.waiting.append((query, k, mine))
+        with self.searching:  # the batch searched meanwhile may have taken this query along
+            if not mine.done():
+                with self.queue_lock:
+                    batch = [item for item in self.waiting if item[1] == k]
+                    self.waiting = [item for item in self.waiting if item[1] != k]
+                try:
+                    found = self.search([query for query, _, _ in batch], k=k)
+                except Exception as err:
+                    for _, _, future in batch:
+                        future.set_exception(err)
+                else:
+                    for (_, _, future), hits in zip(batch, found):
+                        future.set_result(hits)
+        return mine.result()
+
+
 # -- inputs -------------------------------------------------------------------------------------
 
 
@@ -296,7 +390,10 @@ def pipeline_explainer(nlp: Language) -> Callable[..., Dict[str, Any]]:
 
 def load_index(path: Union[str, Path], nlp: Language) -> Tuple[SimilarityIndex, List[Any]]:
     """An index written by `python -m spacy_siamese index` and its ids (positions without ids.jsonl)."""
-    index = SimilarityIndex.load(path, nlp)
+    try:
+        index = SimilarityIndex.load(path, nlp)
+    except EOFError as err:  # numpy's word for an empty or cut .npy file (click would print "Aborted.")
+        raise ValueError(f"{path}: a file of the index is empty or cut short ({err}): build the index again") from None
     ids_path = Path(path) / "ids.jsonl"
     ids = [row["id"] for row in srsly.read_jsonl(ids_path)] if ids_path.exists() else list(range(len(index)))
     if len(ids) != len(index):
@@ -335,6 +432,7 @@ class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     """A thread a request: a browser's idle speculative connection does not block the others."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
 
 class QuietHandler(WSGIRequestHandler):

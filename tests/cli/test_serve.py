@@ -58,6 +58,13 @@ def test_bad_files_and_models(collection, tmp_path):
     assert result.exit_code == 1 and "no 'siamese_similarity' component" in result.output
 
 
+def test_an_index_with_an_empty_file_is_named_not_aborted(collection, index):
+    (index / "learned.npy").write_bytes(b"")
+    result = invoke("serve", collection / "model", "--index", index, "--port", 0)
+    assert result.exit_code == 1 and "Error: " in result.output and str(index) in result.output, result.output
+    assert "Aborted" not in result.output and "Traceback" not in result.output
+
+
 def test_a_busy_port(collection):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -106,6 +106,11 @@ def test_pair_view_shows_the_score_and_shaded_tokens(page, url, tweak_nlp):
     assert page.locator("#ss-pair-result b").count() == 0  # the markup in the text stays text
     assert page.locator("#ss-pair-result .ss-text").first.inner_text() == a
     assert page.locator("#ss-pair-result .ss-tok").first.get_attribute("title").startswith(("+", "-"))
+    threshold = tweak_nlp.get_pipe("siamese_similarity").threshold
+    duplicate = tweak_nlp(a).similarity(tweak_nlp(b)) >= threshold
+    assert page.locator("#ss-pair-result .ss-verdict").inner_text() == ("duplicate" if duplicate else "not a duplicate")
+    assert f"threshold {threshold:.4f}" in page.locator("#ss-pair-result .ss-head").inner_text()
+    assert page.locator(".ss-model").inner_text().startswith("Model: en_pipeline")
     snapshot(page, "pair")
 
 
@@ -124,7 +129,15 @@ def test_search_box_shows_hits_with_scores(page, url, tweak_nlp):
     assert hits.locator(".ss-score").all_inner_texts() == [f"{s:.4f}" for _, s in expected]
     assert hits.first.locator(".ss-hit-text").inner_text() == TEXTS[8]
     assert "q=What+is+the+best" in page.url
+    threshold = tweak_nlp.get_pipe("siamese_similarity").threshold
+    verdicts = ["duplicate" if s >= threshold else "not a duplicate" for _, s in expected]
+    assert hits.locator(".ss-verdict").all_inner_texts() == verdicts
     snapshot(page, "search")
+    hits.nth(1).locator("a.ss-hit-text").click()  # to the pair view of the query and the hit
+    page.locator("#ss-pair-result .ss-verdict").wait_for()
+    assert page.locator("#ss-text-a").input_value() == TEXTS[8]
+    assert page.locator("#ss-text-b").input_value() == TEXTS[expected[1][0]]
+    assert page.locator("#ss-pair-result .ss-score").inner_text() == f"{expected[1][1]:.4f}"
 
 
 def test_groups_view_shows_the_groups(page, url, saved):
@@ -138,7 +151,14 @@ def test_groups_view_shows_the_groups(page, url, saved):
     first = groups.first.inner_text()
     largest = max(rows, key=lambda r: len(r["members"]))
     assert all(m["text"] in first and str(m["id"]) in first for m in largest["members"])
+    members = groups.first.locator("li")
+    assert members.first.locator(".ss-score").count() == 0  # the first is what the others are scored against
+    assert members.nth(1).locator(".ss-verdict").inner_text() in ("duplicate", "not a duplicate")
+    score = members.nth(1).locator(".ss-score").inner_text()
     snapshot(page, "groups")
+    members.nth(1).locator("a.ss-member-text").click()
+    page.locator("#ss-pair-result .ss-score").wait_for()
+    assert page.locator("#ss-pair-result .ss-score").inner_text() == score  # the same score, explained
 
 
 def test_every_view_is_linked(page, url):

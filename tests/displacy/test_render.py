@@ -199,3 +199,19 @@ def test_references_are_shown_when_given(pair):
     assert 'class="ss-references"' not in displacy.render(pair, jupyter=False)
     html = displacy.render(dict(pair, reference_a=0.25, reference_b=0.125), jupyter=False)
     assert 'A <span class="ss-reference">0.2500</span>, B <span class="ss-reference">0.1250</span>' in html
+
+
+def test_the_notebook_shows_verdicts_at_a_threshold(pair, hits):
+    """With a threshold (in the data, as the page's API gives it, or in options), a score comes with its
+    verdict, duplicate from the threshold on; without one, no verdict is made up."""
+    assert 'class="ss-verdict' not in displacy.render(pair, jupyter=False)
+    html = displacy.render(dict(pair, threshold=0.7345, dedupe_threshold=0.9), jupyter=False)
+    assert '"ss-verdict ss-duplicate"' in html and ">duplicate<" in html
+    assert "threshold 0.7345" in html and "dedupe threshold 0.9000" in html
+    html = displacy.render(pair, jupyter=False, options={"threshold": 0.8})
+    assert ">not a duplicate<" in html and "threshold 0.8000" in html
+    html = displacy.render(hits, style="search", jupyter=False, options={"threshold": 0.6})
+    assert html.count(">duplicate<") == 1 and html.count(">not a duplicate<") == 1 and "href=" not in html
+    scored = [dict(g, members=[g["members"][0]] + [dict(m, score=0.75) for m in g["members"][1:]]) for g in GROUPS]
+    html = displacy.render(scored, style="groups", jupyter=False, options={"threshold": 0.7})
+    assert html.count(">duplicate<") == 3 and html.count(">0.7500<") == 3 and "against its group's first" in html

@@ -1,5 +1,6 @@
 """The served page's WSGI app (called directly, no socket) and its server."""
 
+import http.client
 import io
 import json
 import logging
@@ -8,11 +9,14 @@ import socket
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from html import escape
 from urllib.parse import urlencode
 from wsgiref.simple_server import WSGIServer
 from wsgiref.util import setup_testing_defaults
 
+import numpy
 import pytest
 
 from spacy_siamese import SimilarityIndex, displacy
@@ -32,9 +36,12 @@ def call(
     content_type="application/x-www-form-urlencoded",
     content_length=None,
     host="127.0.0.1",
+    origin=None,
 ):
     """(status, headers, text) of one request to a WSGI app."""
     environ = {"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": method, "HTTP_HOST": host}
+    if origin is not None:
+        environ["HTTP_ORIGIN"] = origin
     if body:
         environ.update(CONTENT_LENGTH=content_length or str(len(body)), CONTENT_TYPE=content_type)
     environ["wsgi.input"] = io.BytesIO(body)
@@ -114,13 +121,17 @@ def test_search_with_a_saved_index(saved, tweak_nlp):
     data = json.loads(text)
     expected = SimilarityIndex.build(tweak_nlp, TEXTS, progress=False).search([TEXTS[3]], k=3)[0]
     assert [(h["id"], h["score"]) for h in data["hits"]] == [(f"q{i}", pytest.approx(s)) for i, s in expected]
-    assert data["hits"][0] == {"id": "q3", "text": TEXTS[3], "score": pytest.approx(1.0)}
+    assert data["hits"][0] == {"id": "q3", "text": TEXTS[3], "score": pytest.approx(1.0), "duplicate": True}
     assert data["k"] == 3 and 'class="ss-hit"' in data["html"]
     assert json.loads(call(app, "/api/search", "q=%20&k=5")[2])["hits"] == []
+    assert json.loads(call(app, "/api/search", "q=&k=5")[2])["hits"] == []
     assert json.loads(call(app, "/api/search", "q=python&k=1000")[2])["k"] == 100
     assert json.loads(call(app, "/api/search", "q=python&k=many")[2]) == {
         "error": "k must be a whole number, got 'many'"
     }
+    for k in (0, -3):  # as the search command: k is at least 1
+        status, _, text = call(app, "/api/search", f"q=python&k={k}")
+        assert status == "400 Bad Request" and json.loads(text) == {"error": f"k must be at least 1, got {k}"}
     page = call(app, "/search", urlencode({"q": TEXTS[3]}))[2]
     assert (
         f'value="{TEXTS[3]}"' in page and page.count('class="ss-hit"') == 10 and f"{len(TEXTS)} texts indexed" in page
@@ -399,3 +410,86 @@ def test_a_second_explanation_waits_half_the_budget_then_gets_a_503(fixed):
         waited = time.monotonic() - start
         assert status == "503 Service Unavailable" and "Another explanation is running" in text and waited < 1
         assert call(fixed, "/groups")[0] == "200 OK"
+
+
+def test_a_crowd_of_searches_is_served_together_and_none_is_reset(tweak_nlp):
+    """200 searches sent at once on the loopback: every one is answered (the listen backlog holds
+    the crowd; the old backlog of 5 reset or timed out some), and the waiting ones are searched as
+    a batch, not one after another (which takes 200 times one search): the slowest is answered
+    within a few times one search plus one library search of the 200 queries."""
+    index = SimilarityIndex.build(tweak_nlp, TEXTS, progress=False)
+    rng = numpy.random.default_rng(0)
+    index.add_vectors(rng.standard_normal((2000, index.vectors.shape[1])).astype("float32"))
+    queries = [f"learn python {i}" for i in range(200)]
+    with serving(displacy.DisplacyApp(nlp=tweak_nlp, index=index)) as (host, port):
+
+        def search(query):
+            start = time.monotonic()
+            connection = http.client.HTTPConnection(host, port, timeout=60)
+            try:
+                connection.request("GET", "/api/search?" + urlencode({"q": query, "k": 5}))
+                response = connection.getresponse()
+                assert response.status == 200 and len(json.loads(response.read())["hits"]) == 5
+            finally:
+                connection.close()
+            return time.monotonic() - start
+
+        alone = sorted(search(query) for query in queries[:5])[2]
+        start = time.monotonic()
+        index.search(queries, k=5)
+        batch = time.monotonic() - start
+        with ThreadPoolExecutor(len(queries)) as pool:
+            times = sorted(pool.map(search, queries))  # an exception (a reset, a timeout) fails the test
+    p99 = times[int(0.99 * len(times)) - 1]
+    assert p99 < 3 * (alone + batch), (alone, batch, p99)
+
+
+def test_a_post_from_another_origin_is_refused(fixed):
+    """A page of another site may send a form to this server (no CORS preflight): it is not computed."""
+    body = urlencode({"a": "p", "b": "q"}).encode()
+    for origin in ("http://evil.example.com", "http://127.0.0.1:6000", "null"):
+        status, _, text = call(fixed, "/api/explain", method="POST", body=body, origin=origin, host="127.0.0.1:5000")
+        assert status == "403 Forbidden" and "its own pages only" in json.loads(text)["error"], origin
+    ok = call(fixed, "/api/explain", method="POST", body=body, origin="http://127.0.0.1:5000", host="127.0.0.1:5000")
+    assert ok[0] == "200 OK" and json.loads(ok[2])["text_b"] == "q"
+    assert call(fixed, "/api/explain", method="POST", body=body)[0] == "200 OK"  # no Origin: curl
+
+
+def test_scores_say_what_they_mean(saved, tweak_nlp, groups_file):
+    """Pairs, hits and group members show score, threshold and verdict (at the pipe's threshold);
+    hits and members link to the pair view; every page names the model."""
+    pipe = tweak_nlp.get_pipe("siamese_similarity")
+    app = displacy.DisplacyApp(nlp=tweak_nlp, index=saved / "index", groups=groups_file)
+    data = json.loads(call(app, "/api/explain", urlencode({"a": TEXTS[0], "b": TEXTS[0]}))[2])
+    assert data["duplicate"] is True and "not a duplicate" not in data["html"]
+    assert f"threshold {pipe.threshold:.4f}" in data["html"] and '"ss-verdict ss-duplicate"' in data["html"]
+    data = json.loads(call(app, "/api/search", urlencode({"q": TEXTS[3], "k": 100}))[2])
+    assert data["threshold"] == pipe.threshold and data["dedupe_threshold"] is None
+    assert {hit["duplicate"] for hit in data["hits"]} == {True, False}
+    for hit in data["hits"]:
+        assert hit["duplicate"] == (hit["score"] >= pipe.threshold)
+    assert data["html"].count("ss-verdict ss-duplicate") == sum(hit["duplicate"] for hit in data["hits"])
+    assert f'href="{escape("pair?" + urlencode({"a": TEXTS[3], "b": TEXTS[3]}))}"' in data["html"]
+    page = call(app, "/groups")[2]
+    first, second = GROUPS[1]["members"][:2]
+    score = pipe.compare(pipe.encode([first["text"]]), pipe.encode([second["text"]]))[0]
+    assert f'data-score="{float(score)!r}"' in page and page.count('class="ss-score"') == 3  # all but the firsts
+    assert f'href="{escape("pair?" + urlencode({"a": first["text"], "b": second["text"]}))}"' in page
+    assert "Model: <strong>en_pipeline</strong>" in page and "training data not given" in page
+    tweak_nlp.meta["sources"] = [{"name": "Quora Question Pairs", "license": "Quora ToS"}]
+    pipe.cfg["dedupe_threshold"] = 0.9
+    try:
+        page = call(displacy.DisplacyApp(nlp=tweak_nlp), "/")[2]
+        assert "trained on Quora Question Pairs Quora ToS" in page and "dedupe threshold 0.9000" in page
+    finally:
+        del tweak_nlp.meta["sources"]
+        pipe.cfg["dedupe_threshold"] = None
+
+
+def test_an_unreadable_index_is_named_at_start_up(saved, tweak_nlp, tmp_path):
+    import shutil
+
+    shutil.copytree(saved / "index", tmp_path / "index")
+    (tmp_path / "index" / "learned.npy").write_bytes(b"")
+    with pytest.raises(ValueError, match="index"):  # a ValueError, which `serve` reports (not EOFError)
+        displacy.DisplacyApp(nlp=tweak_nlp, index=tmp_path / "index")
