@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from spacy_siamese.ray_local import descendants
+from spacy_siamese.distributed.ray_local import descendants
 
 DRIVER = """
 import sys, time, ray
-from spacy_siamese.ray_local import descendants, init_local_ray
+from spacy_siamese.distributed.ray_local import descendants, init_local_ray
 import os
 init_local_ray(ray, num_cpus=1, include_dashboard=False, log_to_driver=False)
 print(" ".join(map(str, descendants(os.getpid()))), flush=True)
@@ -48,7 +48,7 @@ def test_descendants_lists_a_child_and_its_child():
 def test_a_killed_driver_leaves_no_ray_process_behind():
     """Ray's agents outlived a driver killed with SIGKILL (they wait for the dead GCS forever)."""
     pytest.importorskip("ray")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     driver = subprocess.Popen([sys.executable, "-c", DRIVER], env=env, stdout=subprocess.PIPE, text=True)
     pids = []
