@@ -86,6 +86,14 @@ def test_k_is_at_least_one_and_clamped_to_the_index(collection, tmp_path):
     assert len(json.loads((tmp_path / "hits.json").read_text())["results"][0]["hits"]) == len(TEXTS)
 
 
+def test_an_empty_query_has_no_hits(collection, tmp_path):
+    """Before: `search IDX ""` printed three arbitrary hits, where the page returns none."""
+    assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
+    result = invoke("search", tmp_path / "idx", "", " ", "--output-json", tmp_path / "hits.json")
+    assert result.exit_code == 0, result.output
+    assert [r["hits"] for r in json.loads((tmp_path / "hits.json").read_text())["results"]] == [[], []]
+
+
 def test_the_output_json_is_not_a_file_of_the_index(collection, tmp_path):
     assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
     result = invoke("search", tmp_path / "idx", "a question", "--output-json", tmp_path / "idx" / "texts.jsonl")
