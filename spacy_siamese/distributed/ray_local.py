@@ -1,72 +1,93 @@
 """A local Ray that the driver starts and that ends with it, however it ends: a driver killed with SIGKILL
-leaves some of Ray's processes waiting forever, so a small reaper process, given their pids, kills those
-still running when the driver's end closes its stdin.
+leaves some of Ray's processes waiting for a minute or two, or forever, so a reaper process (this file,
+run as a script) kills every process of that Ray session still running when the driver's end closes its
+stdin. A process of the session names the session directory on its command line or holds a file in it
+(its logs): so do the agents and workers that Ray starts after `ray.init` returns, and orphaned ones.
 """
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
-
-# The reaper: reads "pid start-time" lines until the driver's end closes its stdin, then kills
-# each listed process that still runs (the same start time: not a later process of that pid).
-REAPER = """
-import os, signal, sys, time
-def started(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as file:
-            return file.read().rsplit(")", 1)[1].split()[19]
-    except OSError:
-        return None
-pids = [line.split() for line in sys.stdin if line.strip()]
-time.sleep(1.0)  # a driver that ended normally has shut Ray down by now
-for sig in (signal.SIGTERM, signal.SIGKILL):
-    left = [(int(pid), start) for pid, start in pids if started(pid) == start]
-    for pid, _ in left:
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
-    if not left:
-        break
-    time.sleep(2.0)
-"""
+from typing import Any, List, Optional, Set, Tuple
 
 _reaper: Optional["subprocess.Popen[bytes]"] = None
 
 
-def init_local_ray(ray: Any, **kwargs: Any) -> None:
-    """`ray.init(**kwargs)` with a reaper of the Ray processes it starts (on Linux, where they
-    can be listed; a driver connecting to a running cluster, RAY_ADDRESS, starts none)."""
+def init_local_ray(ray: Any, **kwargs: Any) -> Any:
+    """`ray.init(**kwargs)` with a reaper of the Ray session it starts (on Linux, where processes can be
+    listed; a driver connecting to a running cluster, RAY_ADDRESS, starts none); its return value."""
     global _reaper
-    before = set(descendants(os.getpid()))
-    ray.init(**kwargs)
-    started = {pid: start for pid, start in descendants(os.getpid()).items() if pid not in before}
-    if not started or _reaper is not None:
-        return
-    # A session of its own: a Ctrl+C at the terminal stops the driver, which shuts Ray down, not the reaper
+    before = descendants(os.getpid())
+    context = ray.init(**kwargs)
+    started = descendants(os.getpid()) - before
+    session = getattr(context, "address_info", {}).get("session_dir")
+    if not started or not session or _reaper is not None:
+        return context
+    # Isolated (-I: only the standard library is imported) and in a session of its own: a Ctrl+C at the
+    # terminal stops the driver, which shuts Ray down, not the reaper.
     _reaper = subprocess.Popen(
-        [sys.executable, "-c", REAPER], stdin=subprocess.PIPE, start_new_session=True, close_fds=True
+        [sys.executable, "-I", str(Path(__file__).resolve())],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
     )
     assert _reaper.stdin is not None
-    _reaper.stdin.write("".join(f"{pid} {start}\n" for pid, start in started.items()).encode())
+    _reaper.stdin.write(f"{session}\n".encode())
     _reaper.stdin.flush()  # left open: it closes when this process ends
+    return context
 
 
-def descendants(root: int) -> Dict[int, str]:
-    """{pid: start time} of every process descended from `root` ({} where /proc cannot tell)."""
-    parents: List[Tuple[int, int, str]] = []
+def session_processes(session: str) -> List[int]:
+    """The pids of the processes (but this one) that name the directory `session` on their command
+    line or hold a file in it."""
+    found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            files = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
             continue
-        parents.append((int(entry.name), int(fields[1]), fields[19]))
-    found: Dict[int, str] = {}
+        named = any(arg.endswith(session) or session + "/" in arg for arg in args)
+        if named or any(file == session or file.startswith(session + "/") for file in files):
+            found.append(int(entry.name))
+    return [pid for pid in found if pid != os.getpid()]
+
+
+def reap(session: str, *, wait: float = 1.0) -> None:
+    """Stop the processes of a Ray session: SIGTERM, then SIGKILL to those left after `wait` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = session_processes(session)
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if not left:
+            return
+        time.sleep(wait)
+
+
+def descendants(root: int) -> Set[int]:
+    """The pids of every process descended from `root` (none where /proc cannot tell)."""
+    parents: List[Tuple[int, int]] = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            parents.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
+        except (OSError, IndexError, ValueError):
+            continue
+    found: Set[int] = set()
     frontier = {root}
     while frontier:
-        children = {pid: start for pid, ppid, start in parents if ppid in frontier and pid not in found}
-        found.update(children)
-        frontier = set(children)
+        frontier = {pid for pid, ppid in parents if ppid in frontier and pid not in found}
+        found |= frontier
     return found
+
+
+if __name__ == "__main__":  # the reaper: the session directory, then the end of the driver's pipe
+    session = sys.stdin.readline().strip()
+    sys.stdin.read()
+    time.sleep(0.5)  # a driver that ended normally has shut its Ray down by now
+    reap(session)
