@@ -6,7 +6,7 @@ from typing import Dict, Optional
 import srsly
 import typer
 
-from ..distributed.engine import dedupe_jsonl
+from ..distributed import dedupe_jsonl
 from ..search.corpus import CANDIDATES
 from ..util import import_extra
 from .app import (
