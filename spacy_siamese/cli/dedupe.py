@@ -1,6 +1,7 @@
 """`dedupe`: the duplicate pairs (and groups) of a collection, at corpus scale."""
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -43,7 +44,10 @@ def dedupe_command(
     method: str = typer.Option("communities", "--method", help="Groups: communities (no chaining) or components"),
     min_size: int = typer.Option(2, "--min-size", help="Smallest group to write"),
     work_dir: Optional[Path] = typer.Option(
-        None, "--work-dir", help="Vector store; a rerun resumes it (default: OUTPUT.work next to the output)"
+        None, "--work-dir", help="Vector store; a rerun resumes it (default: OUTPUT.work, removed after a finished run)"
+    ),
+    keep_work_dir: bool = typer.Option(
+        False, "--keep-work-dir", help="Keep the default work dir after a finished run (e.g. to `search` it)"
     ),
     fresh: bool = typer.Option(False, "--fresh", help="Encode again from the start, not resuming --work-dir"),
     format: str = TEXTS_FORMAT,
@@ -60,7 +64,9 @@ def dedupe_command(
 
     A doc's id is its JSONL record's 'id', else its position (0 for the first text; blank lines
     are skipped and reported). The collection is encoded in chunks into --work-dir: a stopped run,
-    even a killed one, resumes there and gives the same pairs. A score is the pipe's similarity."""
+    even a killed one, resumes there and gives the same pairs. A finished run removes the default
+    work dir (OUTPUT.work) unless --keep-work-dir; a --work-dir given is kept. A score is the pipe's
+    similarity."""
     from ..evaluation.pair_evaluation import timed
     from ..evaluation.report import write_json
     from ..files import check_outputs
@@ -69,6 +75,7 @@ def dedupe_command(
     from ..search.store import check_replaceable, disk_errors
 
     with errors(), warnings_as_lines():
+        keep_work_dir = keep_work_dir or work_dir is not None
         work_dir = work_dir or output.with_name(output.name + ".work")
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
         check_outputs([input, *pipeline], [output, groups, stats_json], output_dirs=[work_dir])
@@ -130,3 +137,5 @@ def dedupe_command(
             }
             stats["versions"] = versions()
             write_json(stats, stats_json)
+        if not keep_work_dir:  # ours, and of no more use: only a stopped run resumes it
+            shutil.rmtree(work_dir)

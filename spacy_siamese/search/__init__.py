@@ -5,8 +5,9 @@ from .corpus import CorpusIndex
 from .dedupe import LargeGroupWarning, cluster_duplicates, find_duplicates, group_pairs
 from .encode import encode_with_texts
 from .index import SimilarityIndex
+from .resumable import encode_collection
 from .space import VectorSpace, vector_space
-from .store import VectorStore, encode_collection
+from .store import VectorStore
 
 __all__ = [
     "SimilarityIndex",

@@ -18,7 +18,7 @@ from ..metrics import check_ks
 from ..util import component_labels
 from .corpus import CANDIDATES, CorpusIndex, DuplicatePair, check_candidates
 from .encode import TextOrDoc
-from .store import encode_collection
+from .resumable import encode_collection
 
 METHODS = ("communities", "components")
 # Warn when one group holds more than this share of the collection (and more than MIN_LARGE items).

@@ -28,9 +28,3 @@ def encode_with_texts(
     vectors = pipe.encode(items, batch_size=batch_size, n_process=n_process, progress=progress)
     texts = [item if isinstance(item, str) else item.text for item in items] if keep_texts else None
     return vectors, texts
-
-
-def as_list(items: Optional[Iterable[TextOrDoc]]) -> List[TextOrDoc]:
-    if isinstance(items, (str, Doc)):
-        return [items]
-    return list(items or [])

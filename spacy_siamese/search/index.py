@@ -12,11 +12,12 @@ import numpy
 from spacy.language import Language
 
 from ..component import PIPE_NAME, get_similarity_pipe
+from ..encoding import texts_or_docs_list
 from ..files import atomic_directory
 from ..metrics import check_ks
 from ..pairwise import vector_pair_scores, vector_similarity_matrix
 from .compact import CandidateIndex, check_candidates, choose_candidates
-from .encode import TextOrDoc, as_list, encode_with_texts
+from .encode import TextOrDoc, encode_with_texts
 from .space import vector_space
 from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
@@ -114,11 +115,12 @@ class SimilarityIndex:
     def add(
         self, texts_or_docs: Sequence[TextOrDoc], *, batch_size: int = 256, n_process: int = 1, progress: bool = True
     ) -> List[int]:
-        """Encode and add texts or docs; returns their ids."""
+        """Encode and add texts or docs (a sequence or array of them); returns their ids. Raises
+        TypeError for anything else (e.g. None)."""
         self._check_model()
         vectors, texts = encode_with_texts(
             self.nlp,
-            as_list(texts_or_docs),
+            texts_or_docs_list(texts_or_docs),
             pipe_name=self.pipe_name,
             batch_size=batch_size,
             n_process=n_process,
@@ -151,12 +153,14 @@ class SimilarityIndex:
     def search(
         self, queries: Sequence[TextOrDoc], k: int = 10, *, batch_size: int = 256, progress: bool = False
     ) -> Hits:
-        """The k best items for each query text or doc: [(id, score), ...], best first (ties by
-        id), each score exactly the pipe's similarity of the query and the item."""
+        """The k best items for each query text or doc (a sequence or array of them): [(id, score),
+        ...], best first (ties by id), each score exactly the pipe's similarity of the query and the
+        item; none for an empty or blank query. Raises TypeError for anything else (e.g. None)."""
         self._check_model()
-        vectors = self.pipe.encode(as_list(queries), batch_size=batch_size, progress=progress)
-        ids, scores = self.search_vectors(vectors, k)
-        return to_hits(ids, scores)
+        items = texts_or_docs_list(queries)
+        vectors = self.pipe.encode(items, batch_size=batch_size, progress=progress)
+        hits = to_hits(*self.search_vectors(vectors, k))
+        return [row if (q if isinstance(q, str) else q.text).strip() else [] for q, row in zip(items, hits)]
 
     def search_vectors(
         self, queries: numpy.ndarray, k: int = 10, *, exclude: Optional[numpy.ndarray] = None

@@ -1,5 +1,6 @@
-"""A collection's full vectors on disk, in chunks that a restarted run reuses: the package's one
-on-disk format (a `dedupe` work dir, an `index` directory). A store directory holds:
+"""A collection's full vectors on disk, in chunks: the package's one on-disk format (a `dedupe` work
+dir, an `index` directory), written by the resumable encoding run (`resumable.py`) or at once
+(`write_store`). A store directory holds:
 
 - `manifest.json`: what decides the content (model id, pipe, comparison, the input's fingerprint,
   chunk size, widths), the finished chunks with a SHA-256 of each chunk's rows and lexical file, and
@@ -7,34 +8,24 @@ on-disk format (a `dedupe` work dir, an `index` directory). A store directory ho
 - `learned.npy`: the learned columns, float32 (n, learned_width), allocated when the store is made.
 - `lexical-NNNNN.npz`: a hybrid pipe's lexical columns of chunk NNNNN, as an exact sparse matrix.
 
-A run killed at any point and started again with the same settings encodes only the chunks the
-manifest does not list; other settings start a new store, with a warning. A file whose checksum is
-not the recorded one is an error naming it.
+A file whose checksum is not the recorded one is an error naming it.
 """
 
 import errno
 import hashlib
 import io
-import multiprocessing
 import os
 import shutil
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
 from scipy.sparse import csr_matrix, load_npz, save_npz, vstack
-from spacy.language import Language
-from spacy.util import minibatch
-from tqdm import tqdm
 
-from ..component import PIPE_NAME, get_similarity_pipe
+from ..component import PIPE_NAME
 from ..files import atomic_write
-from ..util import one_thread, show_progress
-from .encode import TextOrDoc
-from .space import vector_space
 
 FORMAT = "spacy_siamese.vector_store.v2"
 MANIFEST = "manifest.json"
@@ -46,11 +37,6 @@ STORE_FILES = (MANIFEST, LEARNED, "lexical-", "compact-", "candidates-", "texts.
 # The fields of a manifest and their types.
 FIELDS = {"model_id": str, "pipe_name": str, "n": int, "chunk_size": int, "done": list, "checksums": dict}
 FIELDS.update(learned_width=int, lexical_width=int)
-_WORKER: Dict[str, Any] = {}  # the forked encoding worker's pipeline and settings
-
-
-class StoreWarning(UserWarning):
-    """A work dir of other settings (model, input, format, ...) is started afresh."""
 
 
 class MemoryStore:
@@ -108,7 +94,7 @@ class VectorStore(MemoryStore):
 
     @property
     def n_chunks(self) -> int:
-        return _n_chunks(self.manifest["n"], self.manifest["chunk_size"])
+        return n_chunks(self.manifest["n"], self.manifest["chunk_size"])
 
     @property
     def complete(self) -> bool:
@@ -122,34 +108,29 @@ class VectorStore(MemoryStore):
             data = (self.path / name).read_bytes()
         except OSError as err:
             raise damaged(self.path / name, err.strerror or str(err), self.fix) from None
-        if _sha256(data) != expected:
+        if sha256(data) != expected:
             raise damaged(self.path / name, "its checksum is not the one in the manifest", self.fix)
         return data
 
     def save_file(self, name: str, data: bytes) -> None:
         _save(self.path / name, data)
-        self.manifest.setdefault("files", {})[name] = _sha256(data)
+        self.manifest.setdefault("files", {})[name] = sha256(data)
         write_manifest(self.path, self.manifest)
 
     def _learned(self) -> numpy.ndarray:
         """learned.npy, memory-mapped, after checking its shape and each chunk's checksum."""
-        file, shape = self.path / LEARNED, (self.manifest["n"], self.manifest["learned_width"])
-        try:
-            learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype="<f4")
-        except (OSError, ValueError) as err:
-            raise damaged(file, str(err), self.fix) from None
-        if learned.shape != shape or learned.dtype != numpy.dtype("<f4"):
-            raise damaged(file, f"{learned.dtype} {learned.shape}, not float32 {shape}", self.fix)
+        file = self.path / LEARNED
+        learned = open_learned(file, (self.manifest["n"], self.manifest["learned_width"]), self.fix)
         size = self.manifest["chunk_size"]
         for i in range(self.n_chunks):
-            if _sha256(learned[i * size : (i + 1) * size].tobytes()) != self.manifest["checksums"][str(i)]:
+            if sha256(learned[i * size : (i + 1) * size].tobytes()) != self.manifest["checksums"][str(i)]:
                 raise damaged(file, f"the rows of chunk {i} do not have their recorded checksum", self.fix)
         return learned
 
     def _lexical(self, i: int) -> csr_matrix:
-        data = self.read_file(_lexical_name(i))
+        data = self.read_file(lexical_name(i))
         if data is None:
-            raise damaged(self.path / MANIFEST, f"no checksum of {_lexical_name(i)}", self.fix)
+            raise damaged(self.path / MANIFEST, f"no checksum of {lexical_name(i)}", self.fix)
         return load_npz(io.BytesIO(data)).tocsr()
 
 
@@ -171,50 +152,6 @@ def disk_errors(file: Path) -> Iterator[None]:
         ) from None
 
 
-def encode_collection(
-    nlp: Language,
-    texts: Iterable[TextOrDoc],
-    n: int,
-    path: Union[str, Path],
-    *,
-    source: Optional[Dict[str, Any]] = None,
-    pipe_name: str = PIPE_NAME,
-    chunk_size: int = CHUNK_SIZE,
-    batch_size: int = 256,
-    n_process: int = 1,
-    progress: bool = True,
-    fresh: bool = False,
-) -> VectorStore:
-    """Encode the `n` texts or docs of `texts` into a vector store at `path`, resuming one that a run
-    with the same model, `source` (what identifies the input, e.g. a hash of its bytes) and chunk size
-    left there, unless `fresh`. `n_process > 1` encodes chunks in forked processes, one BLAS thread each;
-    at most 2 * n_process chunks of texts are read ahead."""
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    if n_process < 1:
-        raise ValueError(f"n_process must be positive, got {n_process}")
-    path = Path(path)
-    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
-    space = vector_space(pipe.comparison)
-    width = pipe.encoder.get_dim("nO")
-    key = store_key(str(pipe.model_id), pipe_name, space, n, chunk_size, width, source)
-    manifest = _resume_or_create(path, key, fresh=fresh)
-    done = set(manifest["done"])
-    n_chunks = _n_chunks(n, chunk_size)
-    settings = {"path": str(path), "batch_size": batch_size, **key}
-    bar = tqdm(total=n, desc="encoding", unit="doc", disable=not show_progress(progress))
-    bar.update(sum(min(chunk_size, n - i * chunk_size) for i in done))
-    todo = ((i, chunk) for i, chunk in enumerate(minibatch(texts, chunk_size)) if i not in done)
-    with bar:
-        for i, count, sums in _run_chunks(nlp, todo, settings, n_process):
-            _record(manifest, i, sums)
-            write_manifest(path, manifest)
-            bar.update(count)
-    if len(manifest["done"]) != n_chunks:
-        raise ValueError(f"Expected {n:,} texts to encode, got fewer: the input changed while it was read.")
-    return VectorStore(path)
-
-
 def write_store(
     path: Union[str, Path],
     vectors: numpy.ndarray,
@@ -228,9 +165,10 @@ def write_store(
     model `model_id` with that `VectorSpace`."""
     path = Path(path)
     key = store_key(model_id, pipe_name, space, len(vectors), chunk_size, vectors.shape[1])
-    manifest = _resume_or_create(path, key, fresh=True)
-    for i in range(_n_chunks(len(vectors), chunk_size)):
-        _record(manifest, i, _write_chunk(path, key, i, vectors[i * chunk_size : (i + 1) * chunk_size]))
+    check_replaceable(path)
+    manifest = create_store(path, key)
+    for i in range(n_chunks(len(vectors), chunk_size)):
+        record_chunk(manifest, i, write_chunk(path, key, i, vectors[i * chunk_size : (i + 1) * chunk_size]))
     write_manifest(path, manifest)
     return VectorStore(path)
 
@@ -259,17 +197,42 @@ def read_manifest(path: Union[str, Path], *, fix: Optional[str] = None) -> Dict[
     fix = fix or f"delete {path} or pass --fresh"
     if not file.exists():
         raise ValueError(f"{path} is not a vector store: it has no {MANIFEST}.")
-    manifest = _read_json(file, fix)
+    manifest = read_json(file, fix)
     if manifest.get("format") != FORMAT:
         raise ValueError(f"{file} is not a manifest of this version's vector store ({FORMAT}): {fix}")
     bad = [name for name, kind in FIELDS.items() if not isinstance(manifest.get(name), kind)]
     if not bad:
-        sums, n_chunks = manifest["checksums"], _n_chunks(manifest["n"], max(1, manifest["chunk_size"]))
+        sums, count = manifest["checksums"], n_chunks(manifest["n"], max(1, manifest["chunk_size"]))
         bad += ["chunk_size"] if manifest["chunk_size"] < 1 else []
-        bad += ["done"] if any(not isinstance(i, int) or not 0 <= i < n_chunks for i in manifest["done"]) else []
+        bad += ["done"] if any(not isinstance(i, int) or not 0 <= i < count for i in manifest["done"]) else []
         bad += ["checksums"] if any(not isinstance(sums.get(str(i)), str) for i in manifest["done"]) else []
     if bad:
         raise damaged(file, f"no valid {', '.join(bad)}", fix)
+    return manifest
+
+
+def open_learned(file: Path, shape: Tuple[int, int], fix: str) -> numpy.ndarray:
+    """A store's learned.npy, memory-mapped read-only, or a ValueError naming the file and the fix
+    if it is not float32 of `shape` (e.g. empty: numpy's EOFError, which a CLI reports as "Aborted.")."""
+    try:
+        learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype="<f4")
+    except (OSError, ValueError, EOFError) as err:
+        raise damaged(file, str(err) or type(err).__name__, fix) from None
+    if learned.shape != shape or learned.dtype != numpy.dtype("<f4"):
+        raise damaged(file, f"{learned.dtype} {learned.shape}, not float32 {shape}", fix)
+    return learned
+
+
+def create_store(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
+    """A new empty store at `path` (whatever was there removed: see `check_replaceable`) of the
+    settings `key`, its learned.npy allocated; its manifest."""
+    if path.exists():
+        shutil.rmtree(path)
+    with disk_errors(path / LEARNED):
+        path.mkdir(parents=True)
+        _allocate(path / LEARNED, (key["n"], key["learned_width"]))
+    manifest = {**key, "done": [], "checksums": {}}
+    write_manifest(path, manifest)
     return manifest
 
 
@@ -294,35 +257,7 @@ def check_replaceable(path: Path) -> None:
         )
 
 
-# -- encoding ------------------------------------------------------------------------
-
-
-def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[str, Any]:
-    """The manifest of a store at `path` made with the same `key`, or a new empty store."""
-    if not fresh and (path / MANIFEST).exists():
-        fix = f"delete {path} or pass --fresh"
-        manifest = _read_json(path / MANIFEST, fix)
-        changed = [field for field, value in key.items() if manifest.get(field) != value]
-        if not changed:
-            manifest = read_manifest(path, fix=fix)  # its fields checked
-            if not (path / LEARNED).exists():
-                raise damaged(path / LEARNED, "no such file", fix)
-            return manifest
-        check_replaceable(path)
-        message = f"{path} holds vectors of other settings ({', '.join(changed)}): starting afresh"
-        warnings.warn(message, StoreWarning, stacklevel=3)
-    check_replaceable(path)
-    if path.exists():
-        shutil.rmtree(path)
-    with disk_errors(path / LEARNED):
-        path.mkdir(parents=True)
-        _allocate(path / LEARNED, (key["n"], key["learned_width"]))
-    manifest = {**key, "done": [], "checksums": {}}
-    write_manifest(path, manifest)
-    return manifest
-
-
-def _read_json(file: Path, fix: str) -> Dict[str, Any]:
+def read_json(file: Path, fix: str) -> Dict[str, Any]:
     try:
         manifest = srsly.read_json(file)
     except (OSError, ValueError) as err:
@@ -346,43 +281,11 @@ def _allocate(file: Path, shape: Tuple[int, int]) -> None:
         os.fsync(out.fileno())
 
 
-def _n_chunks(n: int, chunk_size: int) -> int:
+def n_chunks(n: int, chunk_size: int) -> int:
     return (int(n) + chunk_size - 1) // chunk_size
 
 
-def _run_chunks(
-    nlp: Language, todo: Iterator[Tuple[int, List[TextOrDoc]]], settings: Dict[str, Any], n_process: int
-) -> Iterator[Tuple[int, int, Tuple[str, Optional[str]]]]:
-    """Encode chunks, yielding (chunk index, size, checksums) as each finishes; at most
-    2 * n_process chunks are read ahead. A worker's error (e.g. a full disk) ends the run."""
-    _WORKER.update(nlp=nlp, **settings)
-    if n_process == 1:
-        for i, chunk in todo:
-            yield _encode_chunk((i, chunk))
-        return
-    context = multiprocessing.get_context("fork")
-    with context.Pool(n_process, initializer=one_thread) as pool:
-        pending: List[Any] = []
-        for task in todo:
-            pending.append(pool.apply_async(_encode_chunk, (task,)))
-            while len(pending) >= 2 * n_process:
-                yield pending.pop(0).get()
-        for result in pending:
-            yield result.get()
-
-
-def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int, Tuple[str, Optional[str]]]:
-    """Encode one chunk into the store (rows of learned.npy, its lexical file)."""
-    i, texts = task
-    pipe = get_similarity_pipe(_WORKER["nlp"], _WORKER["pipe_name"])
-    distinct: Dict[Any, int] = {}  # each distinct text of the chunk is encoded once
-    where = [distinct.setdefault(t if isinstance(t, str) else (n, None), n) for n, t in enumerate(texts)]
-    encoded = pipe.encode([texts[n] for n in distinct.values()], batch_size=_WORKER["batch_size"])
-    full = encoded[numpy.unique(where, return_inverse=True)[1]] if texts else encoded
-    return i, len(texts), _write_chunk(Path(_WORKER["path"]), _WORKER, i, full)
-
-
-def _write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) -> Tuple[str, Optional[str]]:
+def write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) -> Tuple[str, Optional[str]]:
     """Write chunk i's rows (ordinary writes into the allocated file, flushed to disk) and lexical
     file; their checksums."""
     width = key["learned_width"]
@@ -394,18 +297,18 @@ def _write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) -
         out.flush()
         os.fsync(out.fileno())
     if not key["lexical_width"]:
-        return _sha256(learned), None
+        return sha256(learned), None
     buffer = io.BytesIO()
     save_npz(buffer, csr_matrix(full[:, width:]))
-    _save(path / _lexical_name(i), buffer.getvalue())
-    return _sha256(learned), _sha256(buffer.getvalue())
+    _save(path / lexical_name(i), buffer.getvalue())
+    return sha256(learned), sha256(buffer.getvalue())
 
 
-def _record(manifest: Dict[str, Any], i: int, sums: Tuple[str, Optional[str]]) -> None:
+def record_chunk(manifest: Dict[str, Any], i: int, sums: Tuple[str, Optional[str]]) -> None:
     """List chunk i as done, with its checksums."""
     manifest["checksums"][str(i)] = sums[0]
     if sums[1] is not None:
-        manifest.setdefault("files", {})[_lexical_name(i)] = sums[1]
+        manifest.setdefault("files", {})[lexical_name(i)] = sums[1]
     manifest["done"] = sorted({*manifest["done"], i})
 
 
@@ -416,9 +319,9 @@ def _save(file: Path, data: bytes) -> None:
             out.write(data)
 
 
-def _sha256(data: bytes) -> str:
+def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _lexical_name(i: int) -> str:
+def lexical_name(i: int) -> str:
     return f"lexical-{i:05d}.npz"

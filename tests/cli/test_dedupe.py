@@ -10,7 +10,7 @@ import pytest
 import spacy
 
 from spacy_siamese import cluster_duplicates, find_duplicates
-from spacy_siamese.search import store
+from spacy_siamese.search import resumable
 
 from .conftest import INPUT_ERRORS, TEXTS, invoke, read_jsonl
 
@@ -61,6 +61,7 @@ def test_duplicate_ids_are_an_error(collection, tmp_path):
 def test_a_rerun_resumes_the_work_dir(collection, tmp_path, monkeypatch):
     out = tmp_path / "pairs.jsonl"
     args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--chunk-size", 8]
+    args += ["--keep-work-dir"]
     assert invoke(*args).exit_code == 0
     path = tmp_path / "pairs.jsonl.work" / "manifest.json"
     manifest = json.loads(path.read_text())
@@ -69,8 +70,8 @@ def test_a_rerun_resumes_the_work_dir(collection, tmp_path, monkeypatch):
     first = read_jsonl(out)
     assert first
     encoded = []
-    encode_chunk = store._encode_chunk
-    monkeypatch.setattr(store, "_encode_chunk", lambda task: encoded.append(task[0]) or encode_chunk(task))
+    encode_chunk = resumable._encode_chunk
+    monkeypatch.setattr(resumable, "_encode_chunk", lambda task: encoded.append(task[0]) or encode_chunk(task))
     rerun = [*args, "--n-process", 1]  # in this process: the chunks it encodes are seen
     assert invoke(*rerun).exit_code == 0 and read_jsonl(out) == first
     assert encoded == []  # a finished store: nothing encoded again
@@ -79,6 +80,18 @@ def test_a_rerun_resumes_the_work_dir(collection, tmp_path, monkeypatch):
     result = invoke(*rerun)
     assert result.exit_code == 0, result.output
     assert encoded == [n_chunks - 1] and read_jsonl(out) == first  # only the chunk not listed as done
+
+
+def test_a_finished_run_removes_its_work_dir_unless_kept(collection, tmp_path):
+    """Before: a finished run left OUTPUT.work (62 MB for a large collection) behind."""
+    out = tmp_path / "pairs.jsonl"
+    args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6]
+    assert invoke(*args).exit_code == 0 and read_jsonl(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pairs.jsonl"]
+    assert invoke(*args, "--keep-work-dir").exit_code == 0
+    assert (tmp_path / "pairs.jsonl.work" / "manifest.json").exists()
+    assert invoke(*args, "--work-dir", tmp_path / "store").exit_code == 0  # a work dir named is kept
+    assert (tmp_path / "store" / "manifest.json").exists()
 
 
 def test_dedupe_ivf_candidates(collection, tmp_path):
@@ -217,7 +230,7 @@ def test_a_resumed_work_dir_of_other_settings_starts_afresh(collection, tmp_path
     path = tmp_path / "texts.txt"
     path.write_bytes((collection / "texts.jsonl").read_bytes())
     out = tmp_path / "pairs.jsonl"
-    args = ["dedupe", collection / "model", path, "-o", out, "-t", 0.9, "-k", 3]
+    args = ["dedupe", collection / "model", path, "-o", out, "-t", 0.9, "-k", 3, "--keep-work-dir"]
     assert invoke(*args).exit_code == 0
     result = invoke(*args, "--format", "jsonl")
     assert result.exit_code == 0, result.output
@@ -238,15 +251,18 @@ def test_a_resumed_work_dir_of_other_settings_starts_afresh(collection, tmp_path
     assert all("Python" not in r["text1"] for r in read_jsonl(out))
 
 
-def test_a_damaged_work_dir_is_named_with_the_fix(collection, tmp_path):
+@pytest.mark.parametrize("learned", ["truncated", "empty"])
+def test_a_damaged_work_dir_is_named_with_the_fix(collection, tmp_path, learned):
+    """Before: an empty learned.npy printed a bare "Aborted." (numpy's EOFError)."""
     out = tmp_path / "pairs.jsonl"
     args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6, "--chunk-size", 8]
+    args += ["--keep-work-dir"]
     assert invoke(*args).exit_code == 0
     first = read_jsonl(out)
     work = tmp_path / "pairs.jsonl.work"
-    (work / "learned.npy").write_bytes((work / "learned.npy").read_bytes()[:-100])
+    (work / "learned.npy").write_bytes((work / "learned.npy").read_bytes()[:-100] if learned == "truncated" else b"")
     result = invoke(*args)
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.exit_code == 1 and "Traceback" not in result.output and "Aborted" not in result.output, result.output
     assert f"{work / 'learned.npy'} is damaged or missing" in result.output
     assert f"delete {work} or pass --fresh" in result.output
     (work / "manifest.json").write_text("{", encoding="utf8")

@@ -58,6 +58,16 @@ def test_a_damaged_index_file_is_named_with_the_fix(collection, tmp_path):
     assert f"{ids} is damaged or missing" in result.output and "build the index again" in result.output
 
 
+def test_an_empty_learned_npy_is_named_with_the_fix(collection, tmp_path):
+    """Before: a bare "Aborted." (numpy's EOFError on an empty file)."""
+    assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
+    learned = tmp_path / "idx" / "learned.npy"
+    learned.write_bytes(b"")
+    result = invoke("search", tmp_path / "idx", "How do I learn Python fast?")
+    assert result.exit_code == 1 and "Aborted" not in result.output and "Traceback" not in result.output, result.output
+    assert f"{learned} is damaged or missing" in result.output and "build the index again" in result.output
+
+
 def test_an_index_of_the_old_format_is_named(collection, tmp_path):
     (tmp_path / "idx").mkdir()
     (tmp_path / "idx" / "index.json").write_text('{"format": "spacy_siamese.index.v1"}', encoding="utf8")
@@ -76,6 +86,14 @@ def test_k_is_at_least_one_and_clamped_to_the_index(collection, tmp_path):
     assert len(json.loads((tmp_path / "hits.json").read_text())["results"][0]["hits"]) == len(TEXTS)
 
 
+def test_an_empty_query_has_no_hits(collection, tmp_path):
+    """Before: `search IDX ""` printed three arbitrary hits, where the page returns none."""
+    assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
+    result = invoke("search", tmp_path / "idx", "", " ", "--output-json", tmp_path / "hits.json")
+    assert result.exit_code == 0, result.output
+    assert [r["hits"] for r in json.loads((tmp_path / "hits.json").read_text())["results"]] == [[], []]
+
+
 def test_the_output_json_is_not_a_file_of_the_index(collection, tmp_path):
     assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
     result = invoke("search", tmp_path / "idx", "a question", "--output-json", tmp_path / "idx" / "texts.jsonl")
@@ -85,6 +103,7 @@ def test_the_output_json_is_not_a_file_of_the_index(collection, tmp_path):
 
 def test_a_dedupe_work_dir_is_searched_with_its_model(collection, tmp_path):
     out = tmp_path / "pairs.jsonl"
-    assert invoke("dedupe", collection / "model", collection / "texts.jsonl", "-o", out, "-t", 0.9).exit_code == 0
+    args = ["dedupe", collection / "model", collection / "texts.jsonl", "-o", out, "-t", 0.9, "--keep-work-dir"]
+    assert invoke(*args).exit_code == 0
     result = invoke("search", tmp_path / "pairs.jsonl.work", TEXTS[3], "-k", 1, "--model", collection / "model")
     assert result.exit_code == 0 and "1.0000  3" in result.output, result.output

@@ -14,10 +14,11 @@ QUERIES = ["How can I learn Python quickly?", "best way to learn chess", "Why is
 
 
 def brute_force(pipe, query_docs, docs, k):
+    """Each query's k best docs; none for an empty query."""
     matrix = pipe.similarity_matrix(query_docs, docs)
     hits = []
-    for row in matrix:
-        order = numpy.lexsort((numpy.arange(len(row)), -row.astype("float64")))[:k]
+    for query, row in zip(query_docs, matrix):
+        order = numpy.lexsort((numpy.arange(len(row)), -row.astype("float64")))[: k if query.text.strip() else 0]
         hits.append([(int(j), float(row[j])) for j in order])
     return hits
 
@@ -32,7 +33,7 @@ def test_exact_backend_is_brute_force(model, k):
     hits = index.search(query_docs, k=k)
     assert hits == brute_force(pipe, query_docs, docs, k)
     for query, row in zip(query_docs, hits):
-        assert len(row) == min(k, len(docs))
+        assert len(row) == (min(k, len(docs)) if query.text else 0)
         for j, score in row:
             assert score == query.similarity(docs[j])
 
@@ -121,7 +122,7 @@ def test_feature_head_candidates_are_rescored(models):
     few = SimilarityIndex.build(nlp, CORPUS, progress=False, c=8)
     docs = list(nlp.pipe(CORPUS))
     for query, row in zip(nlp.pipe(QUERIES), few.search(list(nlp.pipe(QUERIES)), k=5)):
-        assert len(row) == 5
+        assert len(row) == (5 if query.text else 0)
         assert [s for _, s in row] == sorted((s for _, s in row), reverse=True)
         for j, score in row:
             assert score == query.similarity(docs[j])
@@ -202,6 +203,8 @@ def test_load_refuses_an_incomplete_or_corrupt_index(models, tmp_path):
         SimilarityIndex.load(path, nlp)
     with broken(lambda file: file.unlink(), "learned.npy"):
         SimilarityIndex.load(path, nlp)
+    with broken(lambda file: file.write_bytes(b""), "learned.npy"):  # before: numpy's EOFError ("Aborted.")
+        SimilarityIndex.load(path, nlp)
     with broken(lambda file: srsly.write_jsonl(file, [{"text": t} for t in CORPUS[:4]]), "texts.jsonl"):
         SimilarityIndex.load(path, nlp)  # texts that are not the items' texts
     with broken(lambda file: file.write_text("{", encoding="utf8"), "manifest.json"):
@@ -250,7 +253,7 @@ def test_k_is_clamped_to_the_index_before_allocating(models, monkeypatch):
     shapes = []
     monkeypatch.setattr(numpy, "full", lambda shape, *a, **kw: shapes.append(shape) or full(shape, *a, **kw))
     hits = index.search(QUERIES, k=10**9)
-    assert all(len(row) == len(CORPUS) for row in hits)
+    assert [len(row) for row in hits] == [len(CORPUS) if q else 0 for q in QUERIES]
     assert max(n for shape in shapes if isinstance(shape, tuple) for n in shape) <= len(CORPUS)
 
 
@@ -271,6 +274,25 @@ def test_bad_backend_and_inputs(models):
         SimilarityIndex.build(nlp, [1, 2], progress=False)
     empty = SimilarityIndex.build(nlp, [], progress=False)
     assert len(empty) == 0 and empty.search(QUERIES, k=3) == [[]] * len(QUERIES)
+
+
+def test_arrays_of_texts_are_texts_and_none_is_a_type_error(models):
+    """Before: a numpy array of texts raised "truth value of an array is ambiguous", and None gave []."""
+    nlp = models["cauchy"]
+    index = SimilarityIndex.build(nlp, numpy.array(CORPUS), progress=False)
+    assert index.texts == CORPUS and isinstance(index.texts[0], str)
+    assert index.search(numpy.array(QUERIES), k=3) == index.search(QUERIES, k=3)
+    assert index.add(numpy.array(CORPUS[:2]), progress=False) == [len(CORPUS), len(CORPUS) + 1]
+    for call in (index.search, index.add):
+        with pytest.raises(TypeError, match="texts .*not NoneType"):
+            call(None)
+
+
+def test_an_empty_or_blank_query_has_no_hits(models):
+    """Before: the empty text's vector found k arbitrary items (the page returned none)."""
+    index = SimilarityIndex.build(models["cauchy"], CORPUS, progress=False)
+    hits = index.search(["", " \t\n", CORPUS[0]], k=3)
+    assert hits[:2] == [[], []] and hits[2][0][0] == 0 and len(hits[2]) == 3
 
 
 def test_n_process_two(models):

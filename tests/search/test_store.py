@@ -14,10 +14,10 @@ import pytest
 import spacy
 import srsly
 
-from spacy_siamese.search import CorpusIndex, VectorStore, encode_collection, find_duplicates
-from spacy_siamese.search import store as store_module
+from spacy_siamese.search import CorpusIndex, VectorStore, encode_collection, find_duplicates, resumable
+from spacy_siamese.search.resumable import StoreWarning
 from spacy_siamese.search.space import OTHER, VectorSpace
-from spacy_siamese.search.store import MANIFEST, StoreWarning, write_store
+from spacy_siamese.search.store import MANIFEST, write_store
 
 from .conftest import CORPUS
 
@@ -54,18 +54,22 @@ def test_a_listed_chunk_is_reused_and_an_unlisted_one_redone(models, tmp_path, m
     learned.flush()
     del learned
     encoded = []
-    encode_chunk = store_module._encode_chunk
-    monkeypatch.setattr(store_module, "_encode_chunk", lambda task: encoded.append(task[0]) or encode_chunk(task))
+    encode_chunk = resumable._encode_chunk
+    monkeypatch.setattr(resumable, "_encode_chunk", lambda task: encoded.append(task[0]) or encode_chunk(task))
     resumed = encode_collection(nlp, CORPUS, len(CORPUS), path, chunk_size=10, progress=False)
     assert encoded == [1, *range(3, (len(CORPUS) + 9) // 10)]
     numpy.testing.assert_array_equal(resumed.rows(range(len(CORPUS))), expected)
 
 
-@pytest.mark.parametrize("damage", ["flip learned", "truncate learned", "empty lexical", "bad manifest", "no lexical"])
+DAMAGES = ["flip learned", "truncate learned", "empty learned", "empty lexical", "bad manifest", "no lexical"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_file_is_named_with_the_fix(models, tmp_path, damage):
-    """Flipped bytes, a truncated learned.npy, an empty lexical-NNNNN.npz or a manifest that is
-    not JSON: an error naming the file and the fix (before: 2,283 pairs instead of 2,526 from
-    flipped bytes, BadZipFile, 'mmap length is greater than file size', KeyError)."""
+    """Flipped bytes, a truncated or empty learned.npy, an empty lexical-NNNNN.npz or a manifest
+    that is not JSON: an error naming the file and the fix (before: 2,283 pairs instead of 2,526
+    from flipped bytes, BadZipFile, 'mmap length is greater than file size', KeyError, and numpy's
+    EOFError from an empty learned.npy, which the CLI printed as a bare "Aborted.")."""
     nlp = models["hybrid_cauchy"]
     path = tmp_path / "store"
     encode_collection(nlp, CORPUS, len(CORPUS), path, chunk_size=10, progress=False)
@@ -76,13 +80,15 @@ def test_a_damaged_file_is_named_with_the_fix(models, tmp_path, damage):
         learned.write_bytes(bytes(data))
     elif damage == "truncate learned":
         learned.write_bytes(learned.read_bytes()[:-40])
+    elif damage == "empty learned":
+        learned.write_bytes(b"")
     elif damage == "empty lexical":
         lexical.write_bytes(b"")
     elif damage == "no lexical":
         lexical.unlink()
     else:
         manifest.write_text('{"format": ', encoding="utf8")
-    name = {"flip": learned, "trun": learned, "empt": lexical, "no l": lexical, "bad ": manifest}[damage[:4]]
+    name = {"learned": learned, "lexical": lexical, "manifest": manifest}[damage.split()[-1]]
     message = rf"{re.escape(str(name))} is damaged or missing \(.*\): delete {re.escape(str(path))} or pass --fresh"
     with pytest.raises(ValueError, match=message):
         VectorStore(path)
@@ -136,15 +142,15 @@ def test_an_incomplete_store_does_not_open(models, tmp_path):
 
 CHILD = """
 import sys, time, spacy
-from spacy_siamese.search import store
-encode = store._encode_chunk
+from spacy_siamese.search import resumable
+encode = resumable._encode_chunk
 def slow(task):
     time.sleep(0.3)
     return encode(task)
-store._encode_chunk = slow
+resumable._encode_chunk = slow
 nlp = spacy.load(sys.argv[1])
 texts = [line.rstrip("\\n") for line in open(sys.argv[2], encoding="utf8")]
-store.encode_collection(nlp, texts, len(texts), sys.argv[3], chunk_size=4, progress=False)
+resumable.encode_collection(nlp, texts, len(texts), sys.argv[3], chunk_size=4, progress=False)
 print("finished")
 """
 

@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy
 from scipy.sparse import csr_matrix
 
-from .search.store import MemoryStore
+from ..search.store import MemoryStore
 
 # The names of the files `write_part` writes, and of its temporary files (hidden).
 PART = re.compile(r"part-[0-9a-f]{24}\.parquet|\.part-[0-9a-f]{24}\.parquet\.[0-9a-f]{32}\.tmp")

@@ -11,15 +11,15 @@ import numpy
 import spacy
 from spacy.language import Language
 
-from .component import PIPE_NAME, get_similarity_pipe
-from .files import atomic_directory
-from .parquet_vectors import PART, collect_vectors, encoded_table, write_part
+from ..component import PIPE_NAME, get_similarity_pipe
+from ..files import atomic_directory
+from ..search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pairs
+from ..search.dedupe import dedupe_threshold
+from ..search.space import vector_space
+from ..search.texts import JSONL_SUFFIXES, scan_collection
+from ..util import import_extra, one_thread, show_progress
+from .parquet import PART, collect_vectors, encoded_table, write_part
 from .ray_local import init_local_ray
-from .search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pairs
-from .search.dedupe import dedupe_threshold
-from .search.space import vector_space
-from .search.texts import JSONL_SUFFIXES, scan_collection
-from .util import import_extra, one_thread, show_progress
 
 IdPair = Tuple[Any, Any, float]
 

@@ -8,11 +8,12 @@ import numpy
 import pytest
 import srsly
 
-from spacy_siamese import distributed, find_duplicates
+from spacy_siamese import find_duplicates
+from spacy_siamese.distributed import engine as distributed
 from spacy_siamese.search.dedupe import dedupe_threshold
 from spacy_siamese.search.store import MemoryStore
 
-from .conftest import CORPUS
+from ..search.conftest import CORPUS
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")

@@ -1,0 +1,93 @@
+"""A local Ray that the driver starts and that ends with it, however it ends: a driver killed with SIGKILL
+leaves some of Ray's processes waiting for a minute or two, or forever, so a reaper process (this file,
+run as a script) kills every process of that Ray session still running when the driver's end closes its
+stdin. A process of the session names the session directory on its command line or holds a file in it
+(its logs): so do the agents and workers that Ray starts after `ray.init` returns, and orphaned ones.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, List, Optional, Set, Tuple
+
+_reaper: Optional["subprocess.Popen[bytes]"] = None
+
+
+def init_local_ray(ray: Any, **kwargs: Any) -> Any:
+    """`ray.init(**kwargs)` with a reaper of the Ray session it starts (on Linux, where processes can be
+    listed; a driver connecting to a running cluster, RAY_ADDRESS, starts none); its return value."""
+    global _reaper
+    before = descendants(os.getpid())
+    context = ray.init(**kwargs)
+    started = descendants(os.getpid()) - before
+    session = getattr(context, "address_info", {}).get("session_dir")
+    if not started or not session or _reaper is not None:
+        return context
+    # Isolated (-I: only the standard library is imported) and in a session of its own: a Ctrl+C at the
+    # terminal stops the driver, which shuts Ray down, not the reaper.
+    _reaper = subprocess.Popen(
+        [sys.executable, "-I", str(Path(__file__).resolve())],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
+    )
+    assert _reaper.stdin is not None
+    _reaper.stdin.write(f"{session}\n".encode())
+    _reaper.stdin.flush()  # left open: it closes when this process ends
+    return context
+
+
+def session_processes(session: str) -> List[int]:
+    """The pids of the processes (but this one) that name the directory `session` on their command
+    line or hold a file in it."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            files = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
+            continue
+        named = any(arg.endswith(session) or session + "/" in arg for arg in args)
+        if named or any(file == session or file.startswith(session + "/") for file in files):
+            found.append(int(entry.name))
+    return [pid for pid in found if pid != os.getpid()]
+
+
+def reap(session: str, *, wait: float = 1.0) -> None:
+    """Stop the processes of a Ray session: SIGTERM, then SIGKILL to those left after `wait` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = session_processes(session)
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if not left:
+            return
+        time.sleep(wait)
+
+
+def descendants(root: int) -> Set[int]:
+    """The pids of every process descended from `root` (none where /proc cannot tell)."""
+    parents: List[Tuple[int, int]] = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            parents.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
+        except (OSError, IndexError, ValueError):
+            continue
+    found: Set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents if ppid in frontier and pid not in found}
+        found |= frontier
+    return found
+
+
+if __name__ == "__main__":  # the reaper: the session directory, then the end of the driver's pipe
+    session = sys.stdin.readline().strip()
+    sys.stdin.read()
+    time.sleep(0.5)  # a driver that ended normally has shut its Ray down by now
+    reap(session)
