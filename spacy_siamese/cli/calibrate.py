@@ -51,11 +51,12 @@ def calibrate_command(
     in_place: bool = IN_PLACE,
     format: str = PAIRS_FORMAT,
 ) -> None:
-    """Tune the thresholds on 0/1 pairs as `spacy train` does with the tune_thresholds.v1 callback:
-    the decision threshold (`pipe.threshold`, the most accurate one, behind the pipe's verdicts) and
-    the dedupe threshold (the lowest score at which the pairs' duplicates are found with the given
-    precision; `dedupe` uses it by default). For a pipeline trained without the callback, other
-    pairs, or another precision.
+    """Tune a pipeline's decision and dedupe thresholds on 0/1 pairs, as training does.
+
+    The decision threshold (`pipe.threshold`, the most accurate one, behind the pipe's verdicts)
+    and the dedupe threshold (the lowest score at which the pairs' duplicates are found with the
+    given precision; `dedupe` uses it by default), as the tune_thresholds.v1 training callback
+    sets them: for a pipeline trained without it, other pairs, or another precision.
 
     With `--lexical-weight`, first set a hybrid pipe's weight of its lexical part (no training
     needed), then tune both thresholds on the pairs, print the pair figures
