@@ -1,5 +1,7 @@
-"""Pair losses, one per module. Each takes (scores, labels) and returns (d_scores, loss)."""
+"""Pair losses, one per module. Each takes (scores, labels) and returns (d_scores, loss). The
+teacher's loss lives with the teacher (`spacy_siamese.teacher.loss`) and is listed here too."""
 
+from ..teacher.loss import TeacherScoresLoss, make_teacher_scores, soft_ranking_loss
 from ._util import in_batch_columns
 from .cosent import CoSENTLoss, make_cosent_loss
 from .dataset_losses import DatasetLosses, PairColumns, make_dataset_losses
@@ -7,7 +9,6 @@ from .in_batch_negatives import LOGITS, InBatchNegativesLoss, make_in_batch_nega
 from .log_loss import PairLogLoss, make_log_loss, make_log_loss_v1
 from .pairwise_logistic import PairwiseLogisticLoss, make_pairwise_logistic_loss
 from .squared_error import PairSquaredError, make_squared_error
-from .teacher_scores import TeacherScoresLoss, make_teacher_scores, soft_ranking_loss
 from .triplet import (
     MINING,
     TRIPLET_FORMS,

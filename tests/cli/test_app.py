@@ -32,10 +32,8 @@ COMMANDS = {
     "report",
     "search",
     "serve",
-    "teacher-evaluate",
     "teacher-pairs",
     "teacher-train",
-    "teacher-vectors",
 }
 PACKAGE = Path(spacy_siamese.__file__).parent
 
