@@ -1,6 +1,6 @@
 """spacy-siamese: supervised, learned similarity for spaCy pipelines."""
 
-from . import architectures, callbacks, corpora, layers, losses, scoring  # noqa: F401  (registrations)
+from . import architectures, callbacks, corpora, layers, losses, scoring, teacher  # noqa: F401  (registrations)
 from .averaging import average_pipelines
 from .component import SiameseSimilarity, get_lexical_weight, make_siamese_similarity, set_lexical_weight
 from .corpora import DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord, read_pairs

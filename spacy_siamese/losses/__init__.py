@@ -1,7 +1,6 @@
 """Pair losses, one per module. Each takes (scores, labels) and returns (d_scores, loss). The
-teacher's loss lives with the teacher (`spacy_siamese.teacher.loss`) and is listed here too."""
+teacher's loss, TeacherScores.v1, lives with the teacher (`spacy_siamese.teacher.loss`)."""
 
-from ..teacher.loss import TeacherScoresLoss, make_teacher_scores, soft_ranking_loss
 from ._util import in_batch_columns
 from .cosent import CoSENTLoss, make_cosent_loss
 from .dataset_losses import DatasetLosses, PairColumns, make_dataset_losses
@@ -31,7 +30,6 @@ __all__ = [
     "PairSquaredError",
     "PairwiseLogisticLoss",
     "Penalty",
-    "TeacherScoresLoss",
     "TripletLoss",
     "batch_all_triplets",
     "batch_hard_triplets",
@@ -43,8 +41,6 @@ __all__ = [
     "make_log_loss_v1",
     "make_pairwise_logistic_loss",
     "make_squared_error",
-    "make_teacher_scores",
     "make_triplet_loss",
     "ranking_loss",
-    "soft_ranking_loss",
 ]

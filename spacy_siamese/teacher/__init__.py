@@ -7,3 +7,7 @@ the extra `spacy-siamese[teacher]` (torch); the students it teaches load and run
 - `loss`: `spacy-siamese.TeacherScores.v1`, a student's loss on the teacher's in-batch cosines,
   and the table of the teacher's vectors it reads (`teacher-pairs --vectors-output`).
 """
+
+from .loss import TeacherScoresLoss, make_teacher_scores  # registers spacy-siamese.TeacherScores.v1
+
+__all__ = ["TeacherScoresLoss", "make_teacher_scores"]

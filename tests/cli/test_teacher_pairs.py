@@ -1,5 +1,5 @@
 """`python -m spacy_siamese teacher-pairs`: its arguments (the pairs themselves are tested in
-tests/test_distill.py)."""
+tests/teacher/test_pairs.py)."""
 
 import pytest
 

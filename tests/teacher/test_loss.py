@@ -5,8 +5,8 @@ import numpy
 import pytest
 from spacy.util import registry
 
-from spacy_siamese.losses import CoSENTLoss, InBatchNegativesLoss, TeacherScoresLoss, soft_ranking_loss
-from spacy_siamese.teacher.loss import load_teacher_table, save_teacher_table
+from spacy_siamese.losses import CoSENTLoss, InBatchNegativesLoss
+from spacy_siamese.teacher.loss import TeacherScoresLoss, load_teacher_table, save_teacher_table, soft_ranking_loss
 
 from ..gradcheck import assert_grad_close, numeric_grad
 
