@@ -6,6 +6,7 @@ against its record (shape, dtype, SHA-256) and refused when it holds non-finite 
 import hashlib
 import json
 import pickle
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
@@ -16,6 +17,7 @@ from ..util import distinct_pair_texts, given_path, import_extra, pair_rows
 
 EXTRA = "teacher"
 WEIGHTS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
+CHUNK = 8192  # texts or pairs a cache entry: a killed run keeps every finished chunk
 
 
 def device_name() -> str:
@@ -85,13 +87,14 @@ def teacher_vectors(
     progress: bool = False,
 ) -> numpy.ndarray:
     """The teacher's unit-length vectors of `texts`, float32 (N, d). With `cache_dir`, they are
-    stored there under a key of the teacher and the texts, and read back on a rerun. Raises
-    ValueError on non-finite vectors, or a cache entry that does not match its record."""
+    stored there in chunks, each under a key of the teacher and its texts, and read back on a
+    rerun (a killed run goes on where it stopped). Raises ValueError on non-finite vectors, or a
+    cache entry that does not match its record."""
+    model = Loaded(lambda: load_teacher(teacher) if isinstance(teacher, str) else teacher)
 
-    def encode() -> numpy.ndarray:
-        model = load_teacher(teacher) if isinstance(teacher, str) else teacher
-        vectors = model.encode(
-            list(texts),
+    def encode(chunk: Sequence[str]) -> numpy.ndarray:
+        vectors = model().encode(
+            list(chunk),
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -99,8 +102,7 @@ def teacher_vectors(
         )
         return numpy.asarray(vectors, dtype="float32")
 
-    path = None if cache_dir is None else Path(cache_dir) / f"teacher-{cache_key(teacher, texts)}.npy"
-    return cached(path, len(texts), encode, f"The vectors of the teacher {_name(teacher)}")
+    return in_chunks(texts, encode, teacher, "teacher", cache_dir, f"The vectors of the teacher {_name(teacher)}")
 
 
 def cross_encoder_scores(
@@ -125,12 +127,13 @@ def teacher_pair_scores(
     """A teacher's score of each pair, float64 (n,): a CrossEncoder directory's probability, or a
     bi-encoder's cosine of the two texts' vectors; cached in `cache_dir` as `teacher_vectors`."""
     if is_cross_encoder(teacher):
-        texts = [text for pair in pairs for text in pair[:2]]
-        path = None if cache_dir is None else Path(cache_dir) / f"scores-{cache_key(teacher, texts)}.npy"
-        return cached(
-            path,
-            len(pairs),
-            lambda: cross_encoder_scores(load_scorer(teacher), pairs, progress=progress),
+        model = Loaded(lambda: load_scorer(teacher))
+        return in_chunks(
+            pairs,
+            lambda chunk: cross_encoder_scores(model(), chunk, progress=progress),
+            teacher,
+            "scores",
+            cache_dir,
             f"The scores of the teacher {_name(teacher)}",
         )
     texts = distinct_pair_texts(pairs)
@@ -149,6 +152,40 @@ def cache_key(teacher: Union[str, Any], texts: Sequence[str]) -> str:
     for text in texts:
         digest.update(text.encode("utf8") + b"\0")
     return digest.hexdigest()[:16]
+
+
+class Loaded:
+    """A model loaded at its first use."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self.load = load
+        self.model: Any = None
+
+    def __call__(self) -> Any:
+        if self.model is None:
+            self.model = self.load()
+        return self.model
+
+
+def in_chunks(
+    items: Sequence[Any],
+    compute: Callable[[Sequence[Any]], numpy.ndarray],
+    teacher: Union[str, Any],
+    prefix: str,
+    cache_dir: Optional[Union[str, Path]],
+    what: str,
+) -> numpy.ndarray:
+    """`compute` of `items` (texts, or pairs of texts), in chunks of CHUNK each `cached` in
+    `cache_dir` (when given) as `<prefix>-<key>.npy`, keyed by the teacher and the chunk's texts."""
+    if cache_dir is None or not len(items):
+        return cached(None, len(items), lambda: compute(items), what)
+    parts = []
+    for start in range(0, len(items), CHUNK):
+        chunk = items[start : start + CHUNK]
+        texts = [t for item in chunk for t in ((item,) if isinstance(item, str) else item[:2])]
+        path = Path(cache_dir) / f"{prefix}-{cache_key(teacher, texts)}.npy"
+        parts.append(cached(path, len(chunk), partial(compute, chunk), what))
+    return numpy.concatenate(parts)
 
 
 def cached(path: Optional[Path], rows: int, compute: Callable[[], numpy.ndarray], what: str) -> numpy.ndarray:

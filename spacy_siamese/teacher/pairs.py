@@ -1,20 +1,16 @@
-"""Silver pairs: pairs of a collection's texts labelled by a teacher (the teacher's cosine, or a
-cross-encoder teacher's probability), written as an ordinary pair file; the student needs no torch.
-
-Seeded anchor texts are each paired with their nearest neighbour (by the teacher's vectors, or
-TF-IDF for a cross-encoder), a neighbour of a random rank among the nearest `neighbours`, and a
-random text; no pair (in either order) is written twice.
-"""
+"""Silver pairs as AugSBERT samples them (Thakur et al., NAACL 2021): every text with its top-k
+neighbours by TF-IDF over the texts, less the text itself and every gold pair, labelled by a
+teacher (a bi-encoder's cosine, or a cross-encoder's probability) and written as an ordinary pair
+file; random pairs only when asked for. The student needs no torch."""
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 
 from .models import teacher_pair_scores
 
-NEIGHBOURS = 20
-BLOCK = 2048
+FLOATS_PER_BLOCK = 1 << 25  # queries x texts scores held at once in `nearest_neighbours`
 
 
 def nearest_neighbours(vectors: Any, queries: numpy.ndarray, k: int) -> numpy.ndarray:
@@ -24,8 +20,9 @@ def nearest_neighbours(vectors: Any, queries: numpy.ndarray, k: int) -> numpy.nd
     out = numpy.zeros((len(queries), max(k, 0)), dtype="int64")
     if k <= 0:
         return out
-    for start in range(0, len(queries), BLOCK):
-        block = queries[start : start + BLOCK]
+    block_size = max(1, FLOATS_PER_BLOCK // vectors.shape[0])
+    for start in range(0, len(queries), block_size):
+        block = queries[start : start + block_size]
         scores = vectors[block] @ vectors.T
         scores = numpy.asarray(scores.toarray() if hasattr(scores, "toarray") else scores, dtype="f4")
         rows = numpy.arange(len(block))
@@ -36,71 +33,73 @@ def nearest_neighbours(vectors: Any, queries: numpy.ndarray, k: int) -> numpy.nd
     return out
 
 
-def teacher_pairs(
-    texts: Sequence[str], vectors: numpy.ndarray, *, n_pairs: int, neighbours: int = NEIGHBOURS, seed: int = 0
-) -> List[Dict[str, Any]]:
-    """Up to `n_pairs` distinct pairs of distinct texts (`sample_pairs`), labelled with the
-    teacher's cosine of their `vectors` clipped to [0, 1]."""
-    if len(texts) != len(vectors):
-        raise ValueError(f"teacher_pairs: {len(texts)} texts but {len(vectors)} vectors")
-    return [
-        {"text1": texts[a], "text2": texts[b], "label": round(float(max(0.0, vectors[a] @ vectors[b])), 6)}
-        for a, b in sample_pairs(vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
-    ]
-
-
-def sample_pairs(vectors: Any, *, n_pairs: int, neighbours: int = NEIGHBOURS, seed: int = 0) -> List[Tuple[int, int]]:
-    """Up to `n_pairs` (row, row) pairs of distinct rows of `vectors` (dense or sparse), none
-    repeated in either order: seeded anchors in turn, each with its nearest row, a row of a random
-    rank among the nearest `neighbours` and a random row, until there are `n_pairs` (fewer when
-    every row has been an anchor)."""
-    n_texts = vectors.shape[0]
-    if n_texts < 2:
-        raise ValueError("teacher_pairs: needs at least two texts")
-    rng = numpy.random.default_rng(seed)
-    order = rng.permutation(n_texts)
-    rows: List[Tuple[int, int]] = []
-    seen: Set[Tuple[int, int]] = set()
-    start, chunk = 0, max(1, -(-n_pairs // 3))
-    while start < n_texts and len(rows) < n_pairs:
-        anchors = order[start : start + chunk]
-        start += len(anchors)
-        near = nearest_neighbours(vectors, anchors, neighbours)
-        ranks = rng.integers(1, near.shape[1], size=len(anchors)) if near.shape[1] > 1 else numpy.zeros(len(anchors))
-        randoms = rng.integers(0, n_texts - 1, size=len(anchors))
-        randoms = randoms + (randoms >= anchors)  # any text but the anchor
-        for t, anchor in enumerate(anchors):
-            for other in (near[t, 0], near[t, int(ranks[t])], randoms[t]):
-                key = (int(min(anchor, other)), int(max(anchor, other)))
-                if key not in seen and len(rows) < n_pairs:
-                    seen.add(key)
-                    rows.append((int(anchor), int(other)))
-        chunk = max(1, -(-(n_pairs - len(rows)) // 2))  # repeats were skipped: more anchors
-    return rows
-
-
 def tfidf_rows(texts: Sequence[str]) -> Any:
-    """Unit-length TF-IDF rows of the texts (word unigrams and bigrams, sublinear counts): the
-    neighbours of a teacher that has no vectors."""
+    """Unit-length TF-IDF rows of the texts (word unigrams and bigrams, sublinear counts)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1).fit_transform(texts)
 
 
-def cross_encoder_pairs(
-    teacher: str,
+def sample_silver(
     texts: Sequence[str],
     *,
-    n_pairs: int,
-    neighbours: int = NEIGHBOURS,
+    gold: Collection[FrozenSet[str]] = (),
+    top_k: int = 3,
+    n_random: int = 0,
+    max_pairs: int = 0,
     seed: int = 0,
+) -> List[Tuple[int, int]]:
+    """(row, row) pairs of distinct `texts`: each text with its `top_k` TF-IDF neighbours, then
+    `n_random` seeded random pairs; no pair twice (in either order) and none of `gold` (pairs of
+    texts as frozensets). With `max_pairs`, a seeded sample of that many, in order. Deterministic
+    for a seed."""
+    if len(texts) < 2:
+        raise ValueError(f"Silver pairs need at least two distinct texts, got {len(texts)}.")
+    seen: Set[Tuple[int, int]] = set()
+    rows: List[Tuple[int, int]] = []
+
+    def add(a: int, b: int) -> None:
+        key = (min(a, b), max(a, b))
+        if a != b and key not in seen and frozenset((texts[a], texts[b])) not in gold:
+            seen.add(key)
+            rows.append((a, b))
+
+    near = nearest_neighbours(tfidf_rows(texts), numpy.arange(len(texts)), top_k)
+    for a, neighbours in enumerate(near.tolist()):
+        for b in neighbours:
+            add(a, b)
+    rng = numpy.random.default_rng(seed)
+    n_possible = len(texts) * (len(texts) - 1) // 2 - len(seen)
+    target = len(rows) + min(n_random, max(0, n_possible - len(gold)))
+    while len(rows) < target:  # rejection sampling: random pairs are few against all pairs
+        a, b = rng.integers(0, len(texts), size=2).tolist()
+        add(a, b)
+    if max_pairs and max_pairs < len(rows):
+        keep = numpy.sort(rng.choice(len(rows), size=max_pairs, replace=False))
+        rows = [rows[i] for i in keep]
+    return rows
+
+
+def label_pairs(
+    teacher: str,
+    texts: Sequence[str],
+    rows: Sequence[Tuple[int, int]],
+    *,
+    vectors: Optional[numpy.ndarray] = None,
     cache_dir: Optional[Union[str, Path]] = None,
     progress: bool = False,
 ) -> List[Dict[str, Any]]:
-    """Pairs of `texts` sampled as in `teacher_pairs` with TF-IDF neighbours, labelled with the
-    cross-encoder `teacher`'s probability (a directory; see `.train`). With `cache_dir`, its
-    scores are kept there and read back."""
-    rows = sample_pairs(tfidf_rows(texts), n_pairs=n_pairs, neighbours=neighbours, seed=seed)
-    pairs = [(texts[a], texts[b]) for a, b in rows]
-    scores = teacher_pair_scores(teacher, pairs, cache_dir=cache_dir, progress=progress)
-    return [{"text1": a, "text2": b, "label": round(float(s), 6)} for (a, b), s in zip(pairs, scores)]
+    """The pairs `rows` of `texts` labelled by `teacher`: the cosine of its `vectors` of the texts
+    (when given; else computed) clipped to [0, 1], or a cross-encoder's probability. With
+    `cache_dir`, the teacher's work is kept there in chunks, so a killed run goes on where it
+    stopped."""
+    if vectors is not None:
+        a, b = numpy.asarray([r[0] for r in rows], "int64"), numpy.asarray([r[1] for r in rows], "int64")
+        scores = (vectors[a].astype("f8") * vectors[b]).sum(axis=1) if len(rows) else numpy.zeros(0)
+    else:
+        pairs = [(texts[a], texts[b]) for a, b in rows]
+        scores = teacher_pair_scores(teacher, pairs, cache_dir=cache_dir, progress=progress)
+    return [
+        {"text1": texts[a], "text2": texts[b], "label": round(float(min(1.0, max(0.0, s))), 6)}
+        for (a, b), s in zip(rows, scores)
+    ]

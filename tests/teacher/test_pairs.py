@@ -11,7 +11,7 @@ import srsly
 from spacy_siamese.teacher import models, pairs
 from spacy_siamese.teacher.loss import TeacherScoresLoss, load_teacher_table, text_key
 from spacy_siamese.teacher.models import teacher_vectors
-from spacy_siamese.teacher.pairs import nearest_neighbours, teacher_pairs
+from spacy_siamese.teacher.pairs import nearest_neighbours
 
 from ..cli.conftest import invoke
 from ..conftest import PAIRS, FakeTeacher
@@ -28,37 +28,84 @@ def test_nearest_neighbours_match_brute_force():
         assert list(row) == list(numpy.argsort(-scores, kind="stable")[:5])
 
 
-def test_teacher_pairs_are_labelled_with_the_teachers_cosine():
-    texts = [f"text {i}" for i in range(40)]
-    vectors = FakeTeacher().encode(texts, 0, True, True, False)
-    rows = teacher_pairs(texts, vectors, n_pairs=30, neighbours=5, seed=1)
-    assert len(rows) == 30
-    index = {t: i for i, t in enumerate(texts)}
-    for row in rows:
-        a, b = index[row["text1"]], index[row["text2"]]
-        assert a != b and 0.0 <= row["label"] <= 1.0
-        assert row["label"] == pytest.approx(max(0.0, float(vectors[a] @ vectors[b])), abs=1e-6)
-    # an anchor's first pair is its nearest neighbour, unless that pair was written before
-    first = rows[0]
-    anchor = index[first["text1"]]
-    best = max(max(0.0, float(vectors[anchor] @ vectors[j])) for j in range(len(texts)) if j != anchor)
-    assert first["label"] == pytest.approx(best, abs=1e-6)
-    assert rows == teacher_pairs(texts, vectors, n_pairs=30, neighbours=5, seed=1)  # seeded
-    assert rows != teacher_pairs(texts, vectors, n_pairs=30, neighbours=5, seed=2)
-    with pytest.raises(ValueError, match="texts but"):
-        teacher_pairs(texts, vectors[:3], n_pairs=3)
+TOPICS = ["cats", "dogs", "rain", "trains", "tea", "maps"]
+SENTENCES = [f"{word} {topic} question {i}" for i, topic in enumerate(TOPICS) for word in ("why", "how", "where")]
 
 
-@pytest.mark.parametrize("n_texts,n_pairs", [(240, 720), (240, 240), (12, 500), (2, 5)])
-def test_no_pair_is_written_twice(n_texts, n_pairs):
+def test_silver_pairs_are_each_texts_top_k_tfidf_neighbours_less_itself_and_gold():
+    """Issue 76 (1): as AugSBERT samples them; no random pairs unless asked for."""
+    gold = {frozenset(SENTENCES[:2]), frozenset((SENTENCES[3], SENTENCES[5]))}
+    rows = pairs.sample_silver(SENTENCES, gold=gold, top_k=3)
+    near = pairs.nearest_neighbours(pairs.tfidf_rows(SENTENCES), numpy.arange(len(SENTENCES)), 3)
+    expected, seen = [], set()
+    for a, neighbours in enumerate(near.tolist()):
+        for b in neighbours:
+            if frozenset((a, b)) not in seen and frozenset((SENTENCES[a], SENTENCES[b])) not in gold:
+                seen.add(frozenset((a, b)))
+                expected.append((a, b))
+    assert rows == expected  # every pair a top-3 neighbour pair: none random
+    assert all(a != b for a, b in rows) and len({frozenset(r) for r in rows}) == len(rows)
+    assert not {frozenset((SENTENCES[a], SENTENCES[b])) for a, b in rows} & gold
+    assert {t for row in rows for t in row} == set(range(len(SENTENCES)))  # every text is paired
+    assert rows == pairs.sample_silver(SENTENCES, gold=gold, top_k=3, seed=5)  # nothing random: no seed
+
+
+def test_random_pairs_and_a_sample_only_when_asked_for_and_seeded():
+    plain = pairs.sample_silver(SENTENCES, top_k=2)
+    more = pairs.sample_silver(SENTENCES, top_k=2, n_random=10, seed=1)
+    assert more[: len(plain)] == plain and len(more) == len(plain) + 10
+    assert more == pairs.sample_silver(SENTENCES, top_k=2, n_random=10, seed=1)
+    assert more != pairs.sample_silver(SENTENCES, top_k=2, n_random=10, seed=2)
+    assert len({frozenset(r) for r in more}) == len(more)
+    sample = pairs.sample_silver(SENTENCES, top_k=2, max_pairs=7, seed=1)
+    assert len(sample) == 7 and set(sample) <= set(plain) and sample == sorted(sample, key=plain.index)
+    everything = pairs.sample_silver(SENTENCES[:4], n_random=100)  # no more pairs than there are
+    assert len(everything) == 6
+    with pytest.raises(ValueError, match="at least two distinct texts"):
+        pairs.sample_silver(SENTENCES[:1])
+
+
+def test_labels_are_the_teachers_cosine_clipped():
+    vectors = FakeTeacher().encode(SENTENCES, 0, True, True, False)
+    rows = pairs.sample_silver(SENTENCES, top_k=3)
+    labelled = pairs.label_pairs("unused", SENTENCES, rows, vectors=vectors)
+    for (a, b), row in zip(rows, labelled):
+        assert (row["text1"], row["text2"]) == (SENTENCES[a], SENTENCES[b])
+        assert row["label"] == pytest.approx(min(1.0, max(0.0, float(vectors[a] @ vectors[b]))), abs=1e-6)
+
+
+@pytest.mark.parametrize("n_texts", [240, 12])
+def test_no_pair_is_written_twice(n_texts):
     """Issue 75 (8): 240 texts gave 614 distinct pairs of 720."""
-    texts = [f"text {i}" for i in range(n_texts)]
-    vectors = FakeTeacher().encode(texts, 0, True, True, False)
-    rows = teacher_pairs(texts, vectors, n_pairs=n_pairs, neighbours=20, seed=0)
-    keys = [frozenset((r["text1"], r["text2"])) for r in rows]
+    texts = [f"text {i} word{i % 7} word{i % 5}" for i in range(n_texts)]
+    rows = pairs.sample_silver(texts, top_k=3, n_random=n_texts)
+    keys = [frozenset(r) for r in rows]
     assert len(set(keys)) == len(keys) and all(len(k) == 2 for k in keys)
-    if n_pairs <= n_texts:  # room enough: as many as asked for
-        assert len(rows) == n_pairs
+
+
+def test_labelling_goes_on_where_a_killed_run_stopped(tmp_path, monkeypatch):
+    """Issue 76 (1): resumable labelling; each finished chunk of the teacher's work is kept."""
+    monkeypatch.setattr(models, "CHUNK", 4)
+    texts = [f"text {i}" for i in range(10)]
+
+    class Teacher(FakeTeacher):  # one name: the cache's key has the teacher's
+        def __init__(self, killed_at=None):
+            super().__init__()
+            self.killed_at, self.seen = killed_at, []
+
+        def encode(self, chunk, **settings):
+            if self.calls == self.killed_at:
+                raise KeyboardInterrupt  # killed while encoding this chunk
+            self.seen.append(list(chunk))
+            return super().encode(chunk, **settings)
+
+    with pytest.raises(KeyboardInterrupt):
+        teacher_vectors(Teacher(killed_at=2), texts, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("teacher-*.npy"))) == 2
+    resumed = Teacher()
+    vectors = teacher_vectors(resumed, texts, cache_dir=tmp_path)
+    assert resumed.seen == [texts[8:]]  # only the chunk it had not finished
+    numpy.testing.assert_allclose(vectors, FakeTeacher().encode(texts, 64, True, True, False), atol=1e-6)
 
 
 def test_teacher_vectors_are_cached(tmp_path):
@@ -168,6 +215,8 @@ def test_teacher_pairs_cli(tmp_path, monkeypatch):
     assert len(rows) == 12 and "teacher-labelled pairs of 15 texts" in result.output
     texts = {t for a, b, _ in PAIRS for t in (a, b)}
     assert all(r["text1"] in texts and r["text2"] in texts for r in rows)
+    gold = {frozenset((a, b)) for a, b, _ in PAIRS}
+    assert not [r for r in rows if frozenset((r["text1"], r["text2"])) in gold]  # no gold pair
     # the table holds the teacher's vectors of every text read
     rows_of, vectors = load_teacher_table(tmp_path / "table")
     assert set(rows_of) == {text_key(t) for t in texts} and f"vectors of {len(texts)} texts" in result.output
@@ -260,19 +309,16 @@ def cross_encoder(tmp_path_factory):
     return build_tiny_cross_encoder(tmp_path_factory.mktemp("teacher") / "ce", texts)
 
 
-def test_silver_pairs_from_a_cross_encoder_are_its_scores_and_seeded(cross_encoder, tmp_path):
+def test_silver_pairs_from_a_cross_encoder_are_its_scores(cross_encoder, tmp_path):
     from spacy_siamese.teacher.models import cross_encoder_scores, load_scorer
 
     texts = sorted({t for a, b, _ in PAIRS for t in (a, b)})
-    rows = pairs.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=4)
-    assert len(rows) == 12 and all(r["text1"] != r["text2"] for r in rows)
-    expected = cross_encoder_scores(load_scorer(cross_encoder), [(r["text1"], r["text2"]) for r in rows])
-    numpy.testing.assert_allclose([r["label"] for r in rows], expected, atol=1e-5)
-    assert rows == pairs.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=4)
-    other = pairs.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=5)
-    assert [(r["text1"], r["text2"]) for r in other] != [(r["text1"], r["text2"]) for r in rows]
-    cached = pairs.cross_encoder_pairs(str(cross_encoder), texts, n_pairs=12, neighbours=3, seed=4, cache_dir=tmp_path)
-    assert cached == rows and len(list(tmp_path.glob("scores-*.npy"))) == 1
+    rows = pairs.sample_silver(texts, top_k=2)
+    labelled = pairs.label_pairs(str(cross_encoder), texts, rows)
+    expected = cross_encoder_scores(load_scorer(cross_encoder), [(texts[a], texts[b]) for a, b in rows])
+    numpy.testing.assert_allclose([r["label"] for r in labelled], expected, atol=1e-5)
+    cached = pairs.label_pairs(str(cross_encoder), texts, rows, cache_dir=tmp_path)
+    assert cached == labelled and len(list(tmp_path.glob("scores-*.npy"))) == 1
 
 
 def test_teacher_pairs_command_labels_silver_pairs_with_a_cross_encoder(cross_encoder, tmp_path):
