@@ -7,11 +7,6 @@ from typing import List, Optional, Sequence
 import typer
 
 from ..corpora import PairRecord
-from ..evaluation.baselines import load_vectors
-from ..evaluation.pair_evaluation import evaluate_pairs, teacher_method
-from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
-from ..teacher.models import check_cache_dir, is_cross_encoder, teacher_label, teacher_pair_scores
-from ..util import given_path
 from .app import (
     COMPARE,
     CONFIDENCE,
@@ -82,6 +77,12 @@ def evaluate_command(
     averaged word vectors) and each --teacher the accuracy-optimal threshold on the file.
     Pairs of several groups (e.g. the STS Benchmark's source files) are also scored per group;
     --bootstrap N adds intervals, and of the pipeline's lead over each other method."""
+    from ..evaluation.baselines import load_vectors
+    from ..evaluation.pair_evaluation import evaluate_pairs, teacher_method
+    from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
+    from ..teacher.models import is_cross_encoder, teacher_label, teacher_pair_scores
+    from ..util import given_path
+
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
         outputs = [output_json, output_md, plot, teacher_cache]
@@ -164,6 +165,8 @@ def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) ->
 
 def check_teachers(teachers: Sequence[str], cache: Optional[Path]) -> List[str]:
     """The --teacher options given ("" is none), each once, with a usable --teacher-cache."""
+    from ..teacher.models import check_cache_dir, teacher_label
+
     check_cache_dir(cache)
     teachers = [t for t in teachers if t]
     labels = [teacher_label(t) for t in teachers]

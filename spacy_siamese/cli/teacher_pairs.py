@@ -6,10 +6,6 @@ from typing import List, Optional
 
 import typer
 
-from ..teacher.loss import save_teacher_table, table_files
-from ..teacher.models import check_cache_dir, is_cross_encoder, teacher_vectors
-from ..teacher.pairs import label_pairs, sample_silver
-from ..util import distinct_texts
 from .app import (
     PROGRESS,
     TEXTS_FORMATS,
@@ -72,6 +68,11 @@ def teacher_pairs_command(
     --vectors-output writes a bi-encoder's vectors of every text (blank ones too): the table of
     the loss spacy-siamese.TeacherScores.v1, for training on those pair files; with it, -o is
     optional."""
+    from ..teacher.loss import save_teacher_table, table_files
+    from ..teacher.models import check_cache_dir, is_cross_encoder, teacher_vectors
+    from ..teacher.pairs import label_pairs, sample_silver
+    from ..util import distinct_texts
+
     with errors():
         if not inputs and not texts_files:
             fail("Give pair files, --texts collections or both: there are no texts to pair.")

@@ -5,8 +5,7 @@ from typing import List
 
 import typer
 
-from ..files import check_outputs
-from ..teacher.train import KINDS, train_teacher
+from ..teacher.train import KINDS  # main's cli/app.py has KINDS (lazy --help): import it from there
 from .app import PAIRS_FORMAT, PROGRESS, app, at_least, errors, read_pair_records
 
 
@@ -38,6 +37,9 @@ def teacher_train_command(
     in-batch negatives on the positives (mnrl) or CoSENT on every pair (cosent). The output is a
     sentence-transformers model directory, for teacher-pairs to label pairs for a student. Uses
     the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time."""
+    from ..files import check_outputs
+    from ..teacher.train import train_teacher
+
     with errors():
         check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output])
         records = [r for path in inputs for r in read_pair_records(path, format=format)]
