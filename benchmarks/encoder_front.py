@@ -6,7 +6,7 @@ train` for the same number of steps on the same data. All model-best pipelines a
 one run, one thread each (one BLAS thread), alternating rounds with spaCy's tokenizer alone
 (`spacy.blank("en")`), and the median docs/s of each (and its ratio to the tokenizer's, what the
 plot shows) is reported beside the dev scores `spacy train` recorded in its meta.json. With
-`--teacher` (extra `spacy-siamese[distill]`) a sentence-transformers model is timed in the same
+`--teacher` (extra `spacy-siamese[teacher]`) a sentence-transformers model is timed in the same
 rounds, on one torch thread, and the plot marks 10x its speed, the budget of the package's
 encoders. A variant whose output directory already holds a model trained with the same settings is
 not trained again, so an interrupted run resumes.
@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional
 import spacy
 import typer
 
-from spacy_siamese.distill import teacher_label
+from spacy_siamese.teacher.models import teacher_label
 from spacy_siamese.util import given_path
 
 ROOT = Path(__file__).resolve().parents[1]

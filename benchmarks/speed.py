@@ -7,7 +7,7 @@ the median per method and median(trained) / median(tokenizer). It also times
 `doc_a.similarity(doc_b)` on docs already processed by each pipeline
 (pairs/sec), which should be cheap: a function of two stored vectors, no model call.
 
-With `--teacher NAME_OR_DIR` (repeatable; extra spacy-siamese[distill]), every method runs on
+With `--teacher NAME_OR_DIR` (repeatable; extra spacy-siamese[teacher]), every method runs on
 one thread (one BLAS thread, `torch.set_num_threads(1)`) and each round also times the teacher:
 a bi-encoder's `encode(texts)`, or a cross-encoder's `predict` on the texts taken as pairs (it
 has no vectors; its docs/s counts the texts read). The result gains median(trained) /
@@ -35,7 +35,7 @@ from spacy.tokens import Doc
 
 from spacy_siamese.component import PIPE_NAME, get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
-from spacy_siamese.distill import teacher_label
+from spacy_siamese.teacher.models import teacher_label
 from spacy_siamese.util import given_path
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quora" / "dev.tsv"
@@ -85,8 +85,7 @@ class TeacherPipe:
 
 def teacher_pipe(teacher: str) -> TeacherPipe:
     """A sentence-transformers model (name or directory; a bi- or a cross-encoder), to be timed."""
-    from spacy_siamese.distill import load_teacher
-    from spacy_siamese.teacher import is_cross_encoder, load_scorer
+    from spacy_siamese.teacher.models import is_cross_encoder, load_scorer, load_teacher
 
     if is_cross_encoder(teacher):
         return TeacherPipe(load_scorer(teacher), cross_encoder=True)

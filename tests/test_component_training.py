@@ -10,8 +10,8 @@ from scipy.stats import spearmanr
 
 from spacy_siamese import get_lexical_weight, make_pair_example, set_lexical_weight
 from spacy_siamese.labelled import labelled_doc_example
-from spacy_siamese.losses.teacher_scores import save_teacher_table
 from spacy_siamese.metrics import best_threshold
+from spacy_siamese.teacher.loss import save_teacher_table
 
 from .architectures.test_lstm import SMALL
 from .conftest import GRADED, PAIRS, SMALL_MODEL, exp_l1_reference, make_nlp, pair_examples, train

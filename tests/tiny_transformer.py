@@ -1,5 +1,5 @@
 """A tiny BERT-like model directory, built in a test's process (no download): what the teacher
-tests fine-tune. Only with the extra `spacy-siamese[distill]`; CI must have it (with CI set, a
+tests fine-tune. Only with the extra `spacy-siamese[teacher]`; CI must have it (with CI set, a
 missing extra fails the test instead of skipping it)."""
 
 import os
@@ -12,22 +12,22 @@ import pytest
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def require_distill() -> Any:
+def require_teacher() -> Any:
     """sentence_transformers, or a skip (outside CI) or a failure (in CI) when it is missing."""
     try:
         import datasets  # noqa: F401  (the trainer's)
         import sentence_transformers
     except ImportError as err:
         if os.environ.get("CI"):
-            pytest.fail(f"CI must run the teacher tests (pip install 'spacy-siamese[distill]'): {err}")
-        pytest.skip(f"needs the extra spacy-siamese[distill]: {err}")
+            pytest.fail(f"CI must run the teacher tests (pip install 'spacy-siamese[teacher]'): {err}")
+        pytest.skip(f"needs the extra spacy-siamese[teacher]: {err}")
     return sentence_transformers
 
 
 def build_tiny_bert(path: Path, texts: Iterable[str], *, seed: int = 0) -> Path:
     """A Hugging Face BERT with 1 layer of width 16 and a word-level vocabulary of `texts`,
     saved to `path`: SentenceTransformer and CrossEncoder both load it."""
-    require_distill()
+    require_teacher()
     import transformers
 
     words = sorted({w for text in texts for w in re.findall(r"\w+|[^\w\s]", text.lower())})
@@ -50,7 +50,7 @@ def build_tiny_bert(path: Path, texts: Iterable[str], *, seed: int = 0) -> Path:
 
 def build_tiny_cross_encoder(path: Path, texts: Iterable[str], *, seed: int = 0) -> Path:
     """A CrossEncoder (untrained head) of the tiny BERT, saved to `path`."""
-    st = require_distill()
+    st = require_teacher()
     bert = build_tiny_bert(path.with_name(path.name + "-bert"), texts, seed=seed)
     st.CrossEncoder(str(bert), num_labels=1).save(str(path))
     return path

@@ -18,10 +18,8 @@ from . import (  # noqa: F401  (each module registers its command)
     report,
     search,
     serve,
-    teacher_evaluate,
     teacher_pairs,
     teacher_train,
-    teacher_vectors,
 )
 from .app import app
 

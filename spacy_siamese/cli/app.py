@@ -47,7 +47,6 @@ CHUNK_SIZE = 8192  # search.store
 METHODS = ("auto", "exact", "shapley", "occlusion")  # explain
 SAMPLES = 32  # explain
 EXPLAIN_BUDGET = 20.0  # displacy.server
-NEIGHBOURS = 20  # distill
 KINDS = ("cross-encoder", "mnrl", "cosent")  # teacher
 
 app = typer.Typer(

@@ -54,12 +54,15 @@ def evaluate_command(
     vectors: Optional[str] = typer.Option(
         None, "--vectors", help="Pipeline whose static vectors the vectors baseline uses (default: the model's own)"
     ),
-    teacher: str = typer.Option(
-        "",
+    teachers: Optional[List[str]] = typer.Option(
+        None,
         "--teacher",
-        help="Also score a sentence-transformers model's cosine (name or directory; extra spacy-siamese\\[distill])",
+        help="Also score a teacher: a sentence-transformers model's cosine (name or directory) or a CrossEncoder "
+        "directory's probability (e.g. from teacher-train); repeat for several; extra spacy-siamese\\[teacher]",
     ),
-    teacher_cache: Optional[Path] = typer.Option(None, "--teacher-cache", help="Cache the teacher's vectors here"),
+    teacher_cache: Optional[Path] = typer.Option(
+        None, "--teacher-cache", help="Cache the teachers' vectors and scores in this directory"
+    ),
     compare: Optional[List[str]] = COMPARE,
     name: str = NAME,
     output_json: Optional[Path] = OUTPUT_JSON,
@@ -75,18 +78,20 @@ def evaluate_command(
     """Score a labelled pair file with a trained pipeline, optionally against baselines.
 
     The pipeline and the --compare ones use their stored thresholds; --baselines (TF-IDF cosine,
-    averaged word vectors) and a --teacher's cosine the accuracy-optimal threshold on the file.
+    averaged word vectors) and each --teacher the accuracy-optimal threshold on the file.
     Pairs of several groups (e.g. the STS Benchmark's source files) are also scored per group;
     --bootstrap N adds intervals, and of the pipeline's lead over each other method."""
-    from ..distill import teacher_label, teacher_vectors
     from ..evaluation.baselines import load_vectors
-    from ..evaluation.pair_evaluation import evaluate_pairs
+    from ..evaluation.pair_evaluation import evaluate_pairs, teacher_method
     from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
+    from ..teacher.models import is_cross_encoder, teacher_label, teacher_pair_scores
     from ..util import given_path
 
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
-        check_paths([pairs, fit_texts, model, vectors, *(compare or [])], [output_json, output_md, plot])
+        outputs = [output_json, output_md, plot, teacher_cache]
+        check_paths([pairs, fit_texts, model, vectors, *(compare or [])], outputs)
+        teachers = check_teachers(teachers or [], teacher_cache)
         nlp = load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = only_groups(read_pair_records(pairs, format=format, limit=limit), group or [], pairs)
@@ -99,7 +104,10 @@ def evaluate_command(
             fit_texts=fit,
             fit_note=fit_note,
             vectors=vectors_nlp,
-            teacher=partial(teacher_vectors, teacher, cache_dir=teacher_cache, progress=progress) if teacher else None,
+            teachers={
+                teacher_label(t): partial(teacher_pair_scores, t, cache_dir=teacher_cache, progress=progress)
+                for t in teachers
+            },
             compare=others,
             n_examples=examples,
             bootstrap=bootstrap,
@@ -107,8 +115,14 @@ def evaluate_command(
             progress=progress,
         )
         report = result.report
-        if teacher:
-            report["teacher"] = {"name": teacher_label(teacher)}
+        if teachers:
+            report["teachers"] = {
+                teacher_method(teacher_label(t)): {
+                    "name": teacher_label(t),
+                    "kind": "cross-encoder" if is_cross_encoder(t) else "bi-encoder",
+                }
+                for t in teachers
+            }
         report.update(
             name=name,
             files={  # as given if relative, else the last part: a results file names no machine path
@@ -151,3 +165,16 @@ def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) ->
         have = ", ".join(sorted(g for g in present if g)) or "none"
         fail(f"No pairs of group {', '.join(map(repr, missing))} in {path} (its groups: {have})")
     return [r for r in records if r.group in groups]
+
+
+def check_teachers(teachers: Sequence[str], cache: Optional[Path]) -> List[str]:
+    """The --teacher options given ("" is none), each once, with a usable --teacher-cache."""
+    from ..teacher.models import check_cache_dir, teacher_label
+
+    check_cache_dir(cache)
+    teachers = [t for t in teachers if t]
+    labels = [teacher_label(t) for t in teachers]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        fail(f"--teacher names a teacher twice: {', '.join(repeated)}")
+    return teachers

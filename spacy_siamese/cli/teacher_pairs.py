@@ -1,4 +1,5 @@
-"""`teacher-pairs`: pairs of texts labelled by a sentence-transformers teacher, for distillation."""
+"""`teacher-pairs`: pairs of texts labelled by a teacher (silver pairs), and the teacher's vectors
+of the texts for `spacy-siamese.TeacherScores.v1`."""
 
 from pathlib import Path
 from typing import List, Optional
@@ -6,7 +7,6 @@ from typing import List, Optional
 import typer
 
 from .app import (
-    NEIGHBOURS,
     PROGRESS,
     TEXTS_FORMATS,
     app,
@@ -14,11 +14,10 @@ from .app import (
     check_paths,
     errors,
     fail,
-    pair_file_texts,
     read_collection,
+    read_pair_records,
     write_jsonl,
 )
-from .teacher_vectors import table_files
 
 
 @app.command("teacher-pairs")
@@ -29,10 +28,16 @@ def teacher_pairs_command(
         "or a CrossEncoder directory (e.g. from teacher-train)",
     ),
     inputs: Optional[List[Path]] = typer.Argument(
-        None, help="Pair files whose texts (both sides; labels unused) are the texts to pair"
+        None, help="Gold pair files: their texts (both sides) are paired, their pairs never"
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"),
-    n_pairs: int = typer.Option(30000, "--n-pairs", callback=at_least(1), help="Pairs to write"),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"
+    ),
+    top_k: int = typer.Option(3, "--top-k", callback=at_least(1), help="Pair each text with its K nearest by TF-IDF"),
+    random_pairs: int = typer.Option(0, "--random-pairs", callback=at_least(0), help="Also N random pairs"),
+    n_pairs: int = typer.Option(
+        0, "--n-pairs", callback=at_least(0), help="Write a seeded sample of at most N of the pairs (0: all)"
+    ),
     texts_files: Optional[List[Path]] = typer.Option(
         None, "--texts", help="Also pair the texts of this collection (unlabelled; repeatable)"
     ),
@@ -41,68 +46,73 @@ def teacher_pairs_command(
     max_texts: int = typer.Option(
         0, "--max-texts", callback=at_least(0), help="Use the first N distinct texts of the pair files (0: all)"
     ),
-    neighbours: int = typer.Option(
-        NEIGHBOURS, "--neighbours", callback=at_least(1), help="Pair anchors with one of their N nearest texts"
-    ),
     teacher_cache: Optional[Path] = typer.Option(
-        None, "--teacher-cache", help="Cache the teacher's vectors (or scores) here"
+        None, "--teacher-cache", help="Cache the teacher's vectors or scores here (a killed run resumes)"
     ),
     vectors_output: Optional[Path] = typer.Option(
-        None, "--vectors-output", help="Also write the teacher's vectors of the paired texts here (TeacherScores.v1)"
+        None, "--vectors-output", help="Write the teacher's vectors of every text here (TeacherScores.v1)"
     ),
     seed: int = typer.Option(0, "--seed"),
     progress: bool = PROGRESS,
 ) -> None:
-    r"""Label pairs of texts with a teacher's cosine (pip install 'spacy-siamese\[distill]').
+    r"""Label silver pairs with a teacher, or write its vectors of the texts (pip install 'spacy-siamese\[teacher]').
 
     The texts: the first --max-texts distinct ones of the pair files and every text of the --texts
-    collections (e.g. unlabelled texts of the student's domain). The teacher encodes each distinct
-    text once; for seeded anchors, the nearest text, one of the --neighbours nearest and a random
-    one become pairs, labelled with the teacher's cosine clipped to [0, 1]: train on the output as
-    on any graded pair file. --vectors-output also writes the teacher's vectors of the paired
-    texts, for the loss spacy-siamese.TeacherScores.v1.
+    collections (e.g. unlabelled texts of the student's domain). As in AugSBERT, each text is
+    paired with its --top-k nearest texts by TF-IDF cosine, less itself, pairs already written and
+    every gold pair of the files (--random-pairs adds random ones), and the teacher labels them: a
+    bi-encoder with its cosine clipped to [0, 1], a CrossEncoder (e.g. from teacher-train) with
+    its probability. Train on the output as on any graded pair file. Deterministic for a --seed;
+    with --teacher-cache a killed run goes on where it stopped.
 
-    A CrossEncoder teacher (e.g. from teacher-train) has no vectors: the anchors' neighbours are
-    the nearest by TF-IDF cosine and the labels its probabilities of the pairs (as in AugSBERT)."""
-    from ..distill import cross_encoder_pairs, teacher_pairs, teacher_vectors
-    from ..losses.teacher_scores import save_teacher_table
-    from ..teacher import is_cross_encoder
-    from ..util import distinct_pair_texts, distinct_texts
+    --vectors-output writes a bi-encoder's vectors of every text (blank ones too): the table of
+    the loss spacy-siamese.TeacherScores.v1, for training on those pair files; with it, -o is
+    optional."""
+    from ..teacher.loss import save_teacher_table, table_files
+    from ..teacher.models import check_cache_dir, is_cross_encoder, teacher_vectors
+    from ..teacher.pairs import label_pairs, sample_silver
+    from ..util import distinct_texts
 
     with errors():
         if not inputs and not texts_files:
             fail("Give pair files, --texts collections or both: there are no texts to pair.")
+        if output is None and vectors_output is None:
+            fail("Give --output FILE for the pairs, --vectors-output DIR for the teacher's vectors, or both.")
+        if vectors_output is not None and vectors_output.exists() and not vectors_output.is_dir():
+            fail(f"--vectors-output {vectors_output} is a file: give a directory.")
+        check_cache_dir(teacher_cache)
         tables = [] if vectors_output is None else table_files(vectors_output)
-        check_paths([*(inputs or []), *(texts_files or [])], [output, *tables])
-        cross_encoder = Path(teacher).is_dir() and is_cross_encoder(teacher)
+        outputs = [output, *tables, vectors_output, teacher_cache]
+        check_paths([*(inputs or []), *(texts_files or [])], outputs, output_dirs=[p for p in [vectors_output] if p])
+        cross_encoder = is_cross_encoder(teacher)
         if cross_encoder and vectors_output is not None:
             fail(f"{teacher} is a CrossEncoder: it scores pairs and has no vectors for --vectors-output.")
-        texts = distinct_texts(pair_file_texts(inputs or []))
+        records = [r for path in inputs or [] for r in read_pair_records(path)]
+        # blank texts too, for the table: TeacherScores.v1 looks up every text of a batch (none is paired)
+        texts = distinct_texts((t for r in records for t in (r.text1, r.text2)), keep_blank=True)
         if max_texts:
             texts = texts[:max_texts]
         unlabelled = [
             text for path in texts_files or [] for text in read_collection(path, texts_format, texts_field).texts()
         ]
-        texts = distinct_texts(texts + unlabelled)
-        if cross_encoder:
-            rows = cross_encoder_pairs(
-                teacher,
-                texts,
-                n_pairs=n_pairs,
-                neighbours=neighbours,
-                seed=seed,
-                cache_dir=teacher_cache,
-                progress=progress,
-            )
-            write_jsonl(output, rows)
-            typer.echo(f"Wrote {len(rows):,} cross-encoder-labelled pairs of {len(texts):,} texts to {output}")
-            return
-        vectors = teacher_vectors(teacher, texts, cache_dir=teacher_cache, progress=progress)
-        rows = teacher_pairs(texts, vectors, n_pairs=n_pairs, neighbours=neighbours, seed=seed)
-        write_jsonl(output, rows)
-        typer.echo(f"Wrote {len(rows):,} teacher-labelled pairs of {len(texts):,} texts to {output}")
-        if vectors_output is not None:
-            row_of = {text: i for i, text in enumerate(texts)}
-            paired = distinct_pair_texts((r["text1"], r["text2"]) for r in rows)
-            save_teacher_table(vectors_output, paired, vectors[[row_of[t] for t in paired]])
-            typer.echo(f"Wrote the teacher's vectors of {len(paired):,} texts to {vectors_output}")
+        texts = distinct_texts(texts + unlabelled, keep_blank=True)
+        pairable = [text for text in texts if text.strip()]
+        if output is not None and len(pairable) < 2:
+            fail(f"{len(pairable)} distinct text(s) to pair: a pair needs two.")
+        gold = {frozenset((r.text1, r.text2)) for r in records}
+        rows = []
+        if output is not None:
+            rows = sample_silver(pairable, gold=gold, top_k=top_k, n_random=random_pairs, max_pairs=n_pairs, seed=seed)
+        vectors = None
+        if not cross_encoder:
+            encoded = texts if vectors_output else pairable
+            vectors = teacher_vectors(teacher, encoded, cache_dir=teacher_cache, progress=progress)
+        if output is not None:
+            paired = None if vectors is None else vectors[[i for i, text in enumerate(encoded) if text.strip()]]
+            labelled = label_pairs(teacher, pairable, rows, vectors=paired, cache_dir=teacher_cache, progress=progress)
+            write_jsonl(output, labelled)
+            kind = "cross-encoder" if cross_encoder else "teacher"
+            typer.echo(f"Wrote {len(labelled):,} {kind}-labelled pairs of {len(pairable):,} texts to {output}")
+        if vectors_output is not None and vectors is not None:
+            save_teacher_table(vectors_output, texts, vectors)
+            typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {vectors_output}")

@@ -11,7 +11,9 @@ from .app import KINDS, PAIRS_FORMAT, PROGRESS, app, at_least, errors, read_pair
 @app.command("teacher-train")
 def teacher_train_command(
     inputs: List[Path] = typer.Argument(..., help="Labelled pair files (formats of spacy_siamese.corpora.read_pairs)"),
-    output: Path = typer.Option(..., "--output", "-o", help="Directory of the fine-tuned model (replaced whole)"),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Directory of the fine-tuned model (new, or a teacher it replaces whole)"
+    ),
     base: str = typer.Option(
         ..., "--base", help="sentence-transformers model to start from (directory, or a name on the Hugging Face hub)"
     ),
@@ -27,7 +29,7 @@ def teacher_train_command(
     seed: int = typer.Option(0, "--seed"),
     progress: bool = PROGRESS,
 ) -> None:
-    r"""Fine-tune a teacher on labelled pairs (pip install 'spacy-siamese\[distill]').
+    r"""Fine-tune a teacher on labelled pairs (pip install 'spacy-siamese\[teacher]').
 
     sentence-transformers' own trainer from --base: a cross-encoder (both texts read together,
     binary cross-entropy; it needs enough pairs and steps to beat its base), or a bi-encoder with
@@ -35,7 +37,7 @@ def teacher_train_command(
     sentence-transformers model directory, for teacher-pairs to label pairs for a student. Uses
     the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time."""
     from ..files import check_outputs
-    from ..teacher import train_teacher
+    from ..teacher.train import train_teacher
 
     with errors():
         check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output])

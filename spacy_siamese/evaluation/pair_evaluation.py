@@ -4,7 +4,7 @@ import random
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -14,14 +14,14 @@ from tqdm import tqdm
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
-from ..util import distinct_pair_texts, pair_rows, show_progress
+from ..util import distinct_pair_texts, show_progress
 from .baselines import averaged_vectors, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
 from .uncertainty import check_bootstrap, group_results, pair_intervals
 
 MODEL = "siamese_similarity (trained)"
 TFIDF = "TF-IDF cosine"
 VECTORS = "averaged word vectors"
-TEACHER = "teacher cosine"
+TEACHER = "teacher"  # a teacher is scored as "teacher: <its label>" (`teacher_method`)
 COMPARED = "compared: {}"  # another trained pipeline, by the label it was given
 STORED = "stored (pipe.threshold)"
 TUNED = "best on this file"
@@ -61,7 +61,7 @@ def evaluate_pairs(
     fit_texts: Optional[Sequence[str]] = None,
     fit_note: Optional[str] = None,
     vectors: Optional[Language] = None,
-    teacher: Optional[Callable[[Sequence[str]], numpy.ndarray]] = None,
+    teachers: Optional[Mapping[str, Callable[[List[Tuple[str, str]]], numpy.ndarray]]] = None,
     compare: Optional[Mapping[str, Language]] = None,
     pipe_name: str = PIPE_NAME,
     n_examples: int = 8,
@@ -74,9 +74,10 @@ def evaluate_pairs(
     """Score `records` with the trained pipe at its stored threshold; with `baselines`, also TF-IDF
     cosine (fitted on `fit_texts`, default the evaluated texts; `fit_note`: how they were chosen)
     and averaged static word vectors (of `vectors`, default the pipeline's; skipped with a note if
-    none). `teacher` maps texts to unit-length vectors (e.g. `distill.teacher_vectors`) whose
-    cosine is scored too. Baselines and the teacher are read at the accuracy-optimal threshold on
-    these pairs, the pipelines of `compare` (by label) at their stored ones. Records of several
+    none). `teachers` maps a label to a scorer of (text1, text2) pairs (e.g. a partial of
+    `teacher.models.teacher_pair_scores`), scored as `teacher_method(label)`. Baselines and
+    teachers are read at the accuracy-optimal threshold on these pairs, the pipelines of
+    `compare` (by label) at their stored ones. Records of several
     groups are also scored per group; `bootstrap` > 0 adds `confidence` intervals (`.uncertainty`).
     `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
     if not len(records):
@@ -131,15 +132,13 @@ def evaluate_pairs(
                 "Skipped the averaged word vectors baseline: the pipeline has no static word vectors "
                 "(pass the vectors of a pipeline that has them, e.g. --vectors PATH)."
             )
-    if teacher is not None:
-        with timed(timing, "teacher_s"):
-            pairs = [(r.text1, r.text2) for r in records]
-            texts = distinct_pair_texts(pairs)
-            V = numpy.asarray(teacher(texts), dtype="f8")
-            if V.shape[0] != len(texts):
-                raise ValueError(f"The teacher returned {V.shape[0]} vectors for {len(texts)} texts.")
-            a, b = pair_rows(texts, pairs)
-            scores[TEACHER] = (V[a] * V[b]).sum(axis=1)
+    pairs = [(r.text1, r.text2) for r in records]
+    for label, scorer in (teachers or {}).items():
+        with timed(timing, f"{teacher_method(label)}_s"):
+            teacher_scores = numpy.asarray(scorer(pairs), dtype="f8")
+        if teacher_scores.shape != (len(pairs),):
+            raise ValueError(f"The teacher {label} gave {teacher_scores.shape} scores for {len(pairs)} pairs.")
+        scores[teacher_method(label)] = teacher_scores
     thresholds: Dict[str, Optional[float]] = {method: stored.get(method) for method in scores}
     report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}
     tuned = score_method(scores[MODEL], labels, None)
@@ -165,6 +164,11 @@ def evaluate_pairs(
     report["timing"] = {k: round(v, 3) for k, v in timing.items()}
     report["notes"] = notes
     return PairEvaluation(report, scores, labels, notes)
+
+
+def teacher_method(label: str) -> str:
+    """The method name of the teacher with this label in a report's results."""
+    return f"{TEACHER}: {label}"
 
 
 @contextmanager

@@ -15,7 +15,7 @@ PAIR_COLUMNS = (("acc", "acc"), ("p", "P"), ("r", "R"), ("f", "F1"), ("auc", "AU
 GRADED_COLUMNS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("mse", "MSE"), ("mae", "MAE"))
 RETRIEVAL_COLUMNS = (("mrr", "MRR"), ("p@1", "P@1"), ("p@10", "P@10"), ("map", "MAP"), ("auc", "pair AUC"))
 DUPLICATE_COLUMNS = (("mrr@10", "MRR@10"), ("recall@1", "recall@1"), ("recall@10", "recall@10"))
-SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"}
+SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors"}
 
 
 def write_json(report: Mapping[str, Any], path: Union[str, Path]) -> None:
@@ -92,8 +92,9 @@ def pairs_markdown(report: Mapping[str, Any]) -> str:
             f"TF-IDF: the package's `tfidf` layer ({t['n_terms']:,} terms, min_df {t['min_df']}, "
             f"sublinear tf {t['sublinear_tf']}), fitted on {t['fitted_on']}."
         )
-    if "teacher" in report:
-        lines.append(f"Teacher: the cosine of {report['teacher']['name']}'s unit-length vectors.")
+    for method, teacher in (report.get("teachers") or {}).items():
+        what = "probability" if teacher["kind"] == "cross-encoder" else "cosine of the unit-length vectors"
+        lines.append(f"{method}: the {teacher['kind']} {teacher['name']}'s {what}.")
     if "vectors" in report:
         v = report["vectors"]
         lines.append(
@@ -275,7 +276,7 @@ def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
 def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[str]:
     """The SUMMARIES table of `kind`: one row per report."""
     title, metrics, baseline_metric, baselines, digits = SUMMARIES[kind]
-    if not any(TEACHER in rep["results"] for rep in reports.values()):  # a column only where scored
+    if not any(first_teacher(rep) for rep in reports.values()):  # a column only where scored
         baselines = {method: prefix for method, prefix in baselines.items() if method != TEACHER}
     lead = {"retrieval": ("width", "query docs"), DUPLICATES: ("queries",)}.get(kind, ("pairs",))
     columns = [*lead, *metrics.values(), *(f"{prefix} {metrics[baseline_metric]}" for prefix in baselines.values())]
@@ -286,9 +287,15 @@ def _summary_table(kind: str, reports: Mapping[str, Mapping[str, Any]]) -> List[
         else:
             cells = [f"{rep['n_queries' if kind == DUPLICATES else 'n_pairs']:,}"]
         cells += [summary_cell(rep, MODEL, key, key == baseline_metric, digits) for key in metrics]
-        cells += [summary_cell(rep, method, baseline_metric, True, digits) for method in baselines]
+        methods = [(first_teacher(rep) or "") if method == TEACHER else method for method in baselines]
+        cells += [summary_cell(rep, method, baseline_metric, True, digits) for method in methods]
         rows.append([name, pipe_kind(rep.get("model") or {}), *cells])
     return ["", f"## {title}", "", *markdown_table(["evaluation", "model", *columns], rows)]
+
+
+def first_teacher(report: Mapping[str, Any]) -> Optional[str]:
+    """The method name of a report's first teacher (a summary's teacher column), or None."""
+    return next((m for m in report["results"] if m.startswith(f"{TEACHER}: ")), None)
 
 
 def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval: bool, digits: int) -> str:

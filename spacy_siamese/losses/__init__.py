@@ -1,4 +1,5 @@
-"""Pair losses, one per module. Each takes (scores, labels) and returns (d_scores, loss)."""
+"""Pair losses, one per module. Each takes (scores, labels) and returns (d_scores, loss). The
+teacher's loss, TeacherScores.v1, lives with the teacher (`spacy_siamese.teacher.loss`)."""
 
 from ._util import in_batch_columns
 from .cosent import CoSENTLoss, make_cosent_loss
@@ -7,7 +8,6 @@ from .in_batch_negatives import LOGITS, InBatchNegativesLoss, make_in_batch_nega
 from .log_loss import PairLogLoss, make_log_loss, make_log_loss_v1
 from .pairwise_logistic import PairwiseLogisticLoss, make_pairwise_logistic_loss
 from .squared_error import PairSquaredError, make_squared_error
-from .teacher_scores import TeacherScoresLoss, make_teacher_scores, soft_ranking_loss
 from .triplet import (
     MINING,
     TRIPLET_FORMS,
@@ -30,7 +30,6 @@ __all__ = [
     "PairSquaredError",
     "PairwiseLogisticLoss",
     "Penalty",
-    "TeacherScoresLoss",
     "TripletLoss",
     "batch_all_triplets",
     "batch_hard_triplets",
@@ -42,8 +41,6 @@ __all__ = [
     "make_log_loss_v1",
     "make_pairwise_logistic_loss",
     "make_squared_error",
-    "make_teacher_scores",
     "make_triplet_loss",
     "ranking_loss",
-    "soft_ranking_loss",
 ]

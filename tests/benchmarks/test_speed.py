@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_info
 from typer.testing import CliRunner
 
 from ..conftest import PAIRS
-from ..tiny_transformer import build_tiny_bert, require_distill
+from ..tiny_transformer import build_tiny_bert, require_teacher
 from . import load_benchmark
 
 speed = load_benchmark("speed")
@@ -23,7 +23,7 @@ def run(args):
 
 
 def test_two_pipelines_and_two_kinds_of_teacher_are_timed_together(nlp, tmp_path):
-    st = require_distill()
+    st = require_teacher()
     import torch
 
     nlp.to_disk(tmp_path / "one")
@@ -50,7 +50,7 @@ def test_two_pipelines_and_two_kinds_of_teacher_are_timed_together(nlp, tmp_path
 
 
 def test_a_cross_encoder_reads_the_texts_as_pairs(tmp_path):
-    st = require_distill()
+    st = require_teacher()
     base = build_tiny_bert(tmp_path / "bert", TEXTS)
     st.CrossEncoder(str(base), num_labels=1).save(str(tmp_path / "ce"))
     teacher = speed.teacher_pipe(str(tmp_path / "ce"))

@@ -38,10 +38,8 @@ COMMANDS = {
     "report",
     "search",
     "serve",
-    "teacher-evaluate",
     "teacher-pairs",
     "teacher-train",
-    "teacher-vectors",
 }
 PACKAGE = Path(spacy_siamese.__file__).parent
 app_module = importlib.import_module("spacy_siamese.cli.app")  # `spacy_siamese.cli.app` is the typer app
@@ -192,8 +190,7 @@ def test_flags_show_no_type(monkeypatch):
         ("METHODS", "spacy_siamese.explain", "METHODS"),
         ("SAMPLES", "spacy_siamese.explain", "SAMPLES"),
         ("EXPLAIN_BUDGET", "spacy_siamese.displacy.server", "EXPLAIN_BUDGET"),
-        ("NEIGHBOURS", "spacy_siamese.distill", "NEIGHBOURS"),
-        ("KINDS", "spacy_siamese.teacher", "KINDS"),
+        ("KINDS", "spacy_siamese.teacher.train", "KINDS"),
     ],
 )
 def test_option_defaults_are_the_library_defaults(name, module, attr):

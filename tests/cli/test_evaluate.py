@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from spacy_siamese import distill
 from spacy_siamese.cli import app
-from spacy_siamese.evaluation.pair_evaluation import MODEL, TEACHER, TFIDF
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, teacher_method
+from spacy_siamese.teacher import models
 
 from ..conftest import FakeTeacher
 from .conftest import invoke, runner
@@ -33,7 +33,7 @@ def test_evaluate_writes_json_markdown_and_plot(files, tmp_path):
 
 def test_evaluate_scores_a_teacher_beside_the_pipeline(files, tmp_path, monkeypatch):
     teachers = []
-    monkeypatch.setattr(distill, "load_teacher", lambda name: teachers.append(FakeTeacher()) or teachers[-1])
+    monkeypatch.setattr(models, "load_teacher", lambda name: teachers.append(FakeTeacher()) or teachers[-1])
     teacher = tmp_path / "teachers" / "fake-teacher"  # a directory: named by its last two parts
     teacher.mkdir(parents=True)
     args = ["evaluate", files / "model", files / "dev.jsonl", "--teacher", teacher,
@@ -41,10 +41,24 @@ def test_evaluate_scores_a_teacher_beside_the_pipeline(files, tmp_path, monkeypa
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
-    assert list(report["results"]) == [MODEL, TEACHER] and report["teacher"] == {"name": "teachers/fake-teacher"}
-    assert f"| {TEACHER} |" in result.output and "Teacher: the cosine of teachers/fake-teacher" in result.output
+    method = teacher_method("teachers/fake-teacher")
+    assert list(report["results"]) == [MODEL, method]
+    assert report["teachers"] == {method: {"name": "teachers/fake-teacher", "kind": "bi-encoder"}}
+    assert f"| {method} |" in result.output and "the bi-encoder teachers/fake-teacher's cosine" in result.output
     assert len(list((tmp_path / "cache").glob("teacher-*.npy"))) == 1
     assert invoke(*args).exit_code == 0 and len(teachers) == 1  # the rerun reads the cached vectors
+
+
+def test_teacher_options_are_checked_before_the_model_loads(files, tmp_path, monkeypatch):
+    monkeypatch.setattr(models, "load_teacher", lambda name: FakeTeacher())
+    (tmp_path / "cache").write_text("a user's file")
+    base = ["evaluate", tmp_path / "missing-model", files / "dev.jsonl"]
+    result = invoke(*base, "--teacher", "t", "--teacher-cache", tmp_path / "cache")
+    assert result.exit_code == 1 and "is a file: give a directory" in result.output, result.output
+    result = invoke(*base, "--teacher", "t", "--teacher", "t")
+    assert result.exit_code == 1 and "--teacher names a teacher twice: t" in result.output, result.output
+    result = invoke("evaluate", files / "model", files / "dev.jsonl", "--teacher", "", "--no-progress")
+    assert result.exit_code == 0 and "teacher" not in result.output, result.output  # "" is none (a project var)
 
 
 def test_evaluate_with_a_teacher_but_no_extra_says_which_extra(files, monkeypatch):
@@ -53,13 +67,13 @@ def test_evaluate_with_a_teacher_but_no_extra_says_which_extra(files, monkeypatc
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     result = invoke("evaluate", files / "model", files / "dev.jsonl", "--teacher", "any-teacher")
     assert result.exit_code == 1
-    assert "pip install 'spacy-siamese[distill]'" in result.output and "Traceback" not in result.output
+    assert "pip install 'spacy-siamese[teacher]'" in result.output and "Traceback" not in result.output
 
 
 def test_teacher_help_shows_the_extra():
     result = runner.invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"})  # wide: no "…" cuts
     assert result.exit_code == 0
-    assert "spacy-siamese[distill]" in re.sub(r"[\s│]+", " ", result.output)
+    assert "spacy-siamese[teacher]" in re.sub(r"[\s│]+", " ", result.output)
 
 
 @pytest.mark.parametrize(

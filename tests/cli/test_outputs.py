@@ -20,7 +20,7 @@ CASES = [
     ("evaluate-retrieval {root}/model {root}/documents.jsonl --output-json {root}/documents.jsonl", "also an input"),
     ("teacher-pairs no-teacher {root}/dev.jsonl -o {root}/dev.jsonl", "also an input"),
     ("teacher-pairs no-teacher {root}/table/texts.json -o {root}/p.jsonl --vectors-output {root}/table", "an input"),
-    ("teacher-vectors no-teacher {root}/table/texts.json -o {root}/table", "also an input"),
+    ("teacher-pairs no-teacher {root}/table/texts.json --vectors-output {root}/table", "also an input"),
 ]
 
 

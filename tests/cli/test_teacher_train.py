@@ -1,12 +1,15 @@
-"""`python -m spacy_siamese teacher-train` and `teacher-evaluate`, on a tiny BERT built in the test."""
+"""`python -m spacy_siamese teacher-train`, and `evaluate --teacher` of the teachers it trains, on
+a tiny BERT built in the test."""
 
 import json
 
 import pytest
 import srsly
 
+from spacy_siamese.teacher.models import teacher_label
+
 from ..conftest import PAIRS
-from ..tiny_transformer import build_tiny_bert, require_distill
+from ..tiny_transformer import build_tiny_bert, require_teacher
 from .conftest import invoke
 
 
@@ -22,8 +25,8 @@ def pairs(tmp_path_factory):
     return path
 
 
-def test_the_teacher_command_trains_and_saves_a_model_that_sentence_transformers_loads(base, pairs, tmp_path):
-    st = require_distill()
+def test_the_teacher_command_trains_and_saves_a_model_that_sentence_transformers_loads(base, pairs, files, tmp_path):
+    st = require_teacher()
     out = tmp_path / "teacher"
     args = ["--base", base, "--max-pairs", 6, "--batch-size", 3, "--epochs", 1, "--seed", 1, "--no-progress"]
     result = invoke("teacher-train", pairs, "-o", out, *args)
@@ -32,14 +35,20 @@ def test_the_teacher_command_trains_and_saves_a_model_that_sentence_transformers
     assert json.loads((out / "spacy_siamese_teacher.json").read_text())["n_pairs"] == 6
     scores = st.CrossEncoder(str(out)).predict([(PAIRS[0][0], PAIRS[0][1])])
     assert 0.0 < float(scores[0]) < 1.0
-    result = invoke("teacher-evaluate", pairs, "--teacher", out, "--teacher", base, "--bootstrap", 20, "--no-progress")
+    # a cross-encoder and a bi-encoder teacher beside the pipeline (what teacher-evaluate did)
+    report = tmp_path / "teachers.json"
+    result = invoke("evaluate", files / "model", pairs, "--teacher", out, "--teacher", base, "--bootstrap", 20,
+                    "--teacher-cache", tmp_path / "cache", "--output-json", report, "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "10 pairs of" in result.output and "95% intervals" in result.output
-    assert result.output.count("| teacher/") + result.output.count("| tiny") >= 2  # both teachers' rows
+    assert "10 pairs, 5 positive" in result.output and "95% intervals" in result.output
+    kinds = {t["name"]: t["kind"] for t in json.loads(report.read_text())["teachers"].values()}
+    assert kinds == {teacher_label(str(out)): "cross-encoder", teacher_label(str(base)): "bi-encoder"}
+    assert "the cross-encoder" in result.output and "probability" in result.output
+    assert len(list((tmp_path / "cache").glob("scores-*.npy"))) == 1  # the cross-encoder's scores, cached
 
 
 def test_a_bi_encoder_teacher_from_the_command(base, pairs, tmp_path):
-    st = require_distill()
+    st = require_teacher()
     out = tmp_path / "mnrl"
     result = invoke("teacher-train", pairs, "-o", out, "--base", base, "--kind", "mnrl", "--batch-size", 5)
     assert result.exit_code == 0, result.output
@@ -58,6 +67,23 @@ def test_a_bi_encoder_teacher_from_the_command(base, pairs, tmp_path):
 def test_bad_options_are_refused(pairs, tmp_path, args, message):
     result = invoke("teacher-train", pairs, "-o", tmp_path / "t", "--base", "any-model", *args)
     assert result.exit_code in (1, 2) and message in result.output, result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_base_whose_weights_are_a_pickle_is_one_line_naming_the_file(pairs, tmp_path):
+    """Issue 75 (7): a pickled pytorch_model.bin that torch refuses was a raw traceback."""
+    require_teacher()
+    import torch
+
+    from ..teacher.test_train import Payload
+
+    bad = build_tiny_bert(tmp_path / "bad", ["a b"])
+    (bad / "model.safetensors").unlink()
+    torch.save({"weights": Payload()}, bad / "pytorch_model.bin")
+    result = invoke("teacher-train", pairs, "-o", tmp_path / "t", "--base", bad)
+    assert result.exit_code == 1, result.output
+    assert f"Error: {bad / 'pytorch_model.bin'}: torch refuses to load this pickle" in result.output
+    assert "convert the model to safetensors" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "t").exists()
 
 

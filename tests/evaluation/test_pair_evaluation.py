@@ -9,11 +9,11 @@ from spacy_siamese.evaluation.pair_evaluation import (
     COMPARED,
     MODEL,
     STORED,
-    TEACHER,
     TFIDF,
     TUNED,
     VECTORS,
     pick_examples,
+    teacher_method,
 )
 
 from ..conftest import PAIRS, FakeTeacher, pair_examples
@@ -42,26 +42,26 @@ def test_model_scores_are_the_pipe_scores_at_its_threshold(nlp):
     assert len(report["examples"]) == 4 and {e["label"] for e in report["examples"]} == {0.0, 1.0}
 
 
-def test_a_teacher_is_scored_by_the_cosine_of_its_vectors(nlp):
+def test_each_teacher_scores_the_pairs(nlp):
     teacher = FakeTeacher()
     seen = []
 
-    def encode(texts):
-        seen.append(list(texts))
-        return teacher.encode(texts, 64, True, True, False)
+    def cosine(pairs):
+        seen.append(list(pairs))
+        a = teacher.encode([p[0] for p in pairs], 64, True, True, False)
+        b = teacher.encode([p[1] for p in pairs], 64, True, True, False)
+        return (a * b).sum(axis=1)
 
-    result = evaluate_pairs(nlp, records(), teacher=encode)
-    assert list(result.scores) == [MODEL, TEACHER]
-    assert len(seen) == 1 and len(seen[0]) == len(set(seen[0]))  # each distinct text encoded once
-    a = encode([r.text1 for r in records()])
-    b = encode([r.text2 for r in records()])
-    assert result.scores[TEACHER] == pytest.approx((a * b).sum(axis=1))
-    assert result.report["results"][TEACHER]["threshold_source"] == TUNED
+    result = evaluate_pairs(nlp, records(), teachers={"fake": cosine, "half": lambda pairs: [0.5] * len(pairs)})
+    assert list(result.scores) == [MODEL, teacher_method("fake"), teacher_method("half")]
+    assert seen == [[(r.text1, r.text2) for r in records()]]
+    assert result.scores[teacher_method("fake")] == pytest.approx(cosine(seen[0]))
+    assert result.report["results"][teacher_method("fake")]["threshold_source"] == TUNED
 
 
-def test_a_teacher_with_too_few_vectors_is_an_error(nlp):
-    with pytest.raises(ValueError, match="teacher returned 1 vectors"):
-        evaluate_pairs(nlp, records(), teacher=lambda texts: numpy.ones((1, 4)))
+def test_a_teacher_with_too_few_scores_is_an_error(nlp):
+    with pytest.raises(ValueError, match=r"The teacher t gave \(1,\) scores for 10 pairs"):
+        evaluate_pairs(nlp, records(), teachers={"t": lambda pairs: numpy.ones(1)})
 
 
 def test_baselines_without_vectors_skip_them_with_a_note(nlp):

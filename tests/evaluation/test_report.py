@@ -14,7 +14,7 @@ from spacy_siamese.evaluation import (
     summary_markdown,
     write_json,
 )
-from spacy_siamese.evaluation.pair_evaluation import MODEL, TEACHER, TFIDF
+from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, teacher_method
 from spacy_siamese.evaluation.report import duplicates_markdown
 
 from ..conftest import PAIRS
@@ -134,10 +134,10 @@ def test_summary_puts_graded_reports_in_their_own_table(result, nlp):
 
 def test_summary_has_a_teacher_column_only_where_a_teacher_was_scored(result, nlp):
     records = [PairRecord(a, b, float(y), i + 1) for i, (a, b, y) in enumerate(PAIRS)]
-    with_teacher = evaluate_pairs(nlp, records, teacher=lambda texts: numpy.eye(len(texts))).report
+    with_teacher = evaluate_pairs(nlp, records, teachers={"t": lambda pairs: numpy.arange(len(pairs))}).report
     md = summary_markdown({"tiny": result.report, "taught": with_teacher})
     assert "| TF-IDF AUC | vectors AUC | teacher AUC |" in md
-    teacher_auc = with_teacher["results"][TEACHER]["auc"]
+    teacher_auc = with_teacher["results"][teacher_method("t")]["auc"]
     assert md.split("| taught |")[1].split("\n")[0].rstrip().endswith(f"| {teacher_auc:.3f} |")
     assert "teacher AUC" not in summary_markdown({"tiny": result.report})
 

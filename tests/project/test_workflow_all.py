@@ -13,8 +13,8 @@ import pytest
 import spacy
 import srsly
 
-from spacy_siamese import distill
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF
+from spacy_siamese.teacher import models
 
 from ..cli.conftest import invoke
 from ..conftest import FakeTeacher
@@ -240,16 +240,17 @@ def test_a_second_round_continues_the_continued_pipeline_into_its_own_directory(
 
 
 def test_the_quora_pipeline_is_continued_with_a_teacher_from_its_weights(run, experiments, monkeypatch):
-    """teacher-vectors-quora's command runs in-process with the tests' FakeTeacher (a real teacher
-    needs torch); continue-quora-distilled trains on from training/quora_continued/model-last
+    """teacher-vectors-quora's command (teacher-pairs --vectors-output) runs in-process with the
+    tests' FakeTeacher (a real teacher needs torch); continue-quora-distilled trains on from
+    training/quora_continued/model-last
     (continue-quora's, run first) in another batch order, with the teacher's in-batch cosines
     beside in-batch negatives, and evaluate scores its model-last; another run with var name
     writes its own directory."""
     project, _ = run
-    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    monkeypatch.setattr(models, "load_teacher", lambda name: FakeTeacher())
     train = project.dir / "corpus/quora/train.jsonl"
     vectors = experiments.dir / "corpus/quora/teacher_vectors"
-    result = invoke("teacher-vectors", "fake-teacher", train, "--output", vectors, "--no-progress")
+    result = invoke("teacher-pairs", "fake-teacher", train, "--vectors-output", vectors, "--no-progress")
     assert result.exit_code == 0, result.output
     result = experiments("continue-quora", **TINY_EXPERIMENTS)
     assert result.returncode == 0, result.output[-6000:]

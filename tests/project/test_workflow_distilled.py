@@ -12,7 +12,7 @@ import pytest
 import spacy
 import srsly
 
-from ..tiny_transformer import build_tiny_bert, require_distill
+from ..tiny_transformer import build_tiny_bert, require_teacher
 from .conftest import TINY, Project
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    require_distill()
+    require_teacher()
     tmp = tmp_path_factory.mktemp("distilled")
     project = Project(tmp)
     texts = [text for row in (project.mirror / "quora/train.tsv").read_text().splitlines() for text in row.split("\t")]
@@ -41,7 +41,7 @@ def run(tmp_path_factory):
 
 def test_the_teacher_is_a_cross_encoder_scored_against_its_base(run):
     project, _ = run
-    st = require_distill()
+    st = require_teacher()
     teacher = project.dir / "training/quora_teacher"
     assert json.loads((teacher / "spacy_siamese_teacher.json").read_text())["n_pairs"] == 24
     assert st.CrossEncoder(str(teacher)).predict([("a question", "another question")]).shape == (1,)

@@ -8,8 +8,8 @@ import numpy
 import pytest
 import spacy
 
-from spacy_siamese import distill
 from spacy_siamese.evaluation.pair_evaluation import MODEL, TFIDF, VECTORS
+from spacy_siamese.teacher import models
 
 from ..cli.conftest import invoke
 from ..conftest import FakeTeacher
@@ -113,7 +113,7 @@ def test_the_general_pipeline_is_fine_tuned_on_one_graded_dataset(run, name):
 def stand_in_teacher(project_dir, monkeypatch):
     """teacher-pairs-general's command (it needs torch for a real teacher), run in-process on the
     graded training files with the tests' FakeTeacher: the teacher's pairs and its table."""
-    monkeypatch.setattr(distill, "load_teacher", lambda name: FakeTeacher())
+    monkeypatch.setattr(models, "load_teacher", lambda name: FakeTeacher())
     corpus = project_dir / "corpus/general"
     inputs = [corpus / f"{name}/train.jsonl" for name in GRADED]
     result = invoke("teacher-pairs", "fake-teacher", *inputs, "--output", corpus / "teacher/train.jsonl",

@@ -1,4 +1,4 @@
-"""Fine-tune a teacher on labelled pairs with sentence-transformers' own trainer (extra `[distill]`),
+"""Fine-tune a teacher on labelled pairs with sentence-transformers' own trainer (extra `[teacher]`),
 saved as an ordinary sentence-transformers model directory for `teacher-pairs` (AugSBERT). Kinds:
 "cross-encoder" (both texts read at once, binary cross-entropy on the labels; it scores pairs and has
 no vectors), "mnrl" (a bi-encoder, MultipleNegativesRankingLoss on the pairs labelled >= 0.5) and
@@ -14,9 +14,10 @@ from typing import Any, Dict, List, Sequence, Union
 
 import numpy
 
-from .corpora import PairRecord
-from .files import atomic_directory
-from .util import import_extra
+from ..corpora import PairRecord
+from ..files import atomic_directory
+from ..util import import_extra
+from .models import EXTRA, device_name, load_model
 
 KINDS = ("cross-encoder", "mnrl", "cosent")
 META = "spacy_siamese_teacher.json"
@@ -30,26 +31,6 @@ def sample_records(records: Sequence[PairRecord], max_pairs: int, seed: int) -> 
     rng = numpy.random.default_rng(seed)
     keep = numpy.sort(rng.choice(len(records), size=max_pairs, replace=False))
     return [records[i] for i in keep]
-
-
-def device_name() -> str:
-    """ "cuda" when torch sees a GPU, else "cpu"."""
-    torch = import_extra("torch", "distill", WHAT)
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def is_cross_encoder(path: Union[str, Path]) -> bool:
-    """Whether a model directory holds a sentence-transformers CrossEncoder (a sequence
-    classifier), not a bi-encoder with vectors."""
-    path = Path(path)
-    settings = path / "config_sentence_transformers.json"
-    if settings.exists():
-        return json.loads(settings.read_text(encoding="utf8")).get("model_type") == "CrossEncoder"
-    config = path / "config.json"
-    if (path / "modules.json").exists() or not config.exists():
-        return False
-    architectures = json.loads(config.read_text(encoding="utf8")).get("architectures") or []
-    return any(name.endswith("ForSequenceClassification") for name in architectures)
 
 
 def train_teacher(
@@ -68,15 +49,16 @@ def train_teacher(
     progress: bool = False,
 ) -> Dict[str, Any]:
     """Fine-tune the sentence-transformers model `base` on the pairs (a seeded sample of
-    `max_pairs` of them, 0 = all) and save it to the directory `output`, replaced whole. Returns
-    what was trained, also written to the model directory as spacy_siamese_teacher.json."""
+    `max_pairs` of them, 0 = all) and save it to the directory `output`, whole or not at all
+    (`files.atomic_directory`). Returns what was trained, also written to the model directory as
+    spacy_siamese_teacher.json. Raises ValueError on bad settings or a `base` torch refuses to load."""
     if kind not in KINDS:
         raise ValueError(f"Unknown teacher kind {kind!r}. Choose one of: {', '.join(KINDS)}.")
     if epochs <= 0 or batch_size < 1 or learning_rate <= 0 or max_length < 8:
         raise ValueError("Need epochs > 0, batch_size >= 1, learning_rate > 0 and max_length >= 8.")
-    st = import_extra("sentence_transformers", "distill", WHAT)
-    datasets = import_extra("datasets", "distill", WHAT)
-    transformers = import_extra("transformers", "distill", WHAT)
+    st = import_extra("sentence_transformers", EXTRA, WHAT)
+    datasets = import_extra("datasets", EXTRA, WHAT)
+    transformers = import_extra("transformers", EXTRA, WHAT)
     chosen = sample_records(records, max_pairs, seed)
     if kind == "mnrl":
         chosen = [r for r in chosen if r.label >= 0.5]
@@ -87,13 +69,13 @@ def train_teacher(
     columns: Dict[str, List[Any]] = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
     labels = [float(r.label) for r in chosen]
     if kind == "cross-encoder":
-        model = st.CrossEncoder(base, num_labels=1, max_length=max_length, device=device)
+        model = load_model("CrossEncoder", base, num_labels=1, max_length=max_length, device=device)
         columns["label"] = labels
         loss = import_module("sentence_transformers.cross_encoder.losses").BinaryCrossEntropyLoss(model)
         trainer_class, args_class = st.CrossEncoderTrainer, st.CrossEncoderTrainingArguments
         extra: Dict[str, Any] = {}
     else:
-        model = st.SentenceTransformer(base, device=device)
+        model = load_model("SentenceTransformer", base, device=device)
         model.max_seq_length = max_length
         losses = _losses_module()
         if kind == "mnrl":
@@ -143,24 +125,6 @@ def train_teacher(
         model.save(str(tmp))
         (tmp / META).write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
     return info
-
-
-def load_scorer(path: Union[str, Path]) -> Any:
-    """A CrossEncoder from its directory, on the GPU when torch sees one."""
-    st = import_extra("sentence_transformers", "distill", "Scoring pairs with a cross-encoder")
-    return st.CrossEncoder(str(path), device=device_name())
-
-
-def cross_encoder_scores(
-    model: Any, pairs: Sequence[Sequence[str]], *, batch_size: int = 64, progress: bool = False
-) -> numpy.ndarray:
-    """A CrossEncoder's probability of each pair (its sigmoid of the logit), float64 (n,)."""
-    if not len(pairs):
-        return numpy.zeros((0,), dtype="f8")
-    scores = model.predict(
-        [(a, b) for a, b in pairs], batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True
-    )
-    return numpy.asarray(scores, dtype="f8").reshape(len(pairs))
 
 
 def _warmup(transformers: Any, ratio: float) -> Dict[str, Any]:

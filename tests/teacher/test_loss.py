@@ -1,9 +1,12 @@
+import subprocess
+import sys
+
 import numpy
 import pytest
 from spacy.util import registry
 
-from spacy_siamese.losses import CoSENTLoss, InBatchNegativesLoss, TeacherScoresLoss, soft_ranking_loss
-from spacy_siamese.losses.teacher_scores import load_teacher_table, save_teacher_table
+from spacy_siamese.losses import CoSENTLoss, InBatchNegativesLoss
+from spacy_siamese.teacher.loss import TeacherScoresLoss, load_teacher_table, save_teacher_table, soft_ranking_loss
 
 from ..gradcheck import assert_grad_close, numeric_grad
 
@@ -92,6 +95,33 @@ def test_a_missing_or_broken_table_is_named_at_the_first_batch(tmp_path, table):
         TeacherScoresLoss(table).for_texts(TEXTS[:1], TEXTS[1:2])
     with pytest.raises(ValueError, match="temperature > 0"):
         TeacherScoresLoss(table, temperature=0.0)
+
+
+def test_a_table_with_non_finite_vectors_is_refused_naming_its_file(table):
+    vectors = numpy.load(table / "vectors.npy")
+    vectors[2, 0] = numpy.nan
+    numpy.save(table / "vectors.npy", vectors)
+    with pytest.raises(ValueError, match=r"teacher/vectors\.npy: NaN or infinite values in 1 of 5 rows"):
+        TeacherScoresLoss(table).for_texts(TEXTS[:1], TEXTS[1:2])
+
+
+def test_students_load_without_torch():
+    """The teacher's modules, the CLI and the registered loss import in a process where torch
+    and sentence-transformers cannot be imported."""
+    code = (
+        "import sys\n"
+        "class Blocked:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'sentence_transformers', 'transformers'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Blocked())\n"
+        "import spacy_siamese, spacy_siamese.cli, spacy_siamese.teacher.train, spacy_siamese.teacher.pairs\n"
+        "from thinc.api import registry\n"
+        "assert 'torch' not in sys.modules\n"
+        "print(registry.losses.get('spacy-siamese.TeacherScores.v1').__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "TeacherScoresLoss", done.stderr
 
 
 def test_registered_with_a_nested_pair_loss(table):

@@ -1,15 +1,17 @@
-"""Distillation of a teacher's in-batch similarities, plus a pair loss: TeacherScores.v1."""
+"""The teacher's loss, TeacherScores.v1: a teacher's in-batch similarities distilled beside a pair
+loss, and the table of the teacher's vectors it reads."""
 
 from pathlib import Path
-from typing import Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
 from thinc.api import get_array_module, registry
 from thinc.types import Floats1d, Floats2d
 
-from ._util import Loss, check_truths, in_batch_columns
-from .cosent import CoSENTLoss
+from ..losses._util import Loss, check_truths, in_batch_columns
+from ..losses.cosent import CoSENTLoss
+from .models import check_finite
 
 TABLE_VECTORS = "vectors.npy"
 TABLE_TEXTS = "texts.json"
@@ -18,8 +20,8 @@ TABLE_TEXTS = "texts.json"
 @registry.losses("spacy-siamese.TeacherScores.v1")
 class TeacherScoresLoss:
     """Distil a teacher's similarities of every side A against every side B of a batch, plus a
-    pair loss. `vectors`: a teacher table, the directory `teacher-pairs --vectors-output` or
-    `teacher-vectors --output` wrote for the pair files trained on.
+    pair loss. `vectors`: a teacher table, the directory `teacher-pairs --vectors-output` wrote
+    for the pair files trained on.
 
     Scores (n, k + n), the comparison wrapped in `spacy-siamese.WithInBatchScores.v1`: k pair
     columns, then M[i, j] = score(A_i, B_j). T[i, j] = t(A_i) . t(B_j) is the cosine of the
@@ -88,8 +90,8 @@ class TeacherScoresLoss:
             if row is None:
                 raise ValueError(
                     f"TeacherScores: the teacher table {self.path} has no vector for the text {text[:80]!r}: "
-                    "write the table from the pair files this loss trains on (teacher-vectors, or "
-                    "teacher-pairs --vectors-output). A pipe sourced from a distilled pipeline keeps this "
+                    "write the table from the pair files this loss trains on (teacher-pairs "
+                    "--vectors-output). A pipe sourced from a distilled pipeline keeps this "
                     "loss; to train it on other pairs, start from its weights instead "
                     "(--paths.init_weights) and set the loss."
                 )
@@ -143,6 +145,11 @@ def text_key(text: str) -> str:
     return " ".join(text.split())
 
 
+def table_files(directory: Union[str, Path]) -> List[Path]:
+    """The files `save_teacher_table` writes in `directory`."""
+    return [Path(directory) / TABLE_VECTORS, Path(directory) / TABLE_TEXTS]
+
+
 def save_teacher_table(directory: Union[str, Path], texts: Sequence[str], vectors: numpy.ndarray) -> Path:
     """Write the teacher's unit vectors of `texts` (float16) and the texts to `directory`
     (`TeacherScores.v1` reads them); returns the directory."""
@@ -165,7 +172,7 @@ def load_teacher_table(directory: Union[str, Path]) -> Tuple[Dict[str, int], num
             "`python -m spacy_siamese teacher-pairs ... --vectors-output DIR`."
         )
     texts = srsly.read_json(path / TABLE_TEXTS)
-    vectors = numpy.load(path / TABLE_VECTORS).astype("float32")
+    vectors = check_finite(numpy.load(path / TABLE_VECTORS).astype("float32"), f"{path / TABLE_VECTORS}")
     if not isinstance(texts, list) or len(texts) != len(vectors):
         raise ValueError(f"{path}: {TABLE_TEXTS} does not list one text for each of the {len(vectors)} vectors")
     return {text_key(text): row for row, text in enumerate(texts)}, vectors

@@ -1,0 +1,105 @@
+"""Silver pairs as AugSBERT samples them (Thakur et al., NAACL 2021): every text with its top-k
+neighbours by TF-IDF over the texts, less the text itself and every gold pair, labelled by a
+teacher (a bi-encoder's cosine, or a cross-encoder's probability) and written as an ordinary pair
+file; random pairs only when asked for. The student needs no torch."""
+
+from pathlib import Path
+from typing import Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy
+
+from .models import teacher_pair_scores
+
+FLOATS_PER_BLOCK = 1 << 25  # queries x texts scores held at once in `nearest_neighbours`
+
+
+def nearest_neighbours(vectors: Any, queries: numpy.ndarray, k: int) -> numpy.ndarray:
+    """The k nearest other rows of `vectors` (dense, or a scipy sparse matrix) for each query
+    row index, by inner product, nearest first: int (len(queries), k)."""
+    k = min(k, vectors.shape[0] - 1)
+    out = numpy.zeros((len(queries), max(k, 0)), dtype="int64")
+    if k <= 0:
+        return out
+    block_size = max(1, FLOATS_PER_BLOCK // vectors.shape[0])
+    for start in range(0, len(queries), block_size):
+        block = queries[start : start + block_size]
+        scores = vectors[block] @ vectors.T
+        scores = numpy.asarray(scores.toarray() if hasattr(scores, "toarray") else scores, dtype="f4")
+        rows = numpy.arange(len(block))
+        scores[rows, block] = -numpy.inf  # not itself
+        top = numpy.argpartition(-scores, k - 1, axis=1)[:, :k]
+        order = numpy.argsort(-scores[rows[:, None], top], axis=1, kind="stable")
+        out[start : start + len(block)] = top[rows[:, None], order]
+    return out
+
+
+def tfidf_rows(texts: Sequence[str]) -> Any:
+    """Unit-length TF-IDF rows of the texts (word unigrams and bigrams, sublinear counts)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1).fit_transform(texts)
+
+
+def sample_silver(
+    texts: Sequence[str],
+    *,
+    gold: Collection[FrozenSet[str]] = (),
+    top_k: int = 3,
+    n_random: int = 0,
+    max_pairs: int = 0,
+    seed: int = 0,
+) -> List[Tuple[int, int]]:
+    """(row, row) pairs of distinct `texts`: each text with its `top_k` TF-IDF neighbours, then
+    `n_random` seeded random pairs; no pair twice (in either order) and none of `gold` (pairs of
+    texts as frozensets). With `max_pairs`, a seeded sample of that many, in order. Deterministic
+    for a seed."""
+    if len(texts) < 2:
+        raise ValueError(f"Silver pairs need at least two distinct texts, got {len(texts)}.")
+    seen: Set[Tuple[int, int]] = set()
+    rows: List[Tuple[int, int]] = []
+
+    def add(a: int, b: int) -> None:
+        key = (min(a, b), max(a, b))
+        if a != b and key not in seen and frozenset((texts[a], texts[b])) not in gold:
+            seen.add(key)
+            rows.append((a, b))
+
+    near = nearest_neighbours(tfidf_rows(texts), numpy.arange(len(texts)), top_k)
+    for a, neighbours in enumerate(near.tolist()):
+        for b in neighbours:
+            add(a, b)
+    rng = numpy.random.default_rng(seed)
+    n_possible = len(texts) * (len(texts) - 1) // 2 - len(seen)
+    target = len(rows) + min(n_random, max(0, n_possible - len(gold)))
+    while len(rows) < target:  # rejection sampling: random pairs are few against all pairs
+        a, b = rng.integers(0, len(texts), size=2).tolist()
+        add(a, b)
+    if max_pairs and max_pairs < len(rows):
+        keep = numpy.sort(rng.choice(len(rows), size=max_pairs, replace=False))
+        rows = [rows[i] for i in keep]
+    return rows
+
+
+def label_pairs(
+    teacher: str,
+    texts: Sequence[str],
+    rows: Sequence[Tuple[int, int]],
+    *,
+    vectors: Optional[numpy.ndarray] = None,
+    cache_dir: Optional[Union[str, Path]] = None,
+    progress: bool = False,
+) -> List[Dict[str, Any]]:
+    """The pairs `rows` of `texts` labelled by `teacher`: the cosine of its `vectors` of the texts
+    (when given; else computed) clipped to [0, 1], or a cross-encoder's probability. With
+    `cache_dir`, the teacher's work is kept there in chunks, so a killed run goes on where it
+    stopped."""
+    if vectors is not None:
+        a, b = numpy.asarray([r[0] for r in rows], "int64"), numpy.asarray([r[1] for r in rows], "int64")
+        scores = (vectors[a].astype("f8") * vectors[b]).sum(axis=1) if len(rows) else numpy.zeros(0)
+    else:
+        pairs = [(texts[a], texts[b]) for a, b in rows]
+        scores = teacher_pair_scores(teacher, pairs, cache_dir=cache_dir, progress=progress)
+    return [
+        {"text1": texts[a], "text2": texts[b], "label": round(float(min(1.0, max(0.0, s))), 6)}
+        for (a, b), s in zip(rows, scores)
+    ]
