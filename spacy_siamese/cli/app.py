@@ -15,7 +15,7 @@ from spacy.training import Example
 
 from ..component import PairScores, get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
-from ..files import atomic_directory, atomic_write, check_outputs
+from ..files import PIPELINE, DirKind, atomic_directory, atomic_write, check_outputs, recover
 from ..search.dedupe import dedupe_threshold
 from ..search.texts import JSONL_SUFFIXES, Collection, scan_collection
 from ..util import check_n_process, distinct_pair_texts, given_path
@@ -89,10 +89,11 @@ FIT_LIMIT = typer.Option(
 def load_pipeline(model: str) -> Language:
     """A trained pipeline with a siamese_similarity pipe, or a clear error (naming a damaged one's empty files)."""
     if not Path(model).exists() and not spacy.util.is_package(model):
-        old = Path(model).with_name(Path(model).name + ".old")
-        if old.is_dir():  # a save killed between its two renames: the pipeline is whole there
-            fail(f"Model not found: {model}, but an interrupted save left it at {old}: rename that to {model}")
-        fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
+        recover(model)  # a save killed between its two renames (where renameat2 is missing)
+        if not Path(model).exists():
+            fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
+    if Path(model).is_dir() and not (Path(model) / "config.cfg").is_file():
+        fail(f"{model} is not a spaCy pipeline (it has no config.cfg)")
     try:
         nlp = spacy.load(model)
     except Exception as err:  # srsly, thinc and numpy name no file when one is cut short
@@ -109,12 +110,11 @@ def check_paths(
     inputs: Iterable[Union[str, Path, None]],
     outputs: Iterable[Union[str, Path, None]],
     output_dirs: Iterable[Union[str, Path]] = (),
+    kind: Optional[DirKind] = None,
 ) -> None:
-    """`files.check_outputs` with every file of an input directory (a pipeline, a collection)
-    as an input too: no output may replace any file a command reads."""
-    given = [Path(p) for p in inputs if p is not None]
-    files = [f for p in given if p.is_dir() for f in p.rglob("*") if f.is_file()]
-    check_outputs([*given, *files], outputs, output_dirs=output_dirs)
+    """`files.check_outputs`, the one guard of every command's outputs: no output may replace any file
+    a command reads (a file of an input directory included), nor a directory not of its `kind`."""
+    check_outputs(inputs, outputs, output_dirs=output_dirs, kind=kind)
 
 
 OUTPUT_PIPELINE = typer.Option(None, "--output", "-o", help="Save the pipeline to this new directory")
@@ -129,15 +129,14 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
     if in_place and not model.is_dir():
         fail(f"--in-place saves over a pipeline directory, and {model} is none")
     target = model if output is None else output
-    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target])
+    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
     return target
 
 
 def save_pipeline(nlp: Language, target: Path) -> None:
     """Save a pipeline whole or not at all (`files.atomic_directory`): a kill while saving leaves
     the directory that was there. An existing directory is replaced only if it is a pipeline."""
-    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "config.cfg").exists())):
-        fail(f"{target} exists and is not a pipeline directory: save the pipeline to a new directory")
+    check_paths([], [], output_dirs=[target], kind=PIPELINE)
     with atomic_directory(target) as tmp:
         nlp.to_disk(tmp)
 

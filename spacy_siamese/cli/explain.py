@@ -17,7 +17,7 @@ from ..explain import (
     model_kind,
     tweak_weights,
 )
-from .app import OUTPUT_JSON, app, errors, fail, load_pipeline
+from .app import OUTPUT_JSON, app, check_paths, errors, fail, load_pipeline
 
 
 @app.command("explain")
@@ -44,6 +44,7 @@ def explain_command(
             fail("Give two texts to explain a pair, or none for a TWEAK pipe's feature weights")
         if method not in METHODS:
             fail(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
+        check_paths([model], [output_json])
         nlp = load_pipeline(model)
         kind = model_kind(get_similarity_pipe(nlp, initialized=True))
         out: Dict[str, Any] = {"model": model, "kind": kind}

@@ -37,7 +37,8 @@ def teacher_train_command(
     sentence-transformers model directory, for teacher-pairs to label pairs for a student. Uses
     the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time."""
     with errors():
-        check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output])
+        teacher = ("a teacher directory", lambda names: "spacy_siamese_teacher.json" in names)
+        check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output], kind=teacher)
         records = [r for path in inputs for r in read_pair_records(path, format=format)]
         info = train_teacher(
             records,
