@@ -148,15 +148,17 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def _file_of(out: Path, directory: Path) -> bool:
-    """Whether the existing file `out` is a file of `directory`, by its path or a hard link (the
-    directory is walked only for a file with several links)."""
-    if not (out.is_file() and directory.is_dir()):
+def _inside(out: Path, directory: Path) -> bool:
+    """Whether the existing `out` lies in `directory`, by its path or (a file) a hard link: the
+    directory is walked only for a file with several links."""
+    if not (out.exists() and directory.is_dir()):
         return False
     if out.resolve().is_relative_to(directory.resolve()):
         return True
-    return out.stat().st_nlink > 1 and any(
-        _same(out, Path(root, name)) for root, _, names in os.walk(directory) for name in names
+    return (
+        out.is_file()
+        and out.stat().st_nlink > 1
+        and any(_same(out, Path(root, name)) for root, _, names in os.walk(directory) for name in names)
     )
 
 
@@ -185,22 +187,22 @@ def check_outputs(
     kind: Optional[DirKind] = None,
 ) -> None:
     """Refuse, before any work, an output file that is one of the inputs (resolved paths and hard links
-    included), a file of an input directory or another output; an output directory that is or holds
-    an input; and, given the `kind` of directory a command writes, an output directory that exists and
-    is neither empty nor of that kind. Raises PathConflictError."""
+    included), a file of an input directory or another output; an output directory that is, holds or
+    lies in an input; and, given the `kind` of directory a command writes, an output directory that
+    exists and is neither empty nor of that kind. Raises PathConflictError."""
     ins = [Path(p) for p in inputs if p is not None]
     outs = [Path(p) for p in outputs if p is not None]
     dirs = [Path(p) for p in output_dirs]
     for i, out in enumerate(outs):
         for src in ins:
-            if _same(out, src) or _file_of(out, src):
+            if _same(out, src) or _inside(out, src):
                 raise PathConflictError(f"Output {out} is also an input ({src}): choose another output path.")
         for other in outs[i + 1 :]:
             if _same(out, other):
                 raise PathConflictError(f"Two outputs are the same file ({out} and {other}): choose distinct paths.")
     for directory in dirs:
         for src in ins:
-            if _same(directory, src) or src.resolve().is_relative_to(directory.resolve()):
+            if _same(directory, src) or src.resolve().is_relative_to(directory.resolve()) or _inside(directory, src):
                 raise PathConflictError(
                     f"Output directory {directory} would replace the input {src}: choose another output directory."
                 )

@@ -106,9 +106,11 @@ def test_sha256_file(tmp_path):
 
 def test_saves_never_touch_a_users_tmp_and_old(tmp_path):
     """Issue 75, defect 3: a directory save deleted a user's NAME.tmp and NAME.old beside it."""
-    for name in ("model.tmp", "model.old", "out.bin.tmp", "out.bin.old"):
+    for name in ("model.tmp", "model.old"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "backup.txt").write_text("mine")
+    for name in ("out.bin.tmp", "out.bin.old"):
+        (tmp_path / name).write_text("mine")
     with atomic_directory(tmp_path / "model") as tmp:
         (tmp / "a").write_text("new")
     with pytest.raises(RuntimeError):
@@ -116,8 +118,8 @@ def test_saves_never_touch_a_users_tmp_and_old(tmp_path):
             raise RuntimeError("failed")
     with atomic_write(tmp_path / "out.bin") as file:
         file.write(b"new")
-    for name in ("model.tmp", "model.old", "out.bin.tmp", "out.bin.old"):
-        assert (tmp_path / name / "backup.txt").read_text() == "mine"
+    assert [(tmp_path / name / "backup.txt").read_text() for name in ("model.tmp", "model.old")] == ["mine"] * 2
+    assert [(tmp_path / name).read_text() for name in ("out.bin.tmp", "out.bin.old")] == ["mine"] * 2
     assert (tmp_path / "model" / "a").read_text() == "new" and _scratch(tmp_path) == []
 
 
@@ -193,4 +195,7 @@ def test_a_file_of_an_input_directory_is_an_input(tmp_path):
     for out in (tmp_path / "model" / "config.cfg", tmp_path / "link.cfg"):
         with pytest.raises(PathConflictError, match="also an input"):
             check_outputs([tmp_path / "model"], [out])
+    (tmp_path / "model" / "vocab").mkdir()
+    with pytest.raises(PathConflictError, match="would replace the input"):
+        check_outputs([tmp_path / "model"], [], output_dirs=[tmp_path / "model" / "vocab"])
     check_outputs([tmp_path / "model"], [tmp_path / "model" / "new.json", tmp_path / "out.json"])
