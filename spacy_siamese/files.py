@@ -48,11 +48,9 @@ def _alive(pid: int) -> bool:
         return pid == os.getpid()
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's
-        pass
-    return True
+        return True
+    except OSError as err:
+        return not isinstance(err, ProcessLookupError)  # PermissionError: another user's
 
 
 def recover(path: PathLike) -> None:
@@ -107,13 +105,15 @@ def atomic_write(path: PathLike) -> Iterator[BinaryIO]:
 
 
 @contextmanager
-def atomic_directory(path: PathLike) -> Iterator[Path]:
+def atomic_directory(path: PathLike, *, kind: Optional[DirKind] = None) -> Iterator[Path]:
     """A fresh directory to fill in place of `path`: the block writes into a scratch directory of this
     run beside it, which replaces `path` (if any) only when the block ends without an error. On Linux
     the two are swapped in one step, so `path` is always whole; elsewhere a kill between the two renames
     leaves the old directory in the scratch one, which the next call (or `recover`) moves back. The
-    next call also removes what killed runs left; a user's NAME.tmp or NAME.old is never touched."""
+    next call also removes what killed runs left; a user's NAME.tmp or NAME.old is never touched.
+    With a `kind`, an existing directory not of that kind is refused (`check_outputs`)."""
     path = Path(path).absolute()
+    check_outputs([], [], output_dirs=[path], kind=kind)
     recover(path)
     scratch = _scratch(path)
     new, old = scratch / "new", scratch / "old"

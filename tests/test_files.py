@@ -179,6 +179,10 @@ def test_an_output_directory_not_of_the_commands_kind_is_refused(tmp_path):
         PathConflictError, match="notes exists and is not a pipeline directory \\(it holds notes.txt, sub\\)"
     ):
         check_outputs([], [], output_dirs=[tmp_path / "notes"], kind=PIPELINE)
+    with pytest.raises(PathConflictError, match="is not a pipeline directory"):
+        with atomic_directory(tmp_path / "notes", kind=PIPELINE) as tmp:  # a library save
+            spacy.blank("en").to_disk(tmp)
+    assert sorted(p.name for p in (tmp_path / "notes").rglob("*")) == ["notes.txt", "sub"]
     with pytest.raises(PathConflictError, match="is not a directory"):
         check_outputs([], [], output_dirs=[tmp_path / "notes" / "notes.txt"], kind=PIPELINE)
     spacy.blank("en").to_disk(tmp_path / "model")

@@ -136,8 +136,7 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
 def save_pipeline(nlp: Language, target: Path) -> None:
     """Save a pipeline whole or not at all (`files.atomic_directory`): a kill while saving leaves
     the directory that was there. An existing directory is replaced only if it is a pipeline."""
-    check_paths([], [], output_dirs=[target], kind=PIPELINE)
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, kind=PIPELINE) as tmp:
         nlp.to_disk(tmp)
 
 

@@ -8,18 +8,8 @@ import typer
 from ..corpora.parallel import read_parallel_jsonl
 from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
 from ..evaluation.report import write_report
-from .app import (
-    MODEL,
-    NAME,
-    OUTPUT_JSON,
-    OUTPUT_MD,
-    app,
-    check_paths,
-    errors,
-    load_pipeline,
-    require_file,
-    versions,
-)
+from ..files import check_outputs
+from .app import MODEL, NAME, OUTPUT_JSON, OUTPUT_MD, app, errors, load_pipeline, require_file, versions
 
 
 @app.command("evaluate-crosslingual")
@@ -44,7 +34,7 @@ def evaluate_crosslingual_command(
     pipe's words + n-grams), CL-LSI and OPCA fitted on the training pairs."""
     with errors():
         require_file(dev, train)
-        check_paths([dev, train, model], [output_json, output_md])
+        check_outputs([dev, train, model], [output_json, output_md])
         pair = tuple(part.strip() for part in langs.split(","))
         if len(pair) != 2 or not all(pair):
             raise ValueError(f"--langs takes two language keys, e.g. en,es; got {langs!r}")
