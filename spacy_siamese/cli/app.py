@@ -15,7 +15,7 @@ from spacy.training import Example
 
 from ..component import PairScores, get_similarity_pipe
 from ..corpora import PairRecord, read_pairs
-from ..files import PIPELINE, DirKind, atomic_directory, atomic_write, check_outputs, recover
+from ..files import atomic_directory, atomic_write, check_outputs
 from ..search.dedupe import dedupe_threshold
 from ..search.texts import JSONL_SUFFIXES, Collection, scan_collection
 from ..util import check_n_process, distinct_pair_texts, given_path
@@ -89,6 +89,8 @@ FIT_LIMIT = typer.Option(
 def load_pipeline(model: str) -> Language:
     """A trained pipeline with a siamese_similarity pipe, or a clear error (naming a damaged one's empty files)."""
     if not Path(model).exists() and not spacy.util.is_package(model):
+        from ..files import recover
+
         recover(model)  # a save killed between its two renames (where renameat2 is missing)
         if not Path(model).exists():
             fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
@@ -110,7 +112,7 @@ def check_paths(
     inputs: Iterable[Union[str, Path, None]],
     outputs: Iterable[Union[str, Path, None]],
     output_dirs: Iterable[Union[str, Path]] = (),
-    kind: Optional[DirKind] = None,
+    kind: Optional[Tuple[str, Callable[[List[str]], bool]]] = None,
 ) -> None:
     """`files.check_outputs`, the one guard of every command's outputs: no output may replace any file
     a command reads (a file of an input directory included), nor a directory not of its `kind`."""
@@ -128,6 +130,8 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
         fail("Give --output DIR for the new pipeline, or --in-place to replace MODEL" + (", not both" * in_place))
     if in_place and not model.is_dir():
         fail(f"--in-place saves over a pipeline directory, and {model} is none")
+    from ..files import PIPELINE
+
     target = model if output is None else output
     check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
     return target
@@ -136,6 +140,8 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
 def save_pipeline(nlp: Language, target: Path) -> None:
     """Save a pipeline whole or not at all (`files.atomic_directory`): a kill while saving leaves
     the directory that was there. An existing directory is replaced only if it is a pipeline."""
+    from ..files import PIPELINE
+
     with atomic_directory(target, kind=PIPELINE) as tmp:
         nlp.to_disk(tmp)
 
