@@ -147,10 +147,13 @@ def load_pipeline(model: str) -> Language:
     from ..component import get_similarity_pipe
 
     if not Path(model).exists() and not spacy.util.is_package(model):
-        old = Path(model).with_name(Path(model).name + ".old")
-        if old.is_dir():  # a save killed between its two renames: the pipeline is whole there
-            fail(f"Model not found: {model}, but an interrupted save left it at {old}: rename that to {model}")
-        fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
+        from ..files import recover
+
+        recover(model)  # a save killed between its two renames (where renameat2 is missing)
+        if not Path(model).exists():
+            fail(f"Model not found: {model} (give a pipeline directory or an installed package)")
+    if Path(model).is_dir() and not (Path(model) / "config.cfg").is_file():
+        fail(f"{model} is not a spaCy pipeline (it has no config.cfg)")
     try:
         nlp = spacy.load(model)
     except Exception as err:  # srsly, thinc and numpy name no file when one is cut short
@@ -167,14 +170,13 @@ def check_paths(
     inputs: Iterable[Union[str, Path, None]],
     outputs: Iterable[Union[str, Path, None]],
     output_dirs: Iterable[Union[str, Path]] = (),
+    kind: Optional[Tuple[str, Callable[[List[str]], bool]]] = None,
 ) -> None:
-    """`files.check_outputs` with every file of an input directory (a pipeline, a collection)
-    as an input too: no output may replace any file a command reads."""
+    """`files.check_outputs`, the one guard of every command's outputs: no output may replace any file
+    a command reads (a file of an input directory included), nor a directory not of its `kind`."""
     from ..files import check_outputs
 
-    given = [Path(p) for p in inputs if p is not None]
-    files = [f for p in given if p.is_dir() for f in p.rglob("*") if f.is_file()]
-    check_outputs([*given, *files], outputs, output_dirs=output_dirs)
+    check_outputs(inputs, outputs, output_dirs=output_dirs, kind=kind)
 
 
 OUTPUT_PIPELINE = typer.Option(None, "--output", "-o", help="Save the pipeline to this new directory")
@@ -188,19 +190,19 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
         fail("Give --output DIR for the new pipeline, or --in-place to replace MODEL" + (", not both" * in_place))
     if in_place and not model.is_dir():
         fail(f"--in-place saves over a pipeline directory, and {model} is none")
+    from ..files import PIPELINE
+
     target = model if output is None else output
-    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target])
+    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
     return target
 
 
 def save_pipeline(nlp: Language, target: Path) -> None:
     """Save a pipeline whole or not at all (`files.atomic_directory`): a kill while saving leaves
     the directory that was there. An existing directory is replaced only if it is a pipeline."""
-    from ..files import atomic_directory
+    from ..files import PIPELINE, atomic_directory
 
-    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "config.cfg").exists())):
-        fail(f"{target} exists and is not a pipeline directory: save the pipeline to a new directory")
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, kind=PIPELINE) as tmp:
         nlp.to_disk(tmp)
 
 

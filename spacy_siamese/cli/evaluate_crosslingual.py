@@ -34,9 +34,11 @@ def evaluate_crosslingual_command(
     from ..corpora.parallel import read_parallel_jsonl
     from ..evaluation.crosslingual import crosslingual_markdown, evaluate_crosslingual
     from ..evaluation.report import write_report
+    from ..files import check_outputs
 
     with errors():
         require_file(dev, train)
+        check_outputs([dev, train, model], [output_json, output_md])
         pair = tuple(part.strip() for part in langs.split(","))
         if len(pair) != 2 or not all(pair) or pair[0] == pair[1]:
             raise ValueError(f"--langs takes two different language keys, e.g. en,es; got {langs!r}")

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from .app import OUTPUT_MD, app, errors, expand_paths, fail
+from .app import OUTPUT_MD, app, check_paths, errors, expand_paths, fail
 
 
 @app.command("report")
@@ -29,6 +29,7 @@ def report_command(
             )
             if not files:
                 fail(f"No evaluation JSON files found at {arg}")
+            check_paths(files, [output_md])
             for path in files:
                 try:
                     rep = read_json(path)

@@ -40,7 +40,8 @@ def teacher_train_command(
     from ..teacher.train import train_teacher
 
     with errors():
-        check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output])
+        teacher = ("a teacher directory", lambda names: "spacy_siamese_teacher.json" in names)
+        check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output], kind=teacher)
         records = [r for path in inputs for r in read_pair_records(path, format=format)]
         info = train_teacher(
             records,

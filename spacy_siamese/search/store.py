@@ -25,7 +25,7 @@ import srsly
 from scipy.sparse import csr_matrix, load_npz, save_npz, vstack
 
 from ..component import PIPE_NAME
-from ..files import atomic_write
+from ..files import DirKind, atomic_write, check_outputs
 
 FORMAT = "spacy_siamese.vector_store.v2"
 MANIFEST = "manifest.json"
@@ -33,6 +33,7 @@ LEARNED = "learned.npy"
 CHUNK_SIZE = 8192
 # What a store directory holds (names start so): a directory with anything else is not replaced.
 STORE_FILES = (MANIFEST, LEARNED, "lexical-", "compact-", "candidates-", "texts.jsonl", "ids.jsonl")
+STORE: DirKind = ("a vector store", lambda names: all(name.startswith(STORE_FILES) for name in names))
 
 # The fields of a manifest and their types.
 FIELDS = {"model_id": str, "pipe_name": str, "n": int, "chunk_size": int, "done": list, "checksums": dict}
@@ -245,16 +246,7 @@ def write_manifest(path: Path, manifest: Dict[str, Any]) -> None:
 def check_replaceable(path: Path) -> None:
     """A ValueError if `path` is not a directory holding only what a vector store writes (so that
     replacing it would delete the user's files)."""
-    if not path.exists():
-        return
-    if not path.is_dir():
-        raise ValueError(f"{path} is not a directory: a vector store needs a directory of its own.")
-    others = sorted(p.name for p in path.iterdir() if not p.name.startswith(STORE_FILES))
-    if others:
-        raise ValueError(
-            f"{path} is not a vector store (it holds {', '.join(others[:3])}{', ...' if len(others) > 3 else ''}) "
-            "and would be deleted to make one: give a new or empty directory."
-        )
+    check_outputs([], [], output_dirs=[path], kind=STORE)
 
 
 def read_json(file: Path, fix: str) -> Dict[str, Any]:

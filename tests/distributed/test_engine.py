@@ -288,10 +288,11 @@ def test_a_killed_runs_vectors_are_not_mixed_into_a_rerun(no_ray_run, models, mo
     done: the files a killed run left (in the directory beside, or an earlier run's in --vectors)
     are gone, and a directory holding anything else is refused before Ray starts."""
     srsly.write_jsonl(tmp_path / "a.jsonl", [{"id": 1, "text": "a"}])
-    vectors, beside = tmp_path / "v", tmp_path / "v.tmp"
+    vectors, beside = tmp_path / "v", tmp_path / f".v.999999999-{'0' * 32}.siamese-tmp" / "new"  # a killed run's
     for directory, name in ((vectors, "part-" + "0" * 24 + ".parquet"), (beside, "part-" + "1" * 24 + ".parquet")):
-        directory.mkdir()
+        directory.mkdir(parents=True)
         (directory / name).write_bytes(b"stale")
+    (beside.parent / "siamese-scratch").touch()  # the mark of the library's scratch directories
     written, NEW = [], "part-" + "2" * 24 + ".parquet"
 
     def write_encoded(dataset, model, path, **settings):
@@ -303,7 +304,7 @@ def test_a_killed_runs_vectors_are_not_mixed_into_a_rerun(no_ray_run, models, mo
     run = (str(tmp_path / "a.jsonl"), str(vectors))
     with pytest.raises(_Stop):
         distributed.dedupe_jsonl("model", *run, threshold=0.5, nlp=models["cauchy"])
-    assert written == [str(beside)] and sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "v"]
+    assert written[0].endswith(".siamese-tmp/new") and sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "v"]
     assert [p.name for p in vectors.iterdir()] == [NEW]
     (vectors / "notes.txt").write_text("mine", encoding="utf8")
     with pytest.raises(ValueError, match="holds other files than the Parquet vectors of a run \\(notes.txt\\)"):

@@ -193,4 +193,4 @@ def test_reports_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         write_json({"auc": 0.9}, path)
     assert json.loads(path.read_text(encoding="utf8")) == {"auc": 0.5}
-    assert not (tmp_path / "report.json.tmp").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no scratch file left
