@@ -37,11 +37,10 @@ def teacher_train_command(
     sentence-transformers model directory, for teacher-pairs to label pairs for a student. Uses
     the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time."""
     from ..files import check_outputs
-    from ..teacher.train import train_teacher
+    from ..teacher.train import TEACHER, train_teacher
 
     with errors():
-        teacher = ("a teacher directory", lambda names: "spacy_siamese_teacher.json" in names)
-        check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output], kind=teacher)
+        check_outputs([*inputs, *([Path(base)] if Path(base).exists() else [])], [], output_dirs=[output], kind=TEACHER)
         records = [r for path in inputs for r in read_pair_records(path, format=format)]
         info = train_teacher(
             records,

@@ -15,12 +15,13 @@ from typing import Any, Dict, List, Sequence, Union
 import numpy
 
 from ..corpora import PairRecord
-from ..files import atomic_directory
+from ..files import DirKind, atomic_directory
 from ..util import import_extra
 from .models import EXTRA, device_name, load_model
 
 KINDS = ("cross-encoder", "mnrl", "cosent")
 META = "spacy_siamese_teacher.json"
+TEACHER: DirKind = ("a teacher directory", lambda names: META in names)
 WHAT = "Training a teacher"
 
 
@@ -121,7 +122,7 @@ def train_teacher(
         "device": device,
         "train_seconds": round(seconds, 1),
     }
-    with atomic_directory(output) as tmp:
+    with atomic_directory(output, kind=TEACHER) as tmp:
         model.save(str(tmp))
         (tmp / META).write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
     return info
