@@ -32,6 +32,7 @@ SCORE_TOLERANCE = 1e-4
 NPROBE = 64
 BLOCK_BYTES = 64 * 2**20  # bound on one block of query x item keys
 ITEM_BLOCK_BYTES = 64 * 2**20  # bound on one block of items converted for scoring (float64)
+SCORE_BLOCK_BYTES = 2 * 2**20  # the rows of one block of candidate pairs re-scored with `pipe.compare`
 Hits = List[List[Tuple[int, float]]]
 
 
@@ -42,6 +43,7 @@ class SimilarityIndex:
         approximate; extra `spacy-siamese[ann]`) or "auto" (flat up to 30,000 items, then ivf).
     c (int): Candidates re-scored per query (ivf, hnsw; with flat, a comparison that is not a metric
         re-scores its c nearest by L2 instead of every item).
+    A flat search maps the items to its space once and keeps them (a copy for Cauchy and cosine).
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class SimilarityIndex:
         self.texts: Optional[List[str]] = [] if texts is not None or vectors is None else None
         self.ids: Optional[List[Any]] = None  # the collection's own ids, when it had them (`load`)
         self._ann: Optional[CandidateIndex] = None  # built when an ivf or hnsw search needs it
+        self._mapped: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None  # `_mapped_items`
         if vectors is not None:
             self.add_vectors(vectors, texts)
 
@@ -111,6 +114,7 @@ class SimilarityIndex:
     def vectors(self, vectors: numpy.ndarray) -> None:
         self._rows = vectors
         self._size = len(vectors)
+        self._mapped = None
 
     def add(
         self, texts_or_docs: Sequence[TextOrDoc], *, batch_size: int = 256, n_process: int = 1, progress: bool = True
@@ -147,7 +151,7 @@ class SimilarityIndex:
                 self.texts = None  # texts are kept only when every item has one
             else:
                 self.texts.extend(texts)
-        self._ann = None  # built again with the new items when needed
+        self._ann = self._mapped = None  # built again with the new items when needed
         return list(range(start, len(self.vectors)))
 
     def search(
@@ -202,7 +206,12 @@ class SimilarityIndex:
             tol = numpy.zeros(len(queries), dtype="float32")
             k = max(k, self.c or k)
         rows, cols = _near_kth(keys, k, exclude, tol)
-        return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
+        return rows, cols, self._pair_scores(queries, rows, cols)
+
+    def _pair_scores(self, queries: numpy.ndarray, rows: numpy.ndarray, cols: numpy.ndarray) -> numpy.ndarray:
+        """`pipe.compare` of queries[rows] and items[cols], in blocks small enough for the CPU's cache."""
+        block = max(32, SCORE_BLOCK_BYTES // (8 * queries.shape[1]) // 32 * 32)
+        return vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols, block_size=block)
 
     def _keys(self, queries: numpy.ndarray, *, matrix_scores: bool = False) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """Fast-metric keys (larger is better) of queries x items, and a rounding tolerance per query;
@@ -217,20 +226,23 @@ class SimilarityIndex:
         if self.space.metric == "l1":  # only with `c`: L1 keys of the nearest candidates
             keys = -numpy.vstack([numpy.abs(self.vectors - row).sum(axis=1) for row in q]).astype("float32")
             return keys, numpy.zeros(len(q), dtype="float32")
-        keys = numpy.empty((len(q), len(self)), dtype="float32")
-        max_sq = 0.0
-        step = self._item_step()
-        for s in range(0, len(self), step):
-            x = self.space.transform(self.vectors[s : s + step])
-            block = q @ x.T
-            if self.space.metric == "l2":
-                sq = numpy.einsum("ij,ij->i", x, x)
-                max_sq = max(max_sq, float(sq.max()))
-                block = 2.0 * block - sq[None, :]  # -|q - x|^2 + |q|^2
-            keys[:, s : s + step] = block
-        q_sq = numpy.einsum("ij,ij->i", q, q) if self.space.metric == "l2" else numpy.ones(len(q), dtype="f")
-        max_sq = max_sq if self.space.metric == "l2" else 1.0
-        return keys, (TOLERANCE * (q_sq + max_sq)).astype("float32")
+        x, sq = self._mapped_items()
+        used = numpy.flatnonzero(q.any(axis=0))  # sparse queries (TWEAK): the other columns add exact zeros
+        if len(used) < q.shape[1] // 2:
+            q, x = q[:, used], x[:, used]
+        keys = q @ x.T
+        if self.space.metric != "l2":
+            return keys, numpy.full(len(q), 2 * TOLERANCE, dtype="float32")
+        keys = 2.0 * keys - sq[None, :]  # -|q - x|^2 + |q|^2
+        max_sq = float(sq.max())
+        return keys, (TOLERANCE * (numpy.einsum("ij,ij->i", q, q) + max_sq)).astype("float32")
+
+    def _mapped_items(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The items in the fast metric's space and their squared norms, mapped once (again after `add`)."""
+        if self._mapped is None:
+            x = self.space.transform(self.vectors)
+            self._mapped = (x, numpy.einsum("ij,ij->i", x, x))
+        return self._mapped
 
     def _item_step(self) -> int:
         """Items per block when computing keys: the block's float64 copy stays within ITEM_BLOCK_BYTES."""
@@ -248,7 +260,7 @@ class SimilarityIndex:
         if exclude is not None:
             keep &= cols != exclude[rows]
         rows, cols = rows[keep], cols[keep]
-        return rows, cols, vector_pair_scores(self.pipe.compare, queries, self.vectors, rows, cols)
+        return rows, cols, self._pair_scores(queries, rows, cols)
 
     def _candidate_index(self, serialized: Optional[numpy.ndarray] = None) -> CandidateIndex:
         """The faiss index of ivf or hnsw candidates, built (or read from `serialized`) when first needed."""

@@ -20,7 +20,7 @@ import numpy
 import pytest
 
 from spacy_siamese import SimilarityIndex, displacy
-from spacy_siamese.displacy.server import QuietHandler
+from spacy_siamese.displacy.server import Batcher, QuietHandler
 from spacy_siamese.explain import SAMPLES
 
 from ..conftest import PAIRS
@@ -414,9 +414,10 @@ def test_a_second_explanation_waits_half_the_budget_then_gets_a_503(fixed):
 
 def test_a_crowd_of_searches_is_served_together_and_none_is_reset(tweak_nlp):
     """200 searches sent at once on the loopback: every one is answered (the listen backlog holds
-    the crowd; the old backlog of 5 reset or timed out some), and the waiting ones are searched as
-    a batch, not one after another (which takes 200 times one search): the slowest is answered
-    within a few times one search plus one library search of the 200 queries."""
+    the crowd; the old backlog of 5 reset or timed out some), and the slowest waits little longer
+    than in a crowd of 200 blank queries (the same requests without a search, measured alongside):
+    the searches' own work, two library searches of the 200 queries and five searches alone. The
+    crowd's HTTP work alone takes tens of times one search, so the bound is on what searching adds."""
     index = SimilarityIndex.build(tweak_nlp, TEXTS, progress=False)
     rng = numpy.random.default_rng(0)
     index.add_vectors(rng.standard_normal((2000, index.vectors.shape[1])).astype("float32"))
@@ -429,19 +430,53 @@ def test_a_crowd_of_searches_is_served_together_and_none_is_reset(tweak_nlp):
             try:
                 connection.request("GET", "/api/search?" + urlencode({"q": query, "k": 5}))
                 response = connection.getresponse()
-                assert response.status == 200 and len(json.loads(response.read())["hits"]) == 5
+                assert response.status == 200 and len(json.loads(response.read())["hits"]) == (5 if query else 0)
             finally:
                 connection.close()
             return time.monotonic() - start
 
-        alone = sorted(search(query) for query in queries[:5])[2]
-        start = time.monotonic()
-        index.search(queries, k=5)
-        batch = time.monotonic() - start
-        with ThreadPoolExecutor(len(queries)) as pool:
-            times = sorted(pool.map(search, queries))  # an exception (a reset, a timeout) fails the test
-    p99 = times[int(0.99 * len(times)) - 1]
-    assert p99 < 3 * (alone + batch), (alone, batch, p99)
+        def p99(crowd):
+            with ThreadPoolExecutor(len(crowd)) as pool:
+                times = sorted(pool.map(search, crowd))  # an exception (a reset, a timeout) fails the test
+            return times[int(0.99 * len(times)) - 1]
+
+        tries = []
+        for _ in range(3):  # the machine's other work may slow one crowd and not the other
+            alone = sorted(search(query) for query in queries[:7])[3]
+            start = time.monotonic()
+            index.search(queries, k=5)
+            batch = time.monotonic() - start
+            blank, slowest = p99([""] * len(queries)), p99(queries)
+            tries.append(dict(p99=slowest, blank=blank, batch=batch, alone=alone))
+            if slowest < blank + 2 * batch + 5 * alone:
+                return
+    pytest.fail(f"the crowd's p99 exceeds the bound in every try: {tries}")
+
+
+def test_searches_that_wait_together_are_searched_as_one_batch():
+    """While one search runs, the queries that arrive wait and are then searched in one call (of
+    their k), each thread getting its own query's hits."""
+    calls, running, release = [], threading.Event(), threading.Event()
+
+    def search(queries, k):
+        calls.append((sorted(queries), k))
+        running.set()
+        release.wait(10)
+        return [[(len(query), float(k))] for query in queries]
+
+    batcher = Batcher(search)
+    queries = ["a" * n for n in range(1, 8)]
+    with ThreadPoolExecutor(len(queries) + 1) as pool:
+        first = pool.submit(batcher, "first", 3)
+        assert running.wait(10)
+        rest = [pool.submit(batcher, query, 3 if n else 4) for n, query in enumerate(queries)]
+        deadline = time.monotonic() + 10
+        while len(batcher.waiting) < len(queries) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()
+        assert first.result() == [(5, 3.0)]
+        assert [future.result() for future in rest] == [[(n, 3.0 if n > 1 else 4.0)] for n in range(1, 8)]
+    assert sorted(calls) == sorted([(["first"], 3), (queries[1:], 3), (queries[:1], 4)])
 
 
 def test_a_post_from_another_origin_is_refused(fixed):

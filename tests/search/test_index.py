@@ -4,6 +4,7 @@ import srsly
 
 from spacy_siamese import SimilarityIndex
 from spacy_siamese.layers.heads import predicting_head
+from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.search import encode_with_texts
 from spacy_siamese.search.space import COSINE, OTHER, vector_space
 
@@ -299,3 +300,33 @@ def test_n_process_two(models):
     nlp = models["cauchy"]
     index = SimilarityIndex.build(nlp, CORPUS, progress=False, n_process=2, batch_size=8)
     numpy.testing.assert_array_equal(index.vectors, SimilarityIndex.build(nlp, CORPUS, progress=False).vectors)
+
+
+def test_a_search_maps_the_items_once_and_again_after_an_add(model, monkeypatch):
+    """The items' vectors are mapped to the search space once, not at every search (a served index
+    answers each query with the queries' own work); an add maps them again."""
+    _, nlp = model
+    index = SimilarityIndex.build(nlp, CORPUS[:30], progress=False)
+    mapped = []
+    transform = index.space.transform
+    monkeypatch.setattr(index.space, "transform", lambda vectors: mapped.append(len(vectors)) or transform(vectors))
+    first = index.search(QUERIES, k=3)
+    mapped.clear()
+    assert index.search(QUERIES, k=3) == first and sum(mapped) <= len(QUERIES)
+    index.add([CORPUS[40]], progress=False)
+    again = SimilarityIndex.build(nlp, CORPUS[:30] + [CORPUS[40]], progress=False)
+    assert index.search(QUERIES + [CORPUS[40]], k=31) == again.search(QUERIES + [CORPUS[40]], k=31)
+
+
+def test_sparse_queries_get_the_brute_force_hits(model):
+    """Queries with few non-zero columns (as TWEAK's) are scored on those columns only: the same hits."""
+    _, nlp = model
+    pipe = nlp.get_pipe("siamese_similarity")
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    queries = pipe.encode(QUERIES[:4])
+    queries[:, 3:] = 0.0
+    ids, scores = index.search_vectors(queries, k=5)
+    full = vector_similarity_matrix(pipe.compare, queries, index.vectors)
+    for row, row_ids, row_scores in zip(full, ids, scores):
+        order = numpy.lexsort((numpy.arange(len(row)), -row.astype("float64")))[:5]
+        assert row_ids.tolist() == order.tolist() and row_scores.tolist() == row[order].tolist()
