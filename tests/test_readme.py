@@ -198,8 +198,8 @@ def test_unknown_targets_vars_configs_and_script_options_are_found():
     text = (
         "`python -m spacy project run all project` and `python -m spacy project run continue-quora project`\n"
         "python -m spacy project run evaluate experiments --vars.nmae x\n"
-        "python -m spacy train project/configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl\n"
-        "python -m spacy train project/configs/nothing.cfg\n"
+        "python -m spacy train configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl\n"
+        "python -m spacy train configs/nothing.cfg\n"
         "python benchmarks/speed.py MODEL --n 5 -o out.json --rnus 3\n"
     )
     assert project_problems(text) == [
@@ -207,9 +207,9 @@ def test_unknown_targets_vars_configs_and_script_options_are_found():
         "spacy project run evaluate experiments --vars.nmae x: experiments has no var 'nmae'",
     ]
     assert train_problems(text) == [
-        "spacy train project/configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl: "
-        "project/configs/quora_hybrid.cfg has no paths.trian",
-        "spacy train project/configs/nothing.cfg: no config project/configs/nothing.cfg",
+        "spacy train configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl: "
+        "configs/quora_hybrid.cfg has no paths.trian",
+        "spacy train configs/nothing.cfg: no config configs/nothing.cfg",
     ]
     assert script_problems(text) == ["benchmarks/speed.py MODEL --n 5 -o out.json --rnus 3: no option --rnus"]
     assert long_cells("| a | " + "word " * 41 + "|\n| " + "word " * 40 + "|") == [("word " * 41).strip()]

@@ -26,10 +26,8 @@ VECTORS_WIDTH = 16
 TINY = {
     "quora_max_steps": 4,
     "quora_eval_frequency": 2,
-    "stackexchange_max_steps": 4,
-    "stackexchange_eval_frequency": 2,
-    "finetune_max_steps": 4,
-    "finetune_eval_frequency": 2,
+    "tweak_stackexchange_max_steps": 4,
+    "tweak_stackexchange_eval_frequency": 2,
     "package_build": "wheel",
 }
 TINY_EXPERIMENTS = {"continue_steps": 4, "eval_frequency": 2, "bootstrap": 100}
@@ -102,8 +100,8 @@ def write_document_sample(mirror: Path) -> None:
 
 
 class Project:
-    """A copy of project/ (nothing outside it: the project is self-contained) with a tiny
-    data mirror and its checksum file. Call it to run `spacy project run TARGET`."""
+    """A copy of project/ and of the configs it reads (../configs) with a tiny data mirror and
+    its checksum file. Call it to run `spacy project run TARGET`."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -115,6 +113,7 @@ class Project:
                 "assets", "corpus", "training", "metrics", "packages", "project.lock", "__pycache__"
             ),
         )
+        shutil.copytree(ROOT / "configs", tmp / "configs", ignore=shutil.ignore_patterns("*.local.cfg"))
         self.mirror = tmp / "mirror"
         shutil.copytree(SAMPLE, self.mirror)
         write_document_sample(self.mirror)
