@@ -1,4 +1,4 @@
-"""The command lines of README.md, docs/*.md and benchmarks/RESULTS.md: every `python -m spacy_siamese
+"""The command lines of README.md, docs/*.md, benchmarks/RESULTS.md and experiments/README.md: every `python -m spacy_siamese
 COMMAND ... --option` names a command of the typer app and options that command has; every `spacy
 project run TARGET DIR` a workflow or command of DIR/project.yml and vars it has; every `spacy train
 CONFIG` a config with the sections its overrides name; every `benchmarks/SCRIPT.py --option` a
@@ -20,7 +20,12 @@ from spacy_siamese.cli import app
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"
-DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "RESULTS.md"]
+DOCUMENTS = [
+    README,
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "benchmarks" / "RESULTS.md",
+    ROOT / "experiments" / "README.md",
+]
 # An invocation ends at the end of its line, code span or table cell, or at a shell separator.
 INVOCATION = re.compile(r"python -m spacy_siamese\b([^\n`|;&#]*)")
 PROJECT_RUN = re.compile(r"python -m spacy project run\b([^\n`|;&#]*)")
@@ -229,8 +234,10 @@ def pipeline_table(text: str) -> List[Dict[str, Any]]:
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         workflow, *args = cells[5].strip("`").split()
-        overrides = {f"vars.{args[i][len('--vars.'):]}": args[i + 1] for i in range(0, len(args), 2)}
-        rows.append({"job": cells[0], "packages": set(PACKAGE.findall(cells[1])), "workflow": workflow, "vars": overrides})
+        overrides = {f"vars.{args[i][len('--vars.') :]}": args[i + 1] for i in range(0, len(args), 2)}
+        rows.append(
+            {"job": cells[0], "packages": set(PACKAGE.findall(cells[1])), "workflow": workflow, "vars": overrides}
+        )
     return rows
 
 
@@ -255,7 +262,9 @@ def test_the_readme_recommends_exactly_the_pipelines_the_project_packages():
     for row in rows:
         assert row["packages"], f"{row['job']}: the row names no package"
         built = project_packages(row["vars"], row["workflow"])
-        assert row["packages"] <= built, f"{row['job']}: workflow {row['workflow']} builds {built}, not {row['packages']}"
+        assert row["packages"] <= built, (
+            f"{row['job']}: workflow {row['workflow']} builds {built}, not {row['packages']}"
+        )
     recommended = set().union(*(row["packages"] for row in rows))
     packaged = set().union(*(project_packages(row["vars"]) for row in rows))
     assert packaged == recommended

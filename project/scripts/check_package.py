@@ -57,7 +57,9 @@ def main(
     problems = []
     empty = [field for field in CARD if not meta.get(field)]
     if empty:
-        problems.append(f"meta.json has no {', '.join(empty)}: write it with scripts/model_card.py (spacy package --meta)")
+        problems.append(
+            f"meta.json has no {', '.join(empty)}: write it with scripts/model_card.py (spacy package --meta)"
+        )
     if not _declares(meta.get("requirements", []), require):
         problems.append(f"meta.json requirements {meta.get('requirements')} do not include {require}")
     archives = sorted((package_dir / "dist").glob("*.whl")) + sorted((package_dir / "dist").glob("*.tar.gz"))

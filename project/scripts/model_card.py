@@ -20,16 +20,48 @@ import typer
 
 # The datasets a project pipeline trains on: name, where it comes from, its licence.
 DATA: Dict[str, Tuple[str, str, str]] = {
-    "quora": ("Quora Question Pairs (BiMPM split, Wang et al. 2017)", "https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs", "Quora's non-commercial terms"),
-    "stackexchange": ("AskUbuntu and Meta StackExchange duplicates (Bogdanova et al. 2015)", "https://github.com/nlx-group/Replicating-Bogdanova-et-al.-2015-Duplicate-Question-Detection", "CC BY-SA"),
-    "sts": ("STS Benchmark", "http://ixa2.si.ehu.es/stswiki/index.php/STSbenchmark", "scores CC BY-SA 4.0, texts under their sub-corpora's licences"),
+    "quora": (
+        "Quora Question Pairs (BiMPM split, Wang et al. 2017)",
+        "https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs",
+        "Quora's non-commercial terms",
+    ),
+    "stackexchange": (
+        "AskUbuntu and Meta StackExchange duplicates (Bogdanova et al. 2015)",
+        "https://github.com/nlx-group/Replicating-Bogdanova-et-al.-2015-Duplicate-Question-Detection",
+        "CC BY-SA",
+    ),
+    "sts": (
+        "STS Benchmark",
+        "http://ixa2.si.ehu.es/stswiki/index.php/STSbenchmark",
+        "scores CC BY-SA 4.0, texts under their sub-corpora's licences",
+    ),
     "sick": ("SICK", "https://marcobaroni.org/composes/sick.html", "CC BY-NC-SA 3.0"),
-    "mrpc": ("Microsoft Research Paraphrase Corpus", "https://www.microsoft.com/en-us/download/details.aspx?id=52398", "Microsoft Research Shared Source License (non-commercial)"),
-    "twitter_url": ("Twitter URL paraphrase corpus", "https://github.com/lanwuwei/Twitter-URL-Corpus", "CC BY-NC-SA 3.0"),
-    "teacher": ("pairs labelled by sentence-transformers/all-MiniLM-L6-v2", "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2", "Apache 2.0 (the model)"),
+    "mrpc": (
+        "Microsoft Research Paraphrase Corpus",
+        "https://www.microsoft.com/en-us/download/details.aspx?id=52398",
+        "Microsoft Research Shared Source License (non-commercial)",
+    ),
+    "twitter_url": (
+        "Twitter URL paraphrase corpus",
+        "https://github.com/lanwuwei/Twitter-URL-Corpus",
+        "CC BY-NC-SA 3.0",
+    ),
+    "teacher": (
+        "pairs labelled by sentence-transformers/all-MiniLM-L6-v2",
+        "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+        "Apache 2.0 (the model)",
+    ),
     "20news": ("20 Newsgroups, bydate train half", "http://qwone.com/~jason/20Newsgroups/", "research use"),
-    "reuters": ("Reuters-21578, ModApte training documents", "http://www.daviddlewis.com/resources/testcollections/reuters21578/", "research use only"),
-    "crosslingual": ("Tatoeba sentences and WMT news translations", "https://tatoeba.org", "Tatoeba CC BY 2.0 FR; WMT news: research use"),
+    "reuters": (
+        "Reuters-21578, ModApte training documents",
+        "http://www.daviddlewis.com/resources/testcollections/reuters21578/",
+        "research use only",
+    ),
+    "crosslingual": (
+        "Tatoeba sentences and WMT news translations",
+        "https://tatoeba.org",
+        "Tatoeba CC BY 2.0 FR; WMT news: research use",
+    ),
 }
 SKIPPED = {"bootstrap", "timing", "tfidf", "files", "model", "thresholds", "settings"}
 
@@ -89,7 +121,10 @@ def main(
     meta.update(
         description=f"{description} Known limits: {limits}",
         license="; ".join(f"{DATA[name][0]}: {DATA[name][2]}" for name in data),
-        sources=[*meta.get("sources", []), *({"name": DATA[n][0], "url": DATA[n][1], "license": DATA[n][2]} for n in data)],
+        sources=[
+            *meta.get("sources", []),
+            *({"name": DATA[n][0], "url": DATA[n][1], "license": DATA[n][2]} for n in data),
+        ],
         performance={**performance, **{f"thresholds/{key}": value for key, value in thresholds.items()}},
         speed=words_per_second(nlp, dev, n_texts),
     )
