@@ -1,9 +1,10 @@
-"""The command lines of README.md, docs/*.md, benchmarks/RESULTS.md and experiments/README.md: every `python -m spacy_siamese
-COMMAND ... --option` names a command of the typer app and options that command has; every `spacy
-project run TARGET DIR` a workflow or command of DIR/project.yml and vars it has; every `spacy train
-CONFIG` a config with the sections its overrides name; every `benchmarks/SCRIPT.py --option` a
-script with that option. So the documentation cannot drift from the code. The README also stays
-user documentation: short, with short table cells."""
+"""The command lines of README.md, docs/*.md, benchmarks/RESULTS.md and experiments/README.md:
+every `python -m spacy_siamese COMMAND ... --option` names a command of the typer app and options
+that command has; every `spacy project run TARGET DIR` a workflow or command of DIR/project.yml and
+vars it has; every `spacy train CONFIG` a config with the sections its overrides name; every
+`benchmarks/SCRIPT.py --option` a script with that option. So the documentation cannot drift from
+the code. The README also stays user documentation: short, with short table cells, and its table
+of pipelines names exactly the packages the main project builds."""
 
 import re
 import shlex
