@@ -63,20 +63,28 @@ DATA: Dict[str, Tuple[str, str, str]] = {
         "Tatoeba CC BY 2.0 FR; WMT news: research use",
     ),
 }
+METHOD_TABLES = ("results", "accuracy")  # method -> its figures; the trained pipeline comes first
 SKIPPED = {"bootstrap", "timing", "tfidf", "files", "model", "thresholds", "settings"}
+NOT_TEXT = {"origin", "group", "id", "labels", "label"}
+
+
+def numbers(value: Any, prefix: str) -> Iterator[Tuple[str, float]]:
+    """The numeric leaves of `value`, named `prefix/key/...`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from numbers(item, f"{prefix}/{key}")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield prefix, round(float(value), 4)
 
 
 def figures(report: Any, prefix: str) -> Iterator[Tuple[str, float]]:
-    """The numeric figures of the trained pipeline (the first entry of each `results` table) in an
-    evaluation report, named `prefix/group/figure`."""
+    """The figures of the trained pipeline in an evaluation report (the first entry of each table of
+    methods, `results` or `accuracy`), named `prefix/group/figure`."""
     if not isinstance(report, dict):
         return
     for key, value in report.items():
-        if key == "results" and isinstance(value, dict) and value:
-            first = next(iter(value.values()))
-            for name, figure in first.items():
-                if isinstance(figure, (int, float)) and not isinstance(figure, bool):
-                    yield f"{prefix}/{name}", round(float(figure), 4)
+        if key in METHOD_TABLES and isinstance(value, dict) and value:
+            yield from numbers(next(iter(value.values())), prefix)
         elif key not in SKIPPED and isinstance(value, dict):
             yield from figures(value, f"{prefix}/{key}")
 
@@ -84,7 +92,7 @@ def figures(report: Any, prefix: str) -> Iterator[Tuple[str, float]]:
 def words_per_second(nlp: spacy.language.Language, dev: Path, n_texts: int) -> Dict[str, Any]:
     texts: List[str] = []
     for row in srsly.read_jsonl(dev):
-        texts.extend(text for key in ("text1", "text2", "text") if isinstance(text := row.get(key), str))
+        texts.extend(text for key, text in row.items() if key not in NOT_TEXT and isinstance(text, str))
         if len(texts) >= n_texts:
             break
     texts = texts[:n_texts]
@@ -113,7 +121,8 @@ def main(
         raise typer.Exit(1)
     nlp = spacy.load(model)
     meta = dict(nlp.meta)
-    pipe_cfg = json.loads((model / "siamese_similarity" / "cfg").read_text(encoding="utf8"))
+    cfg_path = model / "siamese_similarity" / "cfg"
+    pipe_cfg = json.loads(cfg_path.read_text(encoding="utf8")) if cfg_path.is_file() else {}
     thresholds = {key: value for key, value in pipe_cfg.items() if "threshold" in key and isinstance(value, float)}
     performance = dict(meta.get("performance") or {})
     for path in metrics:

@@ -5,6 +5,7 @@ pipeline and tiny training settings."""
 
 import hashlib
 import io
+import json
 import random
 import shutil
 import subprocess
@@ -164,6 +165,21 @@ def weights(nlp: spacy.language.Language) -> numpy.ndarray:
     return numpy.concatenate(
         [node.get_param(name).ravel() for node in model.walk() for name in node.param_names if node.has_param(name)]
     )
+
+
+def assert_model_card(package_dir: Path) -> Dict:
+    """The meta.json of a package built by a package step: its model card is filled (what it is for
+    and its limits, its training data and their licences, dev figures from the evaluation JSON,
+    thresholds from the pipe, speed). Returns it."""
+    meta = json.loads((package_dir / "meta.json").read_text(encoding="utf8"))
+    assert "Known limits:" in meta["description"] and meta["license"]
+    assert all(source["name"] and source["license"] for source in meta["sources"] if "license" in source)
+    assert any("license" in source for source in meta["sources"])
+    evaluated = [key for key in meta["performance"] if "/" in key and not key.startswith("thresholds/")]
+    assert evaluated and all(isinstance(meta["performance"][key], float) for key in evaluated)
+    assert meta["speed"]["cpu"] > 0 and meta["speed"]["nwords"] > 0
+    assert list((package_dir / "dist").glob("*.whl"))
+    return meta
 
 
 def run_workflow(tmp: Path, workflow: str, **overrides) -> Tuple[Project, subprocess.CompletedProcess]:
