@@ -42,7 +42,7 @@ from spacy_siamese.metrics import pair_auc, retrieval_metrics, unit_rows
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "documents"
 PATHS = {"20news": DATA / "20news-bydate-train.tar.gz", "news": DATA / "uci-news-aggregator.partial.csv"}
-# The TF-IDF of benchmarks/retrieval.py (the S2Net featuriser of project/configs/s2net_documents.cfg).
+# The TF-IDF of benchmarks/retrieval.py (the S2Net featuriser of configs/s2net_documents.cfg).
 TFIDF = {"attr": "lower", "drop_stop": True, "drop_punct": True, "min_df": 2, "max_vocab": 20000}
 COMPARISONS = {"cosine": "spacy-siamese.CosineSimilarity.v1", "dot": "spacy-siamese.DotSimilarity.v1"}
 

@@ -35,7 +35,7 @@ from spacy_siamese.teacher.models import teacher_label
 from spacy_siamese.util import given_path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "project" / "configs" / "quora_hybrid.cfg"
+CONFIG = ROOT / "configs" / "quora_hybrid.cfg"
 MWE = "components.siamese_similarity.model.encoder.encoder"
 
 

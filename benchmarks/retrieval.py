@@ -40,7 +40,7 @@ from spacy_siamese.evaluation.baselines import find_tfidf
 from spacy_siamese.metrics import pair_auc, retrieval_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "project" / "configs" / "s2net_documents.cfg"  # the S2Net settings of the project's pipelines
+CONFIG = ROOT / "configs" / "s2net_documents.cfg"  # the S2Net settings of the project's pipelines
 DATA = ROOT.parent / "shared" / "data" / "documents"
 PATHS = {
     "20news": DATA / "20news-bydate-train.tar.gz",

@@ -20,7 +20,7 @@ TWEAK's document frequencies (`tweak` with min_df 2), and scored with `tfidf_cos
 TWEAK rows: the initial weights (untrained, close to log tf + idf), then the weights trained
 with each loss (LogLoss.v2, SquaredError.v1, PairwiseLogisticLoss.v1 gamma 10: the package's
 loss objects) plus `--alpha`/2 ||w||^2, by Adam (thinc's, L2 as a gradient term, as
-`project/configs/tweak_quora.cfg`) and by L-BFGS (scipy.optimize) on the same objective, and
+`configs/tweak_quora.cfg`) and by L-BFGS (scipy.optimize) on the same objective, and
 with more feature groups. Training minimises the objective on the exact (unhashed) cosine of
 the weighted term vectors, which is cheap; the reported scores are the layer's own: hashed
 into 4096 columns (`weigh`) and compared by CosineSimilarity.v1, as a trained pipe scores.

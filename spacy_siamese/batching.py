@@ -297,7 +297,7 @@ def configure_batch_by_dataset(
     seed: int = 0,
 ) -> Batcher:
     """Batches of one dataset each, for a multi-dataset corpus (`spacy-siamese.MultiPairCorpus.v1`,
-    example: `project/configs/general.cfg`): `batcher` batches each dataset's examples, and
+    example: `configs/general.cfg`): `batcher` batches each dataset's examples, and
     `schedule` ("proportional" or "round_robin") orders the batches, `weights` scaling how many
     each dataset gives under "proportional" (`dataset_batches`). Each call (epoch) shuffles with
     the next seed."""

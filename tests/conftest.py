@@ -9,7 +9,7 @@ from spacy.util import load_config, load_model_from_config, registry, resolve_do
 
 from spacy_siamese import make_pair_example
 
-CONFIGS = sorted((Path(__file__).resolve().parent.parent / "project" / "configs").glob("*.cfg"))
+CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.cfg"))
 
 PAIRS = [
     ("How do I learn Python fast?", "What is the quickest way to learn Python?", 1),

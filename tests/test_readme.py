@@ -1,9 +1,10 @@
-"""The command lines of README.md, docs/*.md and benchmarks/RESULTS.md: every `python -m spacy_siamese
-COMMAND ... --option` names a command of the typer app and options that command has; every `spacy
-project run TARGET DIR` a workflow or command of DIR/project.yml and vars it has; every `spacy train
-CONFIG` a config with the sections its overrides name; every `benchmarks/SCRIPT.py --option` a
-script with that option. So the documentation cannot drift from the code. The README also stays
-user documentation: short, with short table cells."""
+"""The command lines of README.md, docs/*.md, benchmarks/RESULTS.md and experiments/README.md:
+every `python -m spacy_siamese COMMAND ... --option` names a command of the typer app and options
+that command has; every `spacy project run TARGET DIR` a workflow or command of DIR/project.yml and
+vars it has; every `spacy train CONFIG` a config with the sections its overrides name; every
+`benchmarks/SCRIPT.py --option` a script with that option. So the documentation cannot drift from
+the code. The README also stays user documentation: short, with short table cells, and its table
+of pipelines names exactly the packages the main project builds."""
 
 import re
 import shlex
@@ -20,7 +21,12 @@ from spacy_siamese.cli import app
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"
-DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "RESULTS.md"]
+DOCUMENTS = [
+    README,
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "benchmarks" / "RESULTS.md",
+    ROOT / "experiments" / "README.md",
+]
 # An invocation ends at the end of its line, code span or table cell, or at a shell separator.
 INVOCATION = re.compile(r"python -m spacy_siamese\b([^\n`|;&#]*)")
 PROJECT_RUN = re.compile(r"python -m spacy project run\b([^\n`|;&#]*)")
@@ -198,8 +204,8 @@ def test_unknown_targets_vars_configs_and_script_options_are_found():
     text = (
         "`python -m spacy project run all project` and `python -m spacy project run continue-quora project`\n"
         "python -m spacy project run evaluate experiments --vars.nmae x\n"
-        "python -m spacy train project/configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl\n"
-        "python -m spacy train project/configs/nothing.cfg\n"
+        "python -m spacy train configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl\n"
+        "python -m spacy train configs/nothing.cfg\n"
         "python benchmarks/speed.py MODEL --n 5 -o out.json --rnus 3\n"
     )
     assert project_problems(text) == [
@@ -207,9 +213,75 @@ def test_unknown_targets_vars_configs_and_script_options_are_found():
         "spacy project run evaluate experiments --vars.nmae x: experiments has no var 'nmae'",
     ]
     assert train_problems(text) == [
-        "spacy train project/configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl: "
-        "project/configs/quora_hybrid.cfg has no paths.trian",
-        "spacy train project/configs/nothing.cfg: no config project/configs/nothing.cfg",
+        "spacy train configs/quora_hybrid.cfg --paths.train t.jsonl --paths.trian t.jsonl: "
+        "configs/quora_hybrid.cfg has no paths.trian",
+        "spacy train configs/nothing.cfg: no config configs/nothing.cfg",
     ]
     assert script_problems(text) == ["benchmarks/speed.py MODEL --n 5 -o out.json --rnus 3: no option --rnus"]
     assert long_cells("| a | " + "word " * 41 + "|\n| " + "word " * 40 + "|") == [("word " * 41).strip()]
+
+
+PACKAGE = re.compile(r"`((?:en|xx)_siamese_\w+)`")
+BUILT = re.compile(r"packages/((?:en|xx)_siamese_[\w$.{}]+?)-\$\{vars\.version\}")
+
+
+def pipeline_table(text: str) -> List[Dict[str, Any]]:
+    """The rows of the README's "Which pipeline for which job" table: the packages each names, and
+    the workflow of project/ (with its --vars overrides) that builds them."""
+    section = text.split("## Which pipeline for which job", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines()[2:]:
+        if not line.startswith("|") or line.startswith("|---") or line.startswith("| job |"):
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        workflow, *args = cells[5].strip("`").split()
+        overrides = {f"vars.{args[i][len('--vars.') :]}": args[i + 1] for i in range(0, len(args), 2)}
+        rows.append(
+            {"job": cells[0], "packages": set(PACKAGE.findall(cells[1])), "workflow": workflow, "vars": overrides}
+        )
+    return rows
+
+
+def project_packages(overrides: Dict[str, str], workflow: str = "") -> Set[str]:
+    """The packages the package steps of project/ build (of `workflow`, or of every command) with `overrides`."""
+    config = load_project_config(ROOT / "project", overrides=overrides)
+    steps = set(config["workflows"][workflow]) if workflow else None
+    return {
+        name
+        for command in config["commands"]
+        if steps is None or command["name"] in steps
+        for line in command.get("script", [])
+        for name in BUILT.findall(line.replace(config["vars"]["version"], "${vars.version}"))
+    }
+
+
+def test_the_readme_recommends_exactly_the_pipelines_the_project_packages():
+    """Each row of the README's table names a package that its workflow of project/ builds, and every
+    package of project/ is named by a row; the main command's rows (`all`) come first."""
+    rows = pipeline_table(README.read_text(encoding="utf8"))
+    assert len(rows) >= 10
+    for row in rows:
+        assert row["packages"], f"{row['job']}: the row names no package"
+        built = project_packages(row["vars"], row["workflow"])
+        assert row["packages"] <= built, (
+            f"{row['job']}: workflow {row['workflow']} builds {built}, not {row['packages']}"
+        )
+    recommended = set().union(*(row["packages"] for row in rows))
+    packaged = set().union(*(project_packages(row["vars"]) for row in rows))
+    assert packaged == recommended
+    workflows = [row["workflow"] for row in rows]
+    assert workflows[0] == "all" and "all" not in workflows[workflows.index(next(w for w in workflows if w != "all")) :]
+
+
+def test_the_project_stays_small():
+    config = load_project_config(ROOT / "project")
+    assert len(config["commands"]) <= 45
+    steps = {step for workflow in config["workflows"].values() for step in workflow}
+    assert {command["name"] for command in config["commands"]} <= steps  # no command outside a workflow
+
+
+def test_a_package_the_readme_does_not_name_is_found():
+    text = README.read_text(encoding="utf8").replace("`en_siamese_oneshot`", "`oneshot`")
+    rows = pipeline_table(text)
+    recommended = set().union(*(row["packages"] for row in rows))
+    assert "en_siamese_oneshot" in set().union(*(project_packages(row["vars"]) for row in rows)) - recommended

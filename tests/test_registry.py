@@ -1,6 +1,6 @@
 """The registry as pyproject declares it: every entry point resolves to the registered
 function, every registered spacy-siamese name has an entry point, builder defaults equal the
-factory defaults, and every config under project/configs resolves."""
+factory defaults, and every config under configs/ resolves."""
 
 import importlib
 import importlib.metadata
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Tuple
 
 import pytest
+from spacy.cli.debug_config import debug_config
 from spacy.language import Language
 from spacy.util import load_config, load_model_from_config, registry, resolve_dot_names
 
@@ -111,10 +112,12 @@ def test_builder_defaults_equal_the_factory_defaults():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[c.name for c in CONFIGS])
 def test_config_resolves(path, data_files):
-    """What `spacy debug config` and the start of `spacy train` do: fill and validate the
-    config, build the pipeline, resolve the training section and both corpora."""
+    """`spacy debug config CONFIG --paths.train ...` passes (it exits on an invalid config), and the
+    start of `spacy train` works: the pipeline is built, the training section and both corpora
+    resolve and read the data files."""
     paths = load_config(path, interpolate=False)["paths"]
     overrides = {key: value for key, value in data_files.items() if paths.get(key.split(".")[1], "") is None}
+    debug_config(path, overrides=overrides)
     config = load_config(path, overrides=overrides)
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
     assert nlp.pipe_names == ["siamese_similarity"]
@@ -128,8 +131,14 @@ def test_config_resolves(path, data_files):
         assert first.predicted.text in texts
 
 
+def test_the_reference_configs_are_one_top_level_folder():
+    root = Path(__file__).parent.parent
+    assert CONFIGS and {path.parent for path in CONFIGS} == {root / "configs"}
+    assert sorted((root / "project").rglob("*.cfg")) == []
+
+
 def test_configs_use_the_current_versions():
-    assert len(CONFIGS) >= 10, "project/configs/*.cfg not found"
+    assert len(CONFIGS) >= 10, "configs/*.cfg not found"
     for path in CONFIGS:
         text = path.read_text(encoding="utf8")
         assert "MWEEncoder.v1" not in text and "LogLoss.v1" not in text, path.name

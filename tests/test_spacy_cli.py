@@ -11,7 +11,7 @@ import spacy
 
 from .conftest import GRADED, PAIRS
 
-CONFIG = Path(__file__).parent.parent / "project" / "configs" / "quora_cauchy.cfg"
+CONFIG = Path(__file__).parent.parent / "configs" / "quora_cauchy.cfg"
 NO_STATIC = "--components.siamese_similarity.model.encoder.include_static_vectors=false"
 
 

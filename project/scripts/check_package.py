@@ -1,4 +1,4 @@
-"""Check a package built by `spacy package`: its archives exist and declare
+"""Check a package built by `spacy package`: its model card is filled, its archives exist and declare
 `spacy-siamese` as a dependency (spaCy finds it through the registered functions in
 the pipeline's config; without it `spacy.load` would fail after `pip install` in a
 fresh environment, because the `siamese_similarity` factory would be unknown).
@@ -17,6 +17,9 @@ from typing import List
 import typer
 
 REQUIRED = "spacy-siamese"
+# The model card's fields (scripts/model_card.py writes them): what it is for and its limits,
+# its training data and their licences, its dev figures and thresholds, its speed.
+CARD = ("description", "sources", "license", "performance", "speed")
 
 
 def _declares(requirements: List[str], name: str) -> bool:
@@ -52,6 +55,11 @@ def main(
         raise typer.Exit(1)
     meta = json.loads(meta_path.read_text(encoding="utf8"))
     problems = []
+    empty = [field for field in CARD if not meta.get(field)]
+    if empty:
+        problems.append(
+            f"meta.json has no {', '.join(empty)}: write it with scripts/model_card.py (spacy package --meta)"
+        )
     if not _declares(meta.get("requirements", []), require):
         problems.append(f"meta.json requirements {meta.get('requirements')} do not include {require}")
     archives = sorted((package_dir / "dist").glob("*.whl")) + sorted((package_dir / "dist").glob("*.tar.gz"))

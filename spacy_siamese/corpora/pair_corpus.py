@@ -98,7 +98,7 @@ DATASET_FIELDS = [name for name in inspect.signature(PairCorpus).parameters if n
 class MultiPairCorpus:
     """Several pair files as pair Examples tagged with their dataset's name, one dataset after
     the other in config order, re-read on every call (epoch); every file must exist when the
-    corpus is made. Example: `project/configs/general.cfg`.
+    corpus is made. Example: `configs/general.cfg`.
 
     datasets: name -> {path, format ("auto"), limit (0 = all), lenient (false)}, as for
     `spacy-siamese.PairCorpus.v1`. A name (lower-case letters, digits, "_") is what

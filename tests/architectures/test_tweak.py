@@ -60,7 +60,7 @@ def test_tweak_config_trains_with_spacy_train(tmp_path):
     root = Path(__file__).resolve().parents[2]
     data = root / "tests" / "data" / "project_mirror" / "quora"
     result = subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(root / "project" / "configs" / "tweak_quora.cfg")]
+        [sys.executable, "-m", "spacy", "train", str(root / "configs" / "tweak_quora.cfg")]
         + ["--output", str(tmp_path / "out"), "--paths.train", str(data / "train.tsv")]
         + ["--paths.dev", str(data / "dev.tsv"), "--training.max_steps=20", "--training.eval_frequency=10"]
         + ["--corpora.train.format=auto", "--corpora.dev.format=auto"],  # the raw files, read by the same parser

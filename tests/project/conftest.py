@@ -5,6 +5,7 @@ pipeline and tiny training settings."""
 
 import hashlib
 import io
+import json
 import random
 import shutil
 import subprocess
@@ -26,10 +27,8 @@ VECTORS_WIDTH = 16
 TINY = {
     "quora_max_steps": 4,
     "quora_eval_frequency": 2,
-    "stackexchange_max_steps": 4,
-    "stackexchange_eval_frequency": 2,
-    "finetune_max_steps": 4,
-    "finetune_eval_frequency": 2,
+    "tweak_stackexchange_max_steps": 4,
+    "tweak_stackexchange_eval_frequency": 2,
     "package_build": "wheel",
 }
 TINY_EXPERIMENTS = {"continue_steps": 4, "eval_frequency": 2, "bootstrap": 100}
@@ -102,8 +101,8 @@ def write_document_sample(mirror: Path) -> None:
 
 
 class Project:
-    """A copy of project/ (nothing outside it: the project is self-contained) with a tiny
-    data mirror and its checksum file. Call it to run `spacy project run TARGET`."""
+    """A copy of project/ and of the configs it reads (../configs) with a tiny data mirror and
+    its checksum file. Call it to run `spacy project run TARGET`."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -115,6 +114,7 @@ class Project:
                 "assets", "corpus", "training", "metrics", "packages", "project.lock", "__pycache__"
             ),
         )
+        shutil.copytree(ROOT / "configs", tmp / "configs", ignore=shutil.ignore_patterns("*.local.cfg"))
         self.mirror = tmp / "mirror"
         shutil.copytree(SAMPLE, self.mirror)
         write_document_sample(self.mirror)
@@ -165,6 +165,21 @@ def weights(nlp: spacy.language.Language) -> numpy.ndarray:
     return numpy.concatenate(
         [node.get_param(name).ravel() for node in model.walk() for name in node.param_names if node.has_param(name)]
     )
+
+
+def assert_model_card(package_dir: Path) -> Dict:
+    """The meta.json of a package built by a package step: its model card is filled (what it is for
+    and its limits, its training data and their licences, dev figures from the evaluation JSON,
+    thresholds from the pipe, speed). Returns it."""
+    meta = json.loads((package_dir / "meta.json").read_text(encoding="utf8"))
+    assert "Known limits:" in meta["description"] and meta["license"]
+    assert all(source["name"] and source["license"] for source in meta["sources"] if "license" in source)
+    assert any("license" in source for source in meta["sources"])
+    evaluated = [key for key in meta["performance"] if "/" in key and not key.startswith("thresholds/")]
+    assert evaluated and all(isinstance(meta["performance"][key], float) for key in evaluated)
+    assert meta["speed"]["cpu"] > 0 and meta["speed"]["nwords"] > 0
+    assert list((package_dir / "dist").glob("*.whl"))
+    return meta
 
 
 def run_workflow(tmp: Path, workflow: str, **overrides) -> Tuple[Project, subprocess.CompletedProcess]:

@@ -45,12 +45,12 @@ def test_convert_without_assets_says_which_step_to_run(tmp_path, script, name, s
 
 
 def test_malformed_collection_fails_with_file_and_record(project):
-    """A malformed document that passes the checksum (listed as is) stops convert-reuters."""
+    """A malformed document that passes the checksum (listed as is) stops convert-documents."""
     sgm = project.mirror / "documents/reuters21578/reut2-003.sgm"
     sgm.write_text(sgm.read_text(encoding="latin-1")[:200], encoding="latin-1")
     project.write_checksums()
     assert project("assets-documents").returncode == 0
-    result = project("convert-reuters")
+    result = project("convert-documents")
     assert result.returncode != 0
     assert "malformed reuters collection" in result.output
     assert "reut2-003.sgm" in result.output and "not closed" in result.output

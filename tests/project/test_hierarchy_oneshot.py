@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from .conftest import Project, mirror_words, small_vectors_pipeline
+from .conftest import Project, assert_model_card, mirror_words, small_vectors_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -39,6 +39,7 @@ TINY = {
     "oneshot_repeats": 2,
     "oneshot_max_test": 4,
     "s2net_width": 8,
+    "package_build": "wheel",
 }
 
 
@@ -100,3 +101,5 @@ def test_oneshot_workflow(project):
     for per_k in report["accuracy"].values():
         assert set(per_k) == {"1", "2"} and all(0.0 <= v["mean"] <= 1.0 for v in per_k.values())
     assert (project.dir / "metrics/oneshot.png").stat().st_size > 0
+    meta = assert_model_card(project.dir / "packages/en_siamese_oneshot-0.1.0")
+    assert any(key.startswith("oneshot/") for key in meta["performance"]) and "20 Newsgroups" in meta["license"]

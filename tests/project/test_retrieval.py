@@ -1,11 +1,11 @@
 """The `retrieval` workflow, run once for the module: assets-documents -> convert -> S2Net
-with `spacy train` -> evaluate-retrieval -> report."""
+with `spacy train` -> evaluate-retrieval -> package with the model cards -> report."""
 
 import json
 
 import pytest
 
-from .conftest import TINY_RETRIEVAL, run_workflow
+from .conftest import TINY_RETRIEVAL, assert_model_card, run_workflow
 
 pytestmark = pytest.mark.slow
 COLLECTIONS = ("20news", "reuters")
@@ -42,6 +42,13 @@ def test_evaluate_retrieval(run, name):
     for metrics in report["results"].values():
         assert 0.0 < metrics["mrr"] <= 1.0 and 0.0 <= metrics["p@10"] <= 1.0
     assert f"s2net_{name}" in (project.dir / f"metrics/retrieval_{name}.md").read_text()
+
+
+@pytest.mark.parametrize("name", COLLECTIONS)
+def test_package_carries_its_model_card(run, name):
+    project, _ = run
+    meta = assert_model_card(project.dir / f"packages/en_siamese_s2net_{name}-0.1.0")
+    assert f"retrieval_{name}/mrr" in meta["performance"]
 
 
 def test_report_lists_both_collections(run):

@@ -6,7 +6,7 @@ import json
 import pytest
 import spacy
 
-from .conftest import Project
+from .conftest import Project, assert_model_card
 
 pytestmark = pytest.mark.slow
 WORDS = [
@@ -63,5 +63,6 @@ def test_evaluation_has_every_group_and_baseline(run):
     assert (run.dir / "metrics/crosslingual_en-es.md").exists()
 
 
-def test_package_builds_a_wheel(run):
-    assert list((run.dir / "packages/xx_siamese_crosslingual_en_es-0.1.0/dist").glob("*.whl"))
+def test_package_carries_its_model_card(run):
+    meta = assert_model_card(run.dir / "packages/xx_siamese_crosslingual_en_es-0.1.0")
+    assert "crosslingual_en-es/groups/sentences/acc@1" in meta["performance"] and "Tatoeba" in meta["license"]
