@@ -203,3 +203,18 @@ def test_a_file_of_an_input_directory_is_an_input(tmp_path):
     with pytest.raises(PathConflictError, match="would replace the input"):
         check_outputs([tmp_path / "model"], [], output_dirs=[tmp_path / "model" / "vocab"])
     check_outputs([tmp_path / "model"], [tmp_path / "model" / "new.json", tmp_path / "out.json"])
+
+
+def test_a_stream_output_is_written_in_place_not_replaced(tmp_path):
+    """`--output-json /dev/stdout` (or a FIFO) is written into, never renamed over: a save used to
+    replace the FIFO (and, as root, /dev/stdout or /dev/null) with a regular file."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    read = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        with atomic_write(fifo) as file:
+            file.write(b"streamed")
+        assert read.communicate(timeout=10)[0] == b"streamed"
+    finally:
+        read.kill()
+    assert not fifo.is_file() and fifo.exists() and _scratch(tmp_path) == []
