@@ -16,7 +16,7 @@ PathLike = Union[str, Path]
 # What a command writes to an output directory: a name for messages, and whether the names in an
 # existing directory (this library's scratch entries left out) make it one, to be replaced whole.
 DirKind = Tuple[str, Callable[[List[str]], bool]]
-PIPELINE: DirKind = ("a pipeline directory", lambda names: "config.cfg" in names)
+PIPELINE: DirKind = ("a pipeline directory", lambda names: {"config.cfg", "meta.json"} <= set(names))
 # This library's scratch entries beside a path NAME (a directory one holds _MARK), and the run's process id.
 SCRATCH = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{32}\.siamese-tmp")
 _MARK = "siamese-scratch"

@@ -185,6 +185,12 @@ def test_an_output_directory_not_of_the_commands_kind_is_refused(tmp_path):
     assert sorted(p.name for p in (tmp_path / "notes").rglob("*")) == ["notes.txt", "sub"]
     with pytest.raises(PathConflictError, match="is not a directory"):
         check_outputs([], [], output_dirs=[tmp_path / "notes" / "notes.txt"], kind=PIPELINE)
+    # a spaCy project folder: a training config beside the user's files is no pipeline
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "config.cfg").write_text("[nlp]")
+    (tmp_path / "project" / "notes.txt").write_text("mine")
+    with pytest.raises(PathConflictError, match="project exists and is not a pipeline directory"):
+        check_outputs([], [], output_dirs=[tmp_path / "project"], kind=PIPELINE)
     spacy.blank("en").to_disk(tmp_path / "model")
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / f".x.1-{'0' * 32}.siamese-tmp").write_bytes(b"")
