@@ -194,9 +194,16 @@ def cached(path: Optional[Path], rows: int, compute: Callable[[], numpy.ndarray]
     An entry without a whole record is computed again. Raises ValueError naming the file."""
     record_path = None if path is None else path.with_suffix(".json")
     if path is not None and record_path is not None and path.exists() and record_path.exists():
-        record = json.loads(record_path.read_text(encoding="utf8"))
-        if {"shape", "dtype", "sha256"} <= set(record):
-            array = numpy.load(path, allow_pickle=False)
+        try:
+            record = json.loads(record_path.read_text(encoding="utf8"))
+            whole = isinstance(record, dict) and {"shape", "dtype", "sha256"} <= set(record)
+            array = numpy.load(path, allow_pickle=False) if whole else None
+        except (OSError, ValueError, EOFError) as err:  # EOFError: numpy's word for an empty or cut file
+            raise ValueError(
+                f"The teacher cache file {path} or its record {record_path.name} cannot be read ({err}): "
+                "delete both files to compute them again."
+            ) from None
+        if array is not None:
             found = {"shape": list(array.shape), "dtype": str(array.dtype), "sha256": sha256_file(path)}
             if any(record[key] != value for key, value in found.items()) or len(array) != rows:
                 raise ValueError(
