@@ -16,7 +16,7 @@ PathLike = Union[str, Path]
 # What a command writes to an output directory: a name for messages, and whether the names in an
 # existing directory (this library's scratch entries left out) make it one, to be replaced whole.
 DirKind = Tuple[str, Callable[[List[str]], bool]]
-PIPELINE: DirKind = ("a pipeline directory", lambda names: "config.cfg" in names)
+PIPELINE: DirKind = ("a pipeline directory", lambda names: {"config.cfg", "meta.json"} <= set(names))
 # This library's scratch entries beside a path NAME (a directory one holds _MARK), and the run's process id.
 SCRATCH = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{32}\.siamese-tmp")
 _MARK = "siamese-scratch"
@@ -88,8 +88,13 @@ def atomic_write(path: PathLike) -> Iterator[BinaryIO]:
     """A binary file to write `path` through: written beside it under a scratch name of this run, flushed
     to disk and renamed into place when the block ends, so a process killed (or a disk filled) while
     writing leaves no partial file at `path`; on an error the scratch file is removed, and the next
-    write of `path` removes one a killed run left."""
+    write of `path` removes one a killed run left. A stream (/dev/stdout, a FIFO, a device) is
+    written in place, never replaced."""
     path = Path(path)
+    if path.absolute().parts[1:2] in (("dev",), ("proc",)) or (path.exists() and not path.is_file()):
+        with open(path, "wb") as stream:
+            yield stream
+        return
     recover(path)
     tmp = _scratch(path)
     try:

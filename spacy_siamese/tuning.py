@@ -99,6 +99,10 @@ def calibrate_dedupe_threshold(
     scores, labels = pair_scores(examples)
     if not is_binary(labels):
         raise ValueError("The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not).")
+    if len(set(numpy.asarray(labels).tolist())) < 2:  # any threshold up to the lowest score is "right"
+        raise ValueError(
+            f"Thresholds are tuned on duplicates and non-duplicates: all {len(labels):,} pairs are one kind"
+        )
     pipe.cfg["dedupe_precision"] = cfg["dedupe_precision"]
     pipe.cfg["dedupe_threshold"] = tuned_thresholds(pipe, scores, labels)[1]
 

@@ -185,6 +185,12 @@ def test_an_output_directory_not_of_the_commands_kind_is_refused(tmp_path):
     assert sorted(p.name for p in (tmp_path / "notes").rglob("*")) == ["notes.txt", "sub"]
     with pytest.raises(PathConflictError, match="is not a directory"):
         check_outputs([], [], output_dirs=[tmp_path / "notes" / "notes.txt"], kind=PIPELINE)
+    # a spaCy project folder: a training config beside the user's files is no pipeline
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "config.cfg").write_text("[nlp]")
+    (tmp_path / "project" / "notes.txt").write_text("mine")
+    with pytest.raises(PathConflictError, match="project exists and is not a pipeline directory"):
+        check_outputs([], [], output_dirs=[tmp_path / "project"], kind=PIPELINE)
     spacy.blank("en").to_disk(tmp_path / "model")
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / f".x.1-{'0' * 32}.siamese-tmp").write_bytes(b"")
@@ -203,3 +209,18 @@ def test_a_file_of_an_input_directory_is_an_input(tmp_path):
     with pytest.raises(PathConflictError, match="would replace the input"):
         check_outputs([tmp_path / "model"], [], output_dirs=[tmp_path / "model" / "vocab"])
     check_outputs([tmp_path / "model"], [tmp_path / "model" / "new.json", tmp_path / "out.json"])
+
+
+def test_a_stream_output_is_written_in_place_not_replaced(tmp_path):
+    """`--output-json /dev/stdout` (or a FIFO) is written into, never renamed over: a save used to
+    replace the FIFO (and, as root, /dev/stdout or /dev/null) with a regular file."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    read = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        with atomic_write(fifo) as file:
+            file.write(b"streamed")
+        assert read.communicate(timeout=10)[0] == b"streamed"
+    finally:
+        read.kill()
+    assert not fifo.is_file() and fifo.exists() and _scratch(tmp_path) == []

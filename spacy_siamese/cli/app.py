@@ -339,6 +339,6 @@ def errors() -> Iterator[None]:
     """Report expected errors, a missing optional extra included, as one line (exit code 1)."""
     try:
         yield
-    except (_Failure, OSError, ValueError, ImportError) as err:
+    except (_Failure, OSError, ValueError, ImportError, EOFError) as err:  # EOFError: click would say "Aborted."
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(1) from err

@@ -52,6 +52,10 @@ def average_command(
         others = [Path(model) for model in models[1:] if Path(model).exists()]  # not installed packages
         target = pipeline_target(Path(models[0]), output, in_place, [dev, *others])
         records = read_pair_records(dev, format=format)
+        if len({r.label for r in records}) < 2:  # thresholds tuned on one kind are meaningless
+            fail(
+                f"Thresholds are tuned on duplicates and non-duplicates: all {len(records):,} pairs of {dev} are alike"
+            )
         nlps = [load_pipeline(model) for model in models]
         examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in records] for nlp in nlps]
         rows = {model: tuned_scores(nlp, egs) for model, nlp, egs in zip(models, nlps, examples)}

@@ -50,14 +50,14 @@ def check_host(header: Optional[str], names: Iterable[str]) -> None:
 
 
 def check_origin(origin: Optional[str], host: Optional[str]) -> None:
-    """A 403 for a POST that a page of another origin sent (its Origin names another host or port
-    than the request's Host); a request without an Origin (no browser's) passes."""
+    """A 403 for a request that a page of another origin sent (its Origin names another host or port
+    than the request's Host: a POST, or a GET by fetch); one without an Origin (a link, curl) passes."""
     if origin is None:
         return
     netloc = urlsplit(origin.strip()).netloc.lower()
     if not netloc or netloc != (host or "").strip().lower():
         raise HTTPError(
-            "403 Forbidden", f"This server answers POST requests from its own pages only, not from {origin!r:.80}"
+            "403 Forbidden", f"This server answers requests from its own pages only, not from {origin!r:.80}"
         )
 
 

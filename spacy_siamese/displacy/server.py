@@ -137,8 +137,7 @@ class DisplacyApp:
         path = environ.get("PATH_INFO") or "/"
         try:
             check_host(environ.get("HTTP_HOST"), self.hosts)
-            if method == "POST":
-                check_origin(environ.get("HTTP_ORIGIN"), environ.get("HTTP_HOST"))
+            check_origin(environ.get("HTTP_ORIGIN"), environ.get("HTTP_HOST"))  # a browser's cross-origin fetch
             params = parse_form(query_string(environ), "The query string")
             if method == "POST":
                 params.update(parse_form(read_body(environ), "The request body"))

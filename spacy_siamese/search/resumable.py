@@ -87,7 +87,10 @@ def encode_collection(
 
 
 def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[str, Any]:
-    """The manifest of a store at `path` made with the same `key`, or a new empty store."""
+    """The manifest of a store at `path` made with the same `key`, or a new empty store; a saved
+    index (`SimilarityIndex.save`: the user's, with texts, ids or candidates) is refused."""
+    if _saved_index(path):
+        raise ValueError(f"{path} is a saved index, not a work dir: give another work dir (the index is kept)")
     if not fresh and (path / MANIFEST).exists():
         fix = f"delete {path} or pass --fresh"
         manifest = read_json(path / MANIFEST, fix)
@@ -101,6 +104,13 @@ def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[s
         warnings.warn(message, StoreWarning, stacklevel=3)
     check_replaceable(path)
     return create_store(path, key)
+
+
+def _saved_index(path: Path) -> bool:
+    try:
+        return "index" in read_json(path / MANIFEST, "")
+    except ValueError:  # none, or damaged: the caller's checks say so
+        return False
 
 
 def _run_chunks(

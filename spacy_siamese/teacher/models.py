@@ -8,7 +8,7 @@ import json
 import pickle
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -30,8 +30,14 @@ def load_model(kind: str, name_or_path: Union[str, Path], **settings: Any) -> An
     """sentence-transformers' `kind` ("SentenceTransformer" or "CrossEncoder") of a name or
     directory. Raises ValueError naming the weights file when torch refuses to unpickle it."""
     st = import_extra("sentence_transformers", EXTRA, "A teacher")
+    from safetensors import SafetensorError  # a dependency of transformers
+
     try:
         return getattr(st, kind)(str(name_or_path), **settings)
+    except SafetensorError as err:
+        found = sorted(Path(name_or_path).rglob("*.safetensors")) if Path(name_or_path).is_dir() else []
+        where = ", ".join(map(str, found)) or name_or_path
+        raise ValueError(f"{where}: not a whole safetensors file ({err}): copy the model again.") from None
     except pickle.UnpicklingError:
         found = [p for p in Path(name_or_path).rglob("*.bin")] if Path(name_or_path).is_dir() else []
         where = found[0] if found else name_or_path
@@ -59,12 +65,22 @@ def is_cross_encoder(path: Union[str, Path]) -> bool:
         return False
     settings = path / "config_sentence_transformers.json"
     if settings.exists():
-        return json.loads(settings.read_text(encoding="utf8")).get("model_type") == "CrossEncoder"
+        return _json_object(settings).get("model_type") == "CrossEncoder"
     config = path / "config.json"
     if (path / "modules.json").exists() or not config.exists():
         return False
-    architectures = json.loads(config.read_text(encoding="utf8")).get("architectures") or []
-    return any(name.endswith("ForSequenceClassification") for name in architectures)
+    architectures = _json_object(config).get("architectures") or []
+    return any(str(name).endswith("ForSequenceClassification") for name in architectures)
+
+
+def _json_object(path: Path) -> Dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: a JSON {type(value).__name__}, not an object")
+    return value
 
 
 def teacher_label(teacher: str) -> str:
@@ -194,9 +210,16 @@ def cached(path: Optional[Path], rows: int, compute: Callable[[], numpy.ndarray]
     An entry without a whole record is computed again. Raises ValueError naming the file."""
     record_path = None if path is None else path.with_suffix(".json")
     if path is not None and record_path is not None and path.exists() and record_path.exists():
-        record = json.loads(record_path.read_text(encoding="utf8"))
-        if {"shape", "dtype", "sha256"} <= set(record):
-            array = numpy.load(path, allow_pickle=False)
+        try:
+            record = json.loads(record_path.read_text(encoding="utf8"))
+            whole = isinstance(record, dict) and {"shape", "dtype", "sha256"} <= set(record)
+            array = numpy.load(path, allow_pickle=False) if whole else None
+        except (OSError, ValueError, EOFError) as err:  # EOFError: numpy's word for an empty or cut file
+            raise ValueError(
+                f"The teacher cache file {path} or its record {record_path.name} cannot be read ({err}): "
+                "delete both files to compute them again."
+            ) from None
+        if array is not None:
             found = {"shape": list(array.shape), "dtype": str(array.dtype), "sha256": sha256_file(path)}
             if any(record[key] != value for key, value in found.items()) or len(array) != rows:
                 raise ValueError(

@@ -235,3 +235,13 @@ def test_command_imports_are_found(tmp_path):
         "search.py:4 dedupe",
         "search.py:6 index",
     ]
+
+
+def test_an_eof_error_is_an_error_line_not_aborted(capsys):
+    """numpy's EOFError for an empty or cut .npy file reached click, which printed a bare "Aborted."."""
+    from spacy_siamese.cli.app import errors
+
+    with pytest.raises(typer.Exit) as exit_info:
+        with errors():
+            raise EOFError("No data left in file")
+    assert exit_info.value.exit_code == 1 and "Error: No data left in file" in capsys.readouterr().err

@@ -86,6 +86,15 @@ def test_average_needs_the_dev_file(tuned, tmp_path):
     assert result.exit_code == 1 and "File not found" in result.output
 
 
+def test_average_refuses_dev_pairs_all_of_one_kind(tuned, tmp_path):
+    """Only duplicates as dev pairs saved thresholds of 1 (exit 0)."""
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text('{"text1": "a", "text2": "a", "label": 1}\n{"text1": "b", "text2": "b", "label": 1}\n')
+    result = invoke("average", tuned / "tuned1", tuned / "tuned2", "--dev", dev, "-o", tmp_path / "out")
+    assert result.exit_code == 1 and "all 2 pairs of" in result.output and "are alike" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_average_never_saves_over_an_input_unless_told_in_place(tuned, tmp_path):
     dev = tuned / "dev.jsonl"
     for output in (tuned / "tuned1", tuned / "tuned2", tuned):  # a pipeline averaged, or the directory of the dev file

@@ -45,6 +45,11 @@ def test_calibrate_refuses_graded_pairs_and_bad_precision(collection, tmp_path):
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     result = invoke("calibrate", collection / "model", pairs, "--precision", 1.5, "--output", tmp_path / "o")
     assert result.exit_code == 1 and "dedupe_precision" in result.output
+    # only duplicates: thresholds of 1 were saved (exit 0), a pipeline that calls nothing a duplicate
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": a, "label": 1} for a, _, _ in PAIRS])
+    result = invoke("calibrate", collection / "model", pairs, "--output", tmp_path / "o")
+    assert result.exit_code == 1 and "all 10 pairs are one kind" in result.output, result.output
+    assert not (tmp_path / "o").exists()
 
 
 def test_calibrate_saves_into_a_new_directory(collection, tmp_path):
@@ -58,9 +63,9 @@ def test_calibrate_saves_into_a_new_directory(collection, tmp_path):
 
 
 def test_calibrate_saves_nothing_when_no_threshold_reaches_the_precision(collection, tmp_path):
-    """Pairs without a duplicate reach no precision: saving would drop the pipeline's threshold."""
+    """Pairs whose one duplicate scores low reach no precision: saving would drop the pipeline's threshold."""
     pairs = tmp_path / "dev.jsonl"
-    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": 0} for a, b, _ in PAIRS])
+    srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": int(i == 1)} for i, (a, b, _) in enumerate(PAIRS)])
     result = invoke("calibrate", collection / "model", pairs, "--output", tmp_path / "out")
     assert result.exit_code == 1, result.output
     assert "No threshold reaches precision" in result.output and "nothing saved" in result.output

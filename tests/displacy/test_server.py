@@ -488,6 +488,10 @@ def test_a_post_from_another_origin_is_refused(fixed):
     ok = call(fixed, "/api/explain", method="POST", body=body, origin="http://127.0.0.1:5000", host="127.0.0.1:5000")
     assert ok[0] == "200 OK" and json.loads(ok[2])["text_b"] == "q"
     assert call(fixed, "/api/explain", method="POST", body=body)[0] == "200 OK"  # no Origin: curl
+    # a GET that another site's script sends (fetch) was computed all the same
+    for path, query in (("/api/explain", "a=p&b=q"), ("/api/search", "q=p"), ("/pair", "a=p&b=q")):
+        status, _, _ = call(fixed, path, query, origin="http://evil.example.com", host="127.0.0.1:5000")
+        assert status == "403 Forbidden", path
 
 
 def test_scores_say_what_they_mean(saved, tweak_nlp, groups_file):

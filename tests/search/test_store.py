@@ -14,7 +14,14 @@ import pytest
 import spacy
 import srsly
 
-from spacy_siamese.search import CorpusIndex, VectorStore, encode_collection, find_duplicates, resumable
+from spacy_siamese.search import (
+    CorpusIndex,
+    SimilarityIndex,
+    VectorStore,
+    encode_collection,
+    find_duplicates,
+    resumable,
+)
 from spacy_siamese.search.resumable import StoreWarning
 from spacy_siamese.search.space import OTHER, VectorSpace
 from spacy_siamese.search.store import MANIFEST, write_store
@@ -210,3 +217,16 @@ def test_a_full_disk_ends_the_run_with_a_message_naming_the_file(models, tmp_pat
     store = encode_collection(nlp, CORPUS, len(CORPUS), path, chunk_size=10, n_process=n_process, progress=False)
     expected = numpy.vstack([doc.vector for doc in nlp.pipe(CORPUS)])
     numpy.testing.assert_allclose(store.rows(range(len(CORPUS))), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_saved_index_is_never_started_afresh_as_a_work_dir(models, tmp_path):
+    """`dedupe --work-dir IDX` (or --fresh) used to replace the user's index (texts, ids) with a bare
+    store, exit 0 with a warning; the index is refused and kept."""
+    nlp = models["cauchy"]
+    SimilarityIndex.build(nlp, CORPUS[:9], progress=False).save(tmp_path / "idx", ids=list(range(9)))
+    before = sorted(p.name for p in (tmp_path / "idx").iterdir())
+    for fresh in (False, True):
+        with pytest.raises(ValueError, match="idx is a saved index, not a work dir"):
+            encode_collection(nlp, CORPUS, len(CORPUS), tmp_path / "idx", fresh=fresh, progress=False)
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == before
+    assert len(SimilarityIndex.load(tmp_path / "idx", nlp)) == 9

@@ -138,6 +138,35 @@ def test_a_cache_entry_is_checked_against_its_record(tmp_path):
     assert teacher.calls == 1
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda entry: entry.write_bytes(b""),  # numpy's EOFError: a bare "Aborted." on the command line
+        lambda entry: entry.write_bytes(entry.read_bytes()[:60]),
+        lambda entry: numpy.save(entry, numpy.array([{"a": 1}] * 3, dtype=object), allow_pickle=True),
+        lambda entry: entry.with_suffix(".json").write_text("{bad"),
+        lambda entry: entry.with_suffix(".json").write_text(""),
+    ],
+    ids=["empty", "truncated", "pickle", "bad-record", "empty-record"],
+)
+def test_a_damaged_cache_entry_is_named_with_the_fix(tmp_path, damage):
+    teacher = FakeTeacher()
+    teacher_vectors(teacher, ["a b", "c d", "e f"], cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("teacher-*.npy")
+    damage(entry)
+    with pytest.raises(ValueError, match=re.escape(f"The teacher cache file {entry} or its record")):
+        teacher_vectors(teacher, ["a b", "c d", "e f"], cache_dir=tmp_path)
+
+
+def test_a_cache_record_that_is_not_an_object_is_computed_again(tmp_path):
+    teacher = FakeTeacher()
+    first = teacher_vectors(teacher, ["a b", "c d"], cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("teacher-*.npy")
+    entry.with_suffix(".json").write_text('["shape", "dtype", "sha256"]')  # a TypeError traceback
+    numpy.testing.assert_array_equal(teacher_vectors(teacher, ["a b", "c d"], cache_dir=tmp_path), first)
+    assert teacher.calls == 2
+
+
 class NaNTeacher(FakeTeacher):
     def encode(self, texts, **settings):
         vectors = super().encode(texts, **settings)

@@ -103,6 +103,18 @@ def test_a_base_whose_weights_are_a_pickle_is_refused_naming_the_file(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_teacher_with_damaged_weights_or_config_is_named(tmp_path):
+    """Random bytes in model.safetensors, or a config.json that is a JSON list, were raw tracebacks."""
+    require_teacher()
+    base = build_tiny_bert(tmp_path / "bert", ["a b"])
+    (base / "model.safetensors").write_bytes(b"\x00" * 7)
+    with pytest.raises(ValueError, match=r"bert/model\.safetensors: not a whole safetensors file"):
+        models.load_teacher(str(base))
+    (base / "config.json").write_text("[]")
+    with pytest.raises(ValueError, match=r"bert/config\.json: a JSON list, not an object"):
+        models.is_cross_encoder(base)
+
+
 class Payload:
     """What a malicious pickle holds: code that would run on loading (torch refuses it)."""
 
