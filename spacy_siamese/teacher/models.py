@@ -16,7 +16,6 @@ from ..files import atomic_write, sha256_file
 from ..util import distinct_pair_texts, given_path, import_extra, pair_rows
 
 EXTRA = "teacher"
-WEIGHTS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
 CHUNK = 8192  # texts or pairs a cache entry: a killed run keeps every finished chunk
 
 
@@ -159,12 +158,13 @@ def teacher_pair_scores(
 
 
 def cache_key(teacher: Union[str, Any], texts: Sequence[str]) -> str:
-    """A key of a teacher and texts: its name, the weights of a teacher directory (so a teacher
-    trained again in the same place is not read from the cache) and the texts."""
+    """A key of a teacher and texts: its name, every file of a teacher directory (its weights and
+    its settings, pooling and normalisation included: a teacher changed in place is not read from
+    the cache) and the texts."""
     digest = hashlib.sha1(_name(teacher).encode("utf8"))
     if isinstance(teacher, str) and Path(teacher).is_dir():
-        for weights in sorted(p for pattern in WEIGHTS for p in Path(teacher).rglob(pattern)):
-            digest.update(sha256_file(weights).encode("ascii"))
+        for file in sorted(p for p in Path(teacher).rglob("*") if p.is_file()):
+            digest.update(f"{file.relative_to(teacher)}\0{sha256_file(file)}".encode("utf8"))
     for text in texts:
         digest.update(text.encode("utf8") + b"\0")
     return digest.hexdigest()[:16]

@@ -185,7 +185,7 @@ def test_non_finite_vectors_of_a_teacher_are_refused_and_not_cached(tmp_path, mo
     assert not (tmp_path / "out.jsonl").exists()
 
 
-def test_the_cache_key_has_every_weights_file_of_a_teacher_directory(tmp_path, monkeypatch):
+def test_the_cache_key_has_every_file_of_a_teacher_directory(tmp_path, monkeypatch):
     teacher = FakeTeacher()
     monkeypatch.setattr(models, "load_teacher", lambda name: teacher)
     directory = tmp_path / "teacher"
@@ -198,6 +198,10 @@ def test_the_cache_key_has_every_weights_file_of_a_teacher_directory(tmp_path, m
     (directory / "2_Dense/model.safetensors").write_bytes(b"trained again")
     teacher_vectors(str(directory), ["a", "b"], cache_dir=tmp_path / "cache")
     assert teacher.calls == 2
+    (directory / "1_Pooling").mkdir()  # the pooling or normalisation changed in place: not the same teacher
+    (directory / "1_Pooling/config.json").write_text('{"pooling_mode_mean_tokens": false}')
+    teacher_vectors(str(directory), ["a", "b"], cache_dir=tmp_path / "cache")
+    assert teacher.calls == 3
 
 
 def test_teacher_pairs_checks_every_output_before_the_teacher_runs(tmp_path, monkeypatch):
