@@ -103,6 +103,11 @@ def calibrate_dedupe_threshold(
     pipe.cfg["dedupe_threshold"] = tuned_thresholds(pipe, scores, labels)[1]
 
 
+def set_performance(nlp: Any, scores: Dict[str, Any]) -> None:
+    """Write the pipe's figures to the meta's `performance`, as `spacy train` does for its dev scores."""
+    nlp.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
+
+
 def _clip(pipe: TunablePipe, value: float) -> float:
     low, high = pipe.score_range
     return min(max(value, low), high)

@@ -19,8 +19,6 @@ from .app import (
     pipeline_target,
     read_pair_records,
     save_pipeline,
-    set_performance,
-    tuned_scores,
 )
 
 if TYPE_CHECKING:
@@ -125,11 +123,14 @@ def _reweigh(
     """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
     figures at the old weight and the new one, each at thresholds tuned on the examples (0/1 pairs)."""
     from .. import set_lexical_weight
+    from ..component import get_similarity_pipe
     from ..evaluation.report import SCORE_COLUMNS as COLUMNS
+    from ..tuning import set_performance
 
-    before = tuned_scores(nlp, examples, pair_scores)
+    pipe = get_similarity_pipe(nlp, initialized=True)
+    before = pipe.tune_thresholds(examples, pair_scores=pair_scores)
     set_lexical_weight(nlp, weight)
-    after = tuned_scores(nlp, examples, pair_scores)
+    after = pipe.tune_thresholds(examples, pair_scores=pair_scores)
     set_performance(nlp, after)
     tuned = "" if graded else ", thresholds tuned on them at each weight"
     typer.echo(f"On {len(examples):,} pairs{tuned}:")

@@ -18,7 +18,6 @@ from .app import (
     load_pipeline,
     require_file,
     versions,
-    write_jsonl,
 )
 
 
@@ -44,6 +43,7 @@ def dedupe_ray_command(
     import srsly
 
     from ..distributed import dedupe_jsonl
+    from ..files import write_jsonl
     from ..util import import_extra
 
     with errors():

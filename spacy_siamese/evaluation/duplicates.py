@@ -15,9 +15,9 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import check_ks, partner_rank_values, unit_rows
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
-from ..util import distinct_pair_texts, pair_rows
+from ..util import distinct_pair_texts, pair_rows, timed
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
-from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe, timed, tokenize
+from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe, tokenize
 from .uncertainty import check_bootstrap, rank_intervals
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.

@@ -1,10 +1,8 @@
 """Evaluate a trained `siamese_similarity` pipe on labelled pairs, with baselines."""
 
 import random
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -14,7 +12,7 @@ from tqdm import tqdm
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
-from ..util import distinct_pair_texts, show_progress
+from ..util import distinct_pair_texts, show_progress, timed
 from .baselines import averaged_vectors, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
 from .uncertainty import check_bootstrap, group_results, pair_intervals
 
@@ -169,14 +167,6 @@ def evaluate_pairs(
 def teacher_method(label: str) -> str:
     """The method name of the teacher with this label in a report's results."""
     return f"{TEACHER}: {label}"
-
-
-@contextmanager
-def timed(timing: Dict[str, float], key: str) -> Iterator[None]:
-    """Set `timing[key]` to the seconds the block takes."""
-    start = time.perf_counter()
-    yield
-    timing[key] = time.perf_counter() - start
 
 
 def score_method(scores: numpy.ndarray, labels: numpy.ndarray, threshold: Optional[float]) -> Dict[str, Any]:
