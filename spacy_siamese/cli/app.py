@@ -10,20 +10,7 @@ import warnings
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    NoReturn,
-    Optional,
-    Sequence,
-    Tuple,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import typer
 import typer.core
@@ -163,19 +150,6 @@ def load_pipeline(model: str) -> Language:
     return nlp
 
 
-def check_paths(
-    inputs: Iterable[Union[str, Path, None]],
-    outputs: Iterable[Union[str, Path, None]],
-    output_dirs: Iterable[Union[str, Path]] = (),
-    kind: Optional[Tuple[str, Callable[[List[str]], bool]]] = None,
-) -> None:
-    """`files.check_outputs`, the one guard of every command's outputs: no output may replace any file
-    a command reads (a file of an input directory included), nor a directory not of its `kind`."""
-    from ..files import check_outputs
-
-    check_outputs(inputs, outputs, output_dirs=output_dirs, kind=kind)
-
-
 OUTPUT_PIPELINE = typer.Option(None, "--output", "-o", help="Save the pipeline to this new directory")
 IN_PLACE = typer.Option(False, "--in-place", help="Save the pipeline over MODEL instead (whole or not at all)")
 
@@ -187,10 +161,10 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
         fail("Give --output DIR for the new pipeline, or --in-place to replace MODEL" + (", not both" * in_place))
     if in_place and not model.is_dir():
         fail(f"--in-place saves over a pipeline directory, and {model} is none")
-    from ..files import PIPELINE
+    from ..files import PIPELINE, check_outputs
 
     target = model if output is None else output
-    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
+    check_outputs([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
     return target
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import typer
 
@@ -18,7 +18,6 @@ from .app import (
     PAIRS_FORMAT,
     PROGRESS,
     app,
-    check_paths,
     compared_pipelines,
     errors,
     load_pipeline,
@@ -27,9 +26,6 @@ from .app import (
     require_file,
     versions,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command("evaluate")
@@ -82,12 +78,13 @@ def evaluate_command(
     from ..evaluation.baselines import load_vectors
     from ..evaluation.pair_evaluation import evaluate_pairs, only_groups, teacher_scorers
     from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
+    from ..files import check_outputs
     from ..util import given_path
 
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
         outputs = [output_json, output_md, plot, teacher_cache]
-        check_paths([pairs, fit_texts, model, vectors, *(compare or [])], outputs)
+        check_outputs([pairs, fit_texts, model, vectors, *(compare or [])], outputs)
         scorers, teachers_report = teacher_scorers(teachers or [], cache_dir=teacher_cache, progress=progress)
         nlp = load_pipeline(model)
         others = compared_pipelines(model, compare or [])

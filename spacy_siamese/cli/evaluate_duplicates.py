@@ -17,7 +17,6 @@ from .app import (
     OUTPUT_MD,
     PROGRESS,
     app,
-    check_paths,
     compared_pipelines,
     errors,
     fail,
@@ -71,11 +70,12 @@ def evaluate_duplicates_command(
     method. Duplicates are the pairs labelled 1; graded labels need --label-threshold."""
     from ..evaluation.duplicates import evaluate_duplicates
     from ..evaluation.report import duplicates_markdown, write_report
+    from ..files import check_outputs
     from ..util import given_path
 
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
-        check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
+        check_outputs([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = duplicate_records(read_pair_records(pairs), label_threshold, pairs)

@@ -6,17 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import (
-    PROGRESS,
-    TEXTS_FORMATS,
-    app,
-    at_least,
-    check_paths,
-    errors,
-    fail,
-    read_collection,
-    read_pair_records,
-)
+from .app import PROGRESS, TEXTS_FORMATS, app, at_least, errors, fail, read_collection, read_pair_records
 
 
 @app.command("teacher-pairs")
@@ -67,7 +57,7 @@ def teacher_pairs_command(
     --vectors-output writes a bi-encoder's vectors of every text (blank ones too): the table of
     the loss spacy-siamese.TeacherScores.v1, for training on those pair files; with it, -o is
     optional."""
-    from ..files import write_jsonl
+    from ..files import check_outputs, write_jsonl
     from ..teacher.loss import save_teacher_table, table_files
     from ..teacher.models import check_cache_dir, is_cross_encoder
     from ..teacher.pairs import silver_texts, teacher_silver
@@ -82,7 +72,7 @@ def teacher_pairs_command(
         check_cache_dir(teacher_cache)
         tables = [] if vectors_output is None else table_files(vectors_output)
         outputs = [output, *tables, vectors_output, teacher_cache]
-        check_paths([*(inputs or []), *(texts_files or [])], outputs, output_dirs=[p for p in [vectors_output] if p])
+        check_outputs([*(inputs or []), *(texts_files or [])], outputs, output_dirs=[p for p in [vectors_output] if p])
         cross_encoder = is_cross_encoder(teacher)
         if cross_encoder and vectors_output is not None:
             fail(f"{teacher} is a CrossEncoder: it scores pairs and has no vectors for --vectors-output.")
