@@ -2,7 +2,7 @@
 2022), e.g. pipelines trained further from one trained pipeline with other seeds or losses."""
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -12,6 +12,11 @@ from thinc.api import Model
 from .component import SiameseSimilarity, get_similarity_pipe
 from .identity import reads_static_vectors
 from .layers.hybrid import LAYER_NAME as HYBRID_LAYER
+from .pair_examples import make_pair_example
+from .tuning import set_performance
+
+if TYPE_CHECKING:
+    from .corpora import PairRecord
 
 
 def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
@@ -46,6 +51,20 @@ def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[fl
         if isinstance(pipe, SiameseSimilarity):
             pipe.mark_changed()  # a new model_id: vectors of the first pipeline's weights are not these
     return nlps[0]
+
+
+def average_on_dev(
+    nlps: Sequence[Language], dev: Sequence["PairRecord"], *, weights: Optional[Sequence[float]] = None
+) -> Tuple[Language, List[Dict[str, Any]]]:
+    """Average the pipelines (`average_pipelines`) and tune the average's thresholds on the labelled
+    `dev` pairs, its meta's `performance` set; the dev figures of each pipeline and then of the average,
+    each at thresholds tuned on the pairs (as `spacy train` does)."""
+    examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in dev] for nlp in nlps]
+    rows = [get_similarity_pipe(nlp, initialized=True).tune_thresholds(egs) for nlp, egs in zip(nlps, examples)]
+    averaged = average_pipelines(nlps, weights=weights)  # the first pipeline, whose examples serve again
+    rows.append(get_similarity_pipe(averaged, initialized=True).tune_thresholds(examples[0]))
+    set_performance(averaged, rows[-1])
+    return averaged, rows
 
 
 def normalized_weights(weights: Optional[Sequence[float]], n: int) -> List[float]:

@@ -3,6 +3,7 @@
 import ctypes
 import errno
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -10,7 +11,7 @@ import sys
 import uuid
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 PathLike = Union[str, Path]
 # What a command writes to an output directory: a name for messages, and whether the names in an
@@ -213,6 +214,14 @@ def check_outputs(
                 )
         if kind is not None:
             _check_kind(directory, kind)
+
+
+def write_jsonl(path: Path, rows: Iterable[Dict[str, Any]]) -> None:
+    """JSONL with floats written in full (srsly rounds them), whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as file:
+        for row in rows:
+            file.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf8"))
 
 
 def sha256_file(path: PathLike, *, chunk: int = 1 << 20) -> str:

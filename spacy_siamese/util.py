@@ -2,9 +2,11 @@
 the rows of pair sides among them, graph components, files written whole or not at all."""
 
 import sys
+import time
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy
 from scipy.sparse import coo_matrix
@@ -103,3 +105,11 @@ def component_labels(
     graph = coo_matrix((numpy.ones(len(i), dtype="int8"), (i, j)), shape=(n, n))
     _, labels = connected_components(graph.tocsr(), directed=False)
     return labels
+
+
+@contextmanager
+def timed(timing: Dict[str, float], key: str) -> Iterator[None]:
+    """Set `timing[key]` to the seconds the block takes."""
+    start = time.perf_counter()
+    yield
+    timing[key] = time.perf_counter() - start

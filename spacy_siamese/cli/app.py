@@ -5,26 +5,12 @@ The command modules import spaCy and the library inside their functions, so that
 
 from __future__ import annotations
 
-import json
 import platform
 import warnings
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    NoReturn,
-    Optional,
-    Sequence,
-    Tuple,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import typer
 import typer.core
@@ -33,9 +19,7 @@ from .. import __version__
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.training import Example
 
-    from ..component import PairScores
     from ..corpora import PairRecord
     from ..search.texts import Collection
 
@@ -166,19 +150,6 @@ def load_pipeline(model: str) -> Language:
     return nlp
 
 
-def check_paths(
-    inputs: Iterable[Union[str, Path, None]],
-    outputs: Iterable[Union[str, Path, None]],
-    output_dirs: Iterable[Union[str, Path]] = (),
-    kind: Optional[Tuple[str, Callable[[List[str]], bool]]] = None,
-) -> None:
-    """`files.check_outputs`, the one guard of every command's outputs: no output may replace any file
-    a command reads (a file of an input directory included), nor a directory not of its `kind`."""
-    from ..files import check_outputs
-
-    check_outputs(inputs, outputs, output_dirs=output_dirs, kind=kind)
-
-
 OUTPUT_PIPELINE = typer.Option(None, "--output", "-o", help="Save the pipeline to this new directory")
 IN_PLACE = typer.Option(False, "--in-place", help="Save the pipeline over MODEL instead (whole or not at all)")
 
@@ -190,10 +161,10 @@ def pipeline_target(model: Path, output: Optional[Path], in_place: bool, inputs:
         fail("Give --output DIR for the new pipeline, or --in-place to replace MODEL" + (", not both" * in_place))
     if in_place and not model.is_dir():
         fail(f"--in-place saves over a pipeline directory, and {model} is none")
-    from ..files import PIPELINE
+    from ..files import PIPELINE, check_outputs
 
     target = model if output is None else output
-    check_paths([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
+    check_outputs([*inputs, *([] if in_place else [model])], [], output_dirs=[target], kind=PIPELINE)
     return target
 
 
@@ -261,11 +232,6 @@ def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenie
     return records
 
 
-def pair_file_texts(paths: Sequence[Path]) -> List[str]:
-    """Both sides of every pair of the pair files, in file order (repeats and blank texts kept)."""
-    return [text for path in paths for r in read_pair_records(path) for text in (r.text1, r.text2)]
-
-
 def read_fit_texts(path: Optional[Path], limit: int) -> Tuple[Optional[List[str]], Optional[str]]:
     """The distinct texts of the first `limit` pairs (0 = all) of the pair file that a TF-IDF
     baseline is fitted on, and a note saying so; (None, None) without a file."""
@@ -290,33 +256,11 @@ def read_collection(path: Path, format: str, field: str) -> Collection:
     return collection
 
 
-def write_jsonl(path: Path, rows: List[Dict[str, Any]]) -> None:
-    """JSONL with floats written in full (srsly rounds them)."""
-    from ..files import atomic_write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as file:  # never half a file at `path`
-        for row in rows:
-            file.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf8"))
-
-
 def expand_paths(pattern: str) -> List[Path]:
     """Files matching a glob pattern (which a project command passes unexpanded)."""
     path = Path(pattern)
     root, parts = (Path(path.anchor), path.parts[1:]) if path.is_absolute() else (Path("."), path.parts)
     return sorted(p for p in root.glob(str(Path(*parts))) if p.is_file()) if parts else []
-
-
-def tuned_scores(nlp: Language, examples: List[Example], pair_scores: Optional[PairScores] = None) -> Dict[str, Any]:
-    """Tune the pipe's thresholds on the pairs (as `spacy train` does); its figures at them."""
-    from ..component import get_similarity_pipe
-
-    return get_similarity_pipe(nlp, initialized=True).tune_thresholds(examples, pair_scores=pair_scores)
-
-
-def set_performance(nlp: Language, scores: Dict[str, Any]) -> None:
-    """Write the pipe's figures to the meta's `performance`, as `spacy train` does for its dev scores."""
-    nlp.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
 
 
 def require_file(*paths: Optional[Path]) -> None:

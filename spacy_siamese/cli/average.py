@@ -15,8 +15,6 @@ from .app import (
     pipeline_target,
     read_pair_records,
     save_pipeline,
-    set_performance,
-    tuned_scores,
 )
 
 
@@ -41,11 +39,10 @@ def average_command(
     `--paths.init_weights`, other seeds, losses or teachers), not ones from different random
     starts. The config, settings and vocabulary are the first pipeline's; its meta gets the dev
     scores (`performance`) and what was averaged (`averaged`). Saved whole or not at all."""
-    from ..averaging import average_pipelines, normalized_weights
+    from ..averaging import average_on_dev, normalized_weights
     from ..evaluation.report import SCORE_COLUMNS as COLUMNS
     from ..evaluation.report import markdown_table
     from ..metrics import is_binary
-    from ..pair_examples import make_pair_example
 
     with errors():
         mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
@@ -57,11 +54,8 @@ def average_command(
                 f"Thresholds are tuned on duplicates and non-duplicates: all {len(records):,} pairs of {dev} are alike"
             )
         nlps = [load_pipeline(model) for model in models]
-        examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in records] for nlp in nlps]
-        rows = {model: tuned_scores(nlp, egs) for model, nlp, egs in zip(models, nlps, examples)}
-        averaged = average_pipelines(nlps, weights=mix)  # the first pipeline, whose examples serve again
-        rows[f"average (saved to {target})"] = scores = tuned_scores(averaged, examples[0])
-        set_performance(averaged, scores)
+        averaged, scores = average_on_dev(nlps, records, weights=mix)
+        rows = dict(zip([*models, f"average (saved to {target})"], scores))
         averaged.meta["averaged"] = {"pipelines": list(models), "weights": mix, "dev": str(dev)}
         save_pipeline(averaged, target)
         labels = [r.label for r in records]

@@ -4,7 +4,7 @@ weight) on labelled pairs and save the pipeline."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import typer
 
@@ -19,15 +19,7 @@ from .app import (
     pipeline_target,
     read_pair_records,
     save_pipeline,
-    set_performance,
-    tuned_scores,
 )
-
-if TYPE_CHECKING:
-    from spacy.language import Language
-    from spacy.training import Example
-
-    from ..component import PairScores
 
 
 @app.command("calibrate")
@@ -65,12 +57,11 @@ def calibrate_command(
     weight only (their Spearman and Pearson at both weights are printed and written), no threshold.
 
     The pipeline is saved to --output, or over MODEL with --in-place, whole or not at all."""
-    import numpy
-
     from .. import get_lexical_weight
     from ..component import get_similarity_pipe
     from ..metrics import is_binary
     from ..pair_examples import make_pair_example
+    from ..tuning import calibrate_pipeline
 
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
@@ -90,18 +81,16 @@ def calibrate_command(
                 "The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not); "
                 "graded pairs set a hybrid's --lexical-weight only."
             )
-        vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
-
-        def pair_scores(_: List[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-            return pipe.compare(vectors_a, vectors_b), labels  # at the pipe's lexical weight of the moment
-
+        result = calibrate_pipeline(nlp, examples, precision=precision, lexical_weight=lexical_weight)
         if lexical_weight is not None and old_weight is not None:
-            _reweigh(nlp, examples, old_weight, lexical_weight, pair_scores, graded=graded)
+            _show_weights(
+                len(examples), (old_weight, result["before"]), (lexical_weight, result["after"]), graded=graded
+            )
         if graded:
             save_pipeline(nlp, target)
             typer.echo(f"lexical weight = {lexical_weight:g}; saved to {target}")
             return
-        threshold = pipe.calibrate_dedupe_threshold(examples, precision=precision, pair_scores=pair_scores)
+        threshold = result["dedupe_threshold"]
         wanted = pipe.cfg["dedupe_precision"]
         if threshold is None:  # saving would drop the threshold the pipeline has
             kept = "none" if before is None else f"{before:g}"
@@ -109,7 +98,6 @@ def calibrate_command(
                 f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
                 f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --precision or more pairs."
             )
-        pipe.tune_thresholds(examples, pair_scores=pair_scores)  # the decision threshold too
         save_pipeline(nlp, target)
         if lexical_weight is not None:
             typer.echo(f"lexical weight = {lexical_weight:g}")
@@ -119,21 +107,13 @@ def calibrate_command(
         )
 
 
-def _reweigh(
-    nlp: Language, examples: List[Example], old: float, weight: float, pair_scores: PairScores, *, graded: bool
-) -> None:
-    """Set the hybrid's lexical weight and tune the thresholds on the examples; print the pair
-    figures at the old weight and the new one, each at thresholds tuned on the examples (0/1 pairs)."""
-    from .. import set_lexical_weight
+def _show_weights(n: int, *weighed: Tuple[float, Dict[str, Any]], graded: bool) -> None:
+    """Print the pair figures at each (lexical weight, scores)."""
     from ..evaluation.report import SCORE_COLUMNS as COLUMNS
 
-    before = tuned_scores(nlp, examples, pair_scores)
-    set_lexical_weight(nlp, weight)
-    after = tuned_scores(nlp, examples, pair_scores)
-    set_performance(nlp, after)
     tuned = "" if graded else ", thresholds tuned on them at each weight"
-    typer.echo(f"On {len(examples):,} pairs{tuned}:")
-    for shown, scores in ((old, before), (weight, after)):
+    typer.echo(f"On {n:,} pairs{tuned}:")
+    for shown, scores in weighed:
         figures = ", ".join(
             f"{title} {scores[key]:.3f}"
             for key, title in COLUMNS["graded" if graded else "binary"].items()

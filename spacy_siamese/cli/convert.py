@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from .app import PAIRS_FORMAT, PROGRESS, app, check_paths, errors, fail, read_pair_records
+from .app import PAIRS_FORMAT, PROGRESS, app, errors, fail, read_pair_records
 
 
 @app.command("convert")
@@ -31,14 +31,14 @@ def convert_command(
 
     from ..corpora.jsonl import write_pairs
     from ..evaluation.baselines import load_bare
-    from ..files import atomic_write
+    from ..files import atomic_write, check_outputs
     from ..pair_examples import make_pair_example
     from ..util import show_progress
 
     with errors():
         if output.suffix not in (".jsonl", ".spacy"):
             fail(f"The output must be a .jsonl or .spacy file, got {output}")
-        check_paths([input, model], [output])
+        check_outputs([input, model], [output])
         records = read_pair_records(input, format=format, limit=limit, lenient=lenient)
         if output.suffix == ".jsonl":
             output.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Dict, Optional
 
 import typer
 
@@ -27,7 +27,6 @@ from .app import (
     read_collection,
     versions,
     warnings_as_lines,
-    write_jsonl,
 )
 
 
@@ -67,12 +66,12 @@ def dedupe_command(
     even a killed one, resumes there and gives the same pairs. A finished run removes the default
     work dir (OUTPUT.work) unless --keep-work-dir; a --work-dir given is kept. A score is the pipe's
     similarity."""
-    from ..evaluation.pair_evaluation import timed
     from ..evaluation.report import write_json
     from ..files import check_outputs
-    from ..search import CorpusIndex, encode_collection, group_pairs
     from ..search.corpus import check_candidates
-    from ..search.store import check_replaceable, disk_errors
+    from ..search.dedupe import dedupe_collection
+    from ..search.store import check_replaceable
+    from ..util import timed
 
     with errors(), warnings_as_lines():
         keep_work_dir = keep_work_dir or work_dir is not None
@@ -87,55 +86,16 @@ def dedupe_command(
         with timed(stages, "load"):
             nlp = load_pipeline(model)
             limit = dedupe_limit(nlp, threshold)
-        processes = n_process if n_process > 0 else os.cpu_count() or 1  # -1 as in encode and index
-        with timed(stages, "encode"):
-            store = encode_collection(
-                nlp, collection.texts(), collection.n, work_dir, source=collection.source(), fresh=fresh,
-                chunk_size=chunk_size, batch_size=batch_size, n_process=processes, progress=progress,
-            )  # fmt: skip
-        with timed(stages, "index"):
-            index = CorpusIndex(nlp, store, candidates=candidates, progress=progress)
-        with timed(stages, "search"):
-            pairs = index.duplicates(limit, k=k, c=c, progress=progress)
-        with timed(stages, "pairs"):
-            ids = collection.ids
-            texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
-            rows = [
-                {"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs
-            ]
-            with disk_errors(output):
-                write_jsonl(output, rows)
-        stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
-        stats.update(n_pairs=len(pairs), n_scored=index.n_scored)
-        if groups is not None:
-            with timed(stages, "groups"):
-                found = group_pairs(pairs, collection.n, method=method, min_size=min_size)
-                texts = collection.texts_at({i for g in found for i in g})
-                group_rows: List[Dict[str, Any]] = [
-                    {"group": g, "size": len(members), "members": [{"id": ids[i], "text": texts[i]} for i in members]}
-                    for g, members in enumerate(found)
-                ]
-                with disk_errors(groups):
-                    write_jsonl(groups, group_rows)
-            stats.update(n_groups=len(found), largest_group=len(found[0]) if found else 0)
-        typer.echo(f"Wrote {len(pairs):,} duplicate pairs among {collection.n:,} docs to {output}")
+        stats = dedupe_collection(
+            nlp, collection, output, work_dir, threshold=limit, groups=groups, k=k, candidates=candidates, c=c,
+            method=method, min_size=min_size, fresh=fresh, chunk_size=chunk_size, batch_size=batch_size,
+            n_process=n_process if n_process > 0 else os.cpu_count() or 1, progress=progress,
+        )  # fmt: skip
+        typer.echo(f"Wrote {stats['n_pairs']:,} duplicate pairs among {collection.n:,} docs to {output}")
         if groups is not None:
             typer.echo(f"Wrote {stats['n_groups']:,} groups to {groups}")
         if stats_json is not None:
-            stats["stages_s"] = {name: round(seconds, 2) for name, seconds in stages.items()}
-            stats["settings"] = {
-                "threshold": limit,
-                "k": k,
-                "candidates": index.kind,
-                "c": c,
-                **(index.candidates.settings if index.candidates is not None else {}),
-                "dims": index.compact_space.dims,
-                "n_process": processes,
-                "chunk_size": chunk_size,
-                "batch_size": batch_size,
-                "method": method,
-            }
-            stats["versions"] = versions()
-            write_json(stats, stats_json)
+            stats["stages_s"] = {**{name: round(seconds, 2) for name, seconds in stages.items()}, **stats["stages_s"]}
+            write_json({**stats, "versions": versions()}, stats_json)
         if not keep_work_dir:  # ours, and of no more use: only a stopped run resumes it
             shutil.rmtree(work_dir)

@@ -12,13 +12,11 @@ from .app import (
     K,
     app,
     at_least,
-    check_paths,
     dedupe_limit,
     errors,
     load_pipeline,
     require_file,
     versions,
-    write_jsonl,
 )
 
 
@@ -44,13 +42,14 @@ def dedupe_ray_command(
     import srsly
 
     from ..distributed import dedupe_jsonl
+    from ..files import check_outputs, write_jsonl
     from ..util import import_extra
 
     with errors():
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
         inputs = [model, *([input] if "://" not in input else [])]  # Ray reads and writes remote ones itself
-        check_paths(inputs, [output, stats_json], [vectors] if "://" not in vectors else [])
+        check_outputs(inputs, [output, stats_json], output_dirs=[vectors] if "://" not in vectors else [])
         import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
         nlp = load_pipeline(model)  # a clear error now, not in the actors
         threshold = dedupe_limit(nlp, threshold)  # the value used, for the stats too

@@ -13,7 +13,6 @@ from .app import (
     PROGRESS,
     TEXTS_FORMAT,
     app,
-    check_paths,
     errors,
     fail,
     load_pipeline,
@@ -38,12 +37,12 @@ def encode_command(
     import srsly
 
     from ..component import get_similarity_pipe
-    from ..files import atomic_write
+    from ..files import atomic_write, check_outputs
 
     with errors():
         if output.suffix != ".npy":  # numpy.save would add .npy: the vectors would not be at OUTPUT
             fail(f"The output must be a .npy file, got {output}")
-        check_paths([input, model], [output, ids_path(output)])
+        check_outputs([input, model], [output, ids_path(output)])
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
         pipe = get_similarity_pipe(nlp)

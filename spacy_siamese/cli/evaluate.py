@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import List, Optional
 
 import typer
 
@@ -19,19 +18,14 @@ from .app import (
     PAIRS_FORMAT,
     PROGRESS,
     app,
-    check_paths,
     compared_pipelines,
     errors,
-    fail,
     load_pipeline,
     read_fit_texts,
     read_pair_records,
     require_file,
     versions,
 )
-
-if TYPE_CHECKING:
-    from ..corpora import PairRecord
 
 
 @app.command("evaluate")
@@ -82,16 +76,16 @@ def evaluate_command(
     Pairs of several groups (e.g. the STS Benchmark's source files) are also scored per group;
     --bootstrap N adds intervals, and of the pipeline's lead over each other method."""
     from ..evaluation.baselines import load_vectors
-    from ..evaluation.pair_evaluation import evaluate_pairs, teacher_method
+    from ..evaluation.pair_evaluation import evaluate_pairs, only_groups, teacher_scorers
     from ..evaluation.report import examples_markdown, pairs_markdown, plot_curves, write_report
-    from ..teacher.models import is_cross_encoder, teacher_label, teacher_pair_scores
+    from ..files import check_outputs
     from ..util import given_path
 
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
         outputs = [output_json, output_md, plot, teacher_cache]
-        check_paths([pairs, fit_texts, model, vectors, *(compare or [])], outputs)
-        teachers = check_teachers(teachers or [], teacher_cache)
+        check_outputs([pairs, fit_texts, model, vectors, *(compare or [])], outputs)
+        scorers, teachers_report = teacher_scorers(teachers or [], cache_dir=teacher_cache, progress=progress)
         nlp = load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = only_groups(read_pair_records(pairs, format=format, limit=limit), group or [], pairs)
@@ -104,10 +98,7 @@ def evaluate_command(
             fit_texts=fit,
             fit_note=fit_note,
             vectors=vectors_nlp,
-            teachers={
-                teacher_label(t): partial(teacher_pair_scores, t, cache_dir=teacher_cache, progress=progress)
-                for t in teachers
-            },
+            teachers=scorers,
             compare=others,
             n_examples=examples,
             bootstrap=bootstrap,
@@ -115,14 +106,8 @@ def evaluate_command(
             progress=progress,
         )
         report = result.report
-        if teachers:
-            report["teachers"] = {
-                teacher_method(teacher_label(t)): {
-                    "name": teacher_label(t),
-                    "kind": "cross-encoder" if is_cross_encoder(t) else "bi-encoder",
-                }
-                for t in teachers
-            }
+        if teachers_report:
+            report["teachers"] = teachers_report
         report.update(
             name=name,
             files={  # as given if relative, else the last part: a results file names no machine path
@@ -152,29 +137,3 @@ def evaluate_command(
         typer.echo(f"doc.similarity vs the pipe's batch scores on {check['n_pairs']} pairs: max |diff| {diff:.2e}")
         if plot:  # last: the table is printed and saved even if the plot fails (matplotlib missing)
             plot_curves(plot, result.labels, result.scores, f"{name or pairs.name} ({len(records):,} pairs)")
-
-
-def only_groups(records: List[PairRecord], groups: Sequence[str], path: Path) -> List[PairRecord]:
-    """The records of the given groups (all records if none are given); a group the file does
-    not have is an error that names the groups it has."""
-    if not groups:
-        return records
-    present = {r.group for r in records}
-    missing = sorted(set(groups) - present)
-    if missing:
-        have = ", ".join(sorted(g for g in present if g)) or "none"
-        fail(f"No pairs of group {', '.join(map(repr, missing))} in {path} (its groups: {have})")
-    return [r for r in records if r.group in groups]
-
-
-def check_teachers(teachers: Sequence[str], cache: Optional[Path]) -> List[str]:
-    """The --teacher options given ("" is none), each once, with a usable --teacher-cache."""
-    from ..teacher.models import check_cache_dir, teacher_label
-
-    check_cache_dir(cache)
-    teachers = [t for t in teachers if t]
-    labels = [teacher_label(t) for t in teachers]
-    repeated = sorted({label for label in labels if labels.count(label) > 1})
-    if repeated:
-        fail(f"--teacher names a teacher twice: {', '.join(repeated)}")
-    return teachers

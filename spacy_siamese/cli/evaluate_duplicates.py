@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import typer
 
@@ -17,19 +17,14 @@ from .app import (
     OUTPUT_MD,
     PROGRESS,
     app,
-    check_paths,
     compared_pipelines,
     errors,
-    fail,
     load_pipeline,
     read_fit_texts,
     read_pair_records,
     require_file,
     versions,
 )
-
-if TYPE_CHECKING:
-    from ..corpora import PairRecord
 
 BASELINES_ONLY = "-"
 
@@ -69,13 +64,14 @@ def evaluate_duplicates_command(
     cosine, fitted as `evaluate --baselines` fits it; --compare ranks with other pipelines on the
     same queries; --bootstrap N adds intervals, and of the pipeline's MRR@10 lead over each other
     method. Duplicates are the pairs labelled 1; graded labels need --label-threshold."""
-    from ..evaluation.duplicates import evaluate_duplicates
+    from ..evaluation.duplicates import duplicate_records, evaluate_duplicates
     from ..evaluation.report import duplicates_markdown, write_report
+    from ..files import check_outputs
     from ..util import given_path
 
     with errors():
         require_file(pairs, fit_texts)  # before the model loads
-        check_paths([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
+        check_outputs([pairs, fit_texts, model, *(compare or [])], [output_json, output_md])
         nlp = None if model == BASELINES_ONLY else load_pipeline(model)
         others = compared_pipelines(model, compare or [])
         records = duplicate_records(read_pair_records(pairs), label_threshold, pairs)
@@ -102,21 +98,3 @@ def evaluate_duplicates_command(
         )
         write_report(report, duplicates_markdown(report), output_json, output_md)
         typer.echo(json.dumps(report, indent=2))
-
-
-def duplicate_records(records: List[PairRecord], label_threshold: Optional[float], path: Path) -> List[PairRecord]:
-    """The records labelled 1 (a duplicate) or 0, graded labels split at `label_threshold`, which
-    they need: no cut of a graded scale is silently taken for "duplicate"."""
-    from ..metrics import is_binary
-
-    if label_threshold is None:
-        if not is_binary([r.label for r in records]):
-            graded = next(r for r in records if r.label not in (0.0, 1.0))
-            fail(
-                f"{path}:{graded.line}: label {graded.label:g} is graded, not 0 or 1: give --label-threshold "
-                "(the pairs labelled at least it are the duplicates)"
-            )
-        return records
-    if not 0.0 < label_threshold <= 1.0:
-        fail(f"--label-threshold must be in (0, 1], got {label_threshold:g}")
-    return [r._replace(label=float(r.label >= label_threshold)) for r in records]

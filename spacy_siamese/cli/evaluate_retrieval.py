@@ -5,19 +5,7 @@ from typing import Optional
 
 import typer
 
-from .app import (
-    MODEL,
-    NAME,
-    OUTPUT_JSON,
-    OUTPUT_MD,
-    PROGRESS,
-    app,
-    check_paths,
-    errors,
-    load_pipeline,
-    require_file,
-    versions,
-)
+from .app import MODEL, NAME, OUTPUT_JSON, OUTPUT_MD, PROGRESS, app, errors, load_pipeline, require_file, versions
 
 
 @app.command("evaluate-retrieval")
@@ -48,10 +36,11 @@ def evaluate_retrieval_command(
     MAP and pair AUC; --baselines adds TF-IDF cosine and LSA."""
     from ..evaluation.report import retrieval_markdown, write_report
     from ..evaluation.retrieval import evaluate_retrieval, heldout_documents
+    from ..files import check_outputs
 
     with errors():
         require_file(documents)
-        check_paths([documents, model], [output_json, output_md])
+        check_outputs([documents, model], [output_json, output_md])
         nlp = load_pipeline(model)
         train_docs, heldout = heldout_documents(
             collection, documents, split=split, dev_fraction=dev_fraction, seed=seed, max_docs=max_docs

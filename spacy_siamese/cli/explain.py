@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import typer
 
-from .app import METHODS, OUTPUT_JSON, SAMPLES, app, check_paths, errors, fail, load_pipeline
+from .app import METHODS, OUTPUT_JSON, SAMPLES, app, errors, fail, load_pipeline
 
 if TYPE_CHECKING:
     from ..explain import PairExplanation, TokenContribution
@@ -35,13 +35,14 @@ def explain_command(
     from ..component import get_similarity_pipe
     from ..evaluation.report import write_json
     from ..explain import explain_pair, model_kind, tweak_weights
+    from ..files import check_outputs
 
     with errors():
         if (text_a is None) != (text_b is None):
             fail("Give two texts to explain a pair, or none for a TWEAK pipe's feature weights")
         if method not in METHODS:
             fail(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
-        check_paths([model], [output_json])
+        check_outputs([model], [output_json])
         nlp = load_pipeline(model)
         kind = model_kind(get_similarity_pipe(nlp, initialized=True))
         out: Dict[str, Any] = {"model": model, "kind": kind}

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from .app import OUTPUT_MD, app, check_paths, errors, expand_paths, fail
+from .app import OUTPUT_MD, app, errors, expand_paths, fail
 
 
 @app.command("report")
@@ -18,6 +18,7 @@ def report_command(
 ) -> None:
     """Summarise saved evaluations (evaluate, evaluate-retrieval, evaluate-duplicates --output-json) in tables."""
     from ..evaluation.report import DETAILS, read_json, summary_markdown, write_text
+    from ..files import check_outputs
 
     with errors():
         reports: Dict[str, Dict[str, Any]] = {}
@@ -29,7 +30,7 @@ def report_command(
             )
             if not files:
                 fail(f"No evaluation JSON files found at {arg}")
-            check_paths(files, [output_md])
+            check_outputs(files, [output_md])
             for path in files:
                 try:
                     rep = read_json(path)

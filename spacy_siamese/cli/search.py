@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from .app import OUTPUT_JSON, PROGRESS, app, at_least, check_paths, errors, fail, load_pipeline
+from .app import OUTPUT_JSON, PROGRESS, app, at_least, errors, fail, load_pipeline
 
 
 @app.command("search")
@@ -19,6 +19,7 @@ def search_command(
 ) -> None:
     """Find the items of an index most similar to each query, with the pipeline's similarity."""
     from ..evaluation.report import write_json
+    from ..files import check_outputs
     from ..search import SimilarityIndex
     from ..search.index import read_meta
 
@@ -27,7 +28,7 @@ def search_command(
         model = model or meta.get("model")
         if not model:
             fail(f"The index at {index_dir} does not say which pipeline built it: pass --model")
-        check_paths([index_dir, model], [output_json])
+        check_outputs([index_dir, model], [output_json])
         nlp = load_pipeline(model)
         index = SimilarityIndex.load(index_dir, nlp)
         keys = index.ids if index.ids is not None else list(range(len(index)))

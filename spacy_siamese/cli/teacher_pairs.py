@@ -6,18 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from .app import (
-    PROGRESS,
-    TEXTS_FORMATS,
-    app,
-    at_least,
-    check_paths,
-    errors,
-    fail,
-    read_collection,
-    read_pair_records,
-    write_jsonl,
-)
+from .app import PROGRESS, TEXTS_FORMATS, app, at_least, errors, fail, read_collection, read_pair_records
 
 
 @app.command("teacher-pairs")
@@ -68,10 +57,10 @@ def teacher_pairs_command(
     --vectors-output writes a bi-encoder's vectors of every text (blank ones too): the table of
     the loss spacy-siamese.TeacherScores.v1, for training on those pair files; with it, -o is
     optional."""
+    from ..files import check_outputs, write_jsonl
     from ..teacher.loss import save_teacher_table, table_files
-    from ..teacher.models import check_cache_dir, is_cross_encoder, teacher_vectors
-    from ..teacher.pairs import label_pairs, sample_silver
-    from ..util import distinct_texts
+    from ..teacher.models import check_cache_dir, is_cross_encoder
+    from ..teacher.pairs import silver_texts, teacher_silver
 
     with errors():
         if not inputs and not texts_files:
@@ -83,36 +72,25 @@ def teacher_pairs_command(
         check_cache_dir(teacher_cache)
         tables = [] if vectors_output is None else table_files(vectors_output)
         outputs = [output, *tables, vectors_output, teacher_cache]
-        check_paths([*(inputs or []), *(texts_files or [])], outputs, output_dirs=[p for p in [vectors_output] if p])
+        check_outputs([*(inputs or []), *(texts_files or [])], outputs, output_dirs=[p for p in [vectors_output] if p])
         cross_encoder = is_cross_encoder(teacher)
         if cross_encoder and vectors_output is not None:
             fail(f"{teacher} is a CrossEncoder: it scores pairs and has no vectors for --vectors-output.")
         records = [r for path in inputs or [] for r in read_pair_records(path)]
-        # blank texts too, for the table: TeacherScores.v1 looks up every text of a batch (none is paired)
-        texts = distinct_texts((t for r in records for t in (r.text1, r.text2)), keep_blank=True)
-        if max_texts:
-            texts = texts[:max_texts]
         unlabelled = [
             text for path in texts_files or [] for text in read_collection(path, texts_format, texts_field).texts()
         ]
-        texts = distinct_texts(texts + unlabelled, keep_blank=True)
-        pairable = [text for text in texts if text.strip()]
-        if output is not None and len(pairable) < 2:
-            fail(f"{len(pairable)} distinct text(s) to pair: a pair needs two.")
-        gold = {frozenset((r.text1, r.text2)) for r in records}
-        rows = []
+        texts = silver_texts((t for r in records for t in (r.text1, r.text2)), unlabelled, max_texts=max_texts)
+        labelled, vectors = teacher_silver(
+            teacher, texts, gold={frozenset((r.text1, r.text2)) for r in records}, label=output is not None,
+            all_vectors=vectors_output is not None, top_k=top_k, n_random=random_pairs, max_pairs=n_pairs, seed=seed,
+            cache_dir=teacher_cache, progress=progress,
+        )  # fmt: skip
         if output is not None:
-            rows = sample_silver(pairable, gold=gold, top_k=top_k, n_random=random_pairs, max_pairs=n_pairs, seed=seed)
-        vectors = None
-        if not cross_encoder:
-            encoded = texts if vectors_output else pairable
-            vectors = teacher_vectors(teacher, encoded, cache_dir=teacher_cache, progress=progress)
-        if output is not None:
-            paired = None if vectors is None else vectors[[i for i, text in enumerate(encoded) if text.strip()]]
-            labelled = label_pairs(teacher, pairable, rows, vectors=paired, cache_dir=teacher_cache, progress=progress)
             write_jsonl(output, labelled)
             kind = "cross-encoder" if cross_encoder else "teacher"
-            typer.echo(f"Wrote {len(labelled):,} {kind}-labelled pairs of {len(pairable):,} texts to {output}")
+            n_texts = sum(1 for text in texts if text.strip())
+            typer.echo(f"Wrote {len(labelled):,} {kind}-labelled pairs of {n_texts:,} texts to {output}")
         if vectors_output is not None and vectors is not None:
             save_teacher_table(vectors_output, texts, vectors)
             typer.echo(f"Wrote the teacher's vectors of {len(texts):,} texts to {vectors_output}")

@@ -17,7 +17,7 @@ from ..search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pair
 from ..search.dedupe import dedupe_threshold
 from ..search.space import vector_space
 from ..search.texts import JSONL_SUFFIXES, scan_collection
-from ..util import import_extra, one_thread, show_progress
+from ..util import import_extra, one_thread, show_progress, timed
 from .parquet import PART, collect_vectors, encoded_table, write_part
 from .ray_local import init_local_ray
 
@@ -235,31 +235,28 @@ def find_duplicates_dataset(
     limit = dedupe_threshold(pipe, threshold)  # before the reads
     ray = _ray()
     stages = {} if stages is None else stages
-    mark = time.perf_counter()
-    ids, store = collect_vectors(encoded, files=files)
+    with timed(stages, "collect"):
+        ids, store = collect_vectors(encoded, files=files)
     if len(ids) and store.model_id != pipe.model_id:
         raise ValueError(
             f"The vectors were encoded by model '{store.model_id}', but {model} is model '{pipe.model_id}'"
         )
     if not len(ids):
         return []
-    stages["collect"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates)
-    stages["index"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    state = ray.put((store, index.state()))
-    # In-memory positions: a read task could wait forever for the CPUs the actors hold. Shards
-    # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress.
-    n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
-    shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), n_shards)))
-    positions = ray.data.from_numpy(shards)
-    settings = dict(model=str(model), pipe_name=pipe_name, state=state, threshold=limit, k=k, c=c)
-    found = _on_actors(positions, SearchShard, settings, batch_size, workers)
-    pairs: List[Tuple[int, int, float]] = []
-    for batch in found.iter_batches(batch_format="numpy", batch_size=None):
-        pairs.extend(zip(batch["i"].tolist(), batch["j"].tolist(), batch["score"].tolist()))
-    stages["search"] = time.perf_counter() - mark
+    with timed(stages, "index"):
+        index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates)
+    with timed(stages, "search"):
+        state = ray.put((store, index.state()))
+        # In-memory positions: a read task could wait forever for the CPUs the actors hold. Shards
+        # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress.
+        n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
+        shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), n_shards)))
+        positions = ray.data.from_numpy(shards)
+        settings = dict(model=str(model), pipe_name=pipe_name, state=state, threshold=limit, k=k, c=c)
+        found = _on_actors(positions, SearchShard, settings, batch_size, workers)
+        pairs: List[Tuple[int, int, float]] = []
+        for batch in found.iter_batches(batch_format="numpy", batch_size=None):
+            pairs.extend(zip(batch["i"].tolist(), batch["j"].tolist(), batch["score"].tolist()))
     return [(ids[i], ids[j], score) for i, j, score in sort_pairs(pairs)]
 
 
@@ -297,12 +294,11 @@ def dedupe_jsonl(
     nlp = spacy.load(model) if nlp is None else nlp
     limit = dedupe_threshold(get_similarity_pipe(nlp, initialized=True), threshold)
     stages = {} if stages is None else stages
-    mark = time.perf_counter()
-    if not ray.is_initialized():
-        init_local_ray(ray, include_dashboard=False)  # ended with this process, even a killed one
-    ray.data.DataContext.get_current().enable_progress_bars = show_progress(progress)
-    stages["start"] = time.perf_counter() - mark
-    mark = time.perf_counter()
+    with timed(stages, "start"):
+        if not ray.is_initialized():
+            init_local_ray(ray, include_dashboard=False)  # ended with this process, even a killed one
+        ray.data.DataContext.get_current().enable_progress_bars = show_progress(progress)
+    start = time.perf_counter()
     # The read tasks reserve no CPU, so they run while the actors start instead of waiting for them.
     # A local input's files are listed: Ray reads them all, and no others.
     extensions = None if isinstance(paths, list) else JSONL_EXTENSIONS
@@ -321,7 +317,7 @@ def dedupe_jsonl(
         ) from err
     except ValueError as err:  # a bad row, reported by an actor
         raise ValueError(f"{input}: {err}") from err
-    stages["encode"] = time.perf_counter() - mark
+    stages["encode"] = time.perf_counter() - start
     return find_duplicates_dataset(
         vectors,
         model,

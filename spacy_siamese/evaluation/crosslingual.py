@@ -15,8 +15,9 @@ from thinc.api import Model
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
 from ..metrics import unit_rows
+from ..util import timed
 from .baselines import _distinct_rows, find_tfidf, fit_tfidf
-from .pair_evaluation import MODEL, describe_pipe, timed
+from .pair_evaluation import MODEL, describe_pipe
 from .report import markdown_table
 
 WORD_TFIDF = "TF-IDF cosine (words)"

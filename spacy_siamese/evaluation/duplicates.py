@@ -12,12 +12,12 @@ from scipy.sparse import csr_matrix
 from spacy.language import Language
 
 from ..component import PIPE_NAME, get_similarity_pipe
-from ..metrics import check_ks, partner_rank_values, unit_rows
+from ..metrics import check_ks, is_binary, partner_rank_values, unit_rows
 from ..pairwise import vector_similarity_matrix
 from ..search import SimilarityIndex, vector_space
-from ..util import distinct_pair_texts, pair_rows
+from ..util import distinct_pair_texts, pair_rows, timed
 from .baselines import fit_tfidf, tfidf_settings, tfidf_vectors
-from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe, timed, tokenize
+from .pair_evaluation import COMPARED, MODEL, TFIDF, PairLike, describe_pipe, tokenize
 from .uncertainty import check_bootstrap, rank_intervals
 
 # Score rows: given query indices, a (n_queries, n_texts) array of scores against the collection.
@@ -134,6 +134,22 @@ def tfidf_score_rows(nlp: Language, texts: Sequence[str], fit_texts: Sequence[st
 
     score_rows.settings = tfidf_settings(model)  # type: ignore[attr-defined]
     return score_rows
+
+
+def duplicate_records(records: List[Any], label_threshold: Optional[float], source: Any) -> List[Any]:
+    """The pair records labelled 1 (a duplicate) or 0, graded labels split at `label_threshold`,
+    which they need: no cut of a graded scale is silently taken for "duplicate". Else ValueError."""
+    if label_threshold is None:
+        if not is_binary([r.label for r in records]):
+            graded = next(r for r in records if r.label not in (0.0, 1.0))
+            raise ValueError(
+                f"{source}:{graded.line}: label {graded.label:g} is graded, not 0 or 1: give --label-threshold "
+                "(the pairs labelled at least it are the duplicates)"
+            )
+        return records
+    if not 0.0 < label_threshold <= 1.0:
+        raise ValueError(f"--label-threshold must be in (0, 1], got {label_threshold:g}")
+    return [r._replace(label=float(r.label >= label_threshold)) for r in records]
 
 
 def evaluate_duplicates(

@@ -1,10 +1,10 @@
 """Evaluate a trained `siamese_similarity` pipe on labelled pairs, with baselines."""
 
 import random
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -14,7 +14,8 @@ from tqdm import tqdm
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..metrics import best_threshold, is_binary, main_metric, pair_metrics
 from ..pair_examples import make_pair_example
-from ..util import distinct_pair_texts, show_progress
+from ..teacher.models import check_cache_dir, is_cross_encoder, teacher_label, teacher_pair_scores
+from ..util import distinct_pair_texts, show_progress, timed
 from .baselines import averaged_vectors, fit_tfidf, has_vectors, tfidf_cosine, tfidf_settings
 from .uncertainty import check_bootstrap, group_results, pair_intervals
 
@@ -28,6 +29,7 @@ TUNED = "best on this file"
 # Pairs scored per call of pipe.pair_scores: a multiple of the pipe's batch size, so the
 # encoder sees the same batches as in one call over all pairs.
 CHUNK = 2048
+Scorer = Callable[[List[Tuple[str, str]]], numpy.ndarray]  # of (text1, text2) pairs
 
 
 class PairLike(Protocol):
@@ -53,6 +55,38 @@ class PairEvaluation:
     notes: List[str] = field(default_factory=list)
 
 
+def teacher_scorers(
+    teachers: Sequence[str], *, cache_dir: Optional[Union[str, Path]] = None, progress: bool = False
+) -> Tuple[Dict[str, Scorer], Dict[str, Dict[str, str]]]:
+    """The scorers of the named teachers ("" is none) for `evaluate_pairs(teachers=...)`, and the
+    report's entry of each, by method. ValueError for a teacher named twice or an unusable cache."""
+    check_cache_dir(cache_dir)
+    teachers = [t for t in teachers if t]
+    labels = [teacher_label(t) for t in teachers]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ValueError(f"--teacher names a teacher twice: {', '.join(repeated)}")
+    scorers: Dict[str, Scorer] = {
+        label: partial(teacher_pair_scores, t, cache_dir=cache_dir, progress=progress)
+        for t, label in zip(teachers, labels)
+    }
+    kinds = {t: "cross-encoder" if is_cross_encoder(t) else "bi-encoder" for t in teachers}
+    return scorers, {teacher_method(label): {"name": label, "kind": kinds[t]} for t, label in zip(teachers, labels)}
+
+
+def only_groups(records: List[Any], groups: Sequence[str], source: Any) -> List[Any]:
+    """The records of the given groups (all if none are given); ValueError naming the groups that
+    `source` has for a group it does not have."""
+    if not groups:
+        return records
+    present = {r.group for r in records}
+    missing = sorted(set(groups) - present)
+    if missing:
+        have = ", ".join(sorted(g for g in present if g)) or "none"
+        raise ValueError(f"No pairs of group {', '.join(map(repr, missing))} in {source} (its groups: {have})")
+    return [r for r in records if r.group in groups]
+
+
 def evaluate_pairs(
     nlp: Language,
     records: Sequence[PairLike],
@@ -61,7 +95,7 @@ def evaluate_pairs(
     fit_texts: Optional[Sequence[str]] = None,
     fit_note: Optional[str] = None,
     vectors: Optional[Language] = None,
-    teachers: Optional[Mapping[str, Callable[[List[Tuple[str, str]]], numpy.ndarray]]] = None,
+    teachers: Optional[Mapping[str, Scorer]] = None,
     compare: Optional[Mapping[str, Language]] = None,
     pipe_name: str = PIPE_NAME,
     n_examples: int = 8,
@@ -169,14 +203,6 @@ def evaluate_pairs(
 def teacher_method(label: str) -> str:
     """The method name of the teacher with this label in a report's results."""
     return f"{TEACHER}: {label}"
-
-
-@contextmanager
-def timed(timing: Dict[str, float], key: str) -> Iterator[None]:
-    """Set `timing[key]` to the seconds the block takes."""
-    start = time.perf_counter()
-    yield
-    timing[key] = time.perf_counter() - start
 
 
 def score_method(scores: numpy.ndarray, labels: numpy.ndarray, threshold: Optional[float]) -> Dict[str, Any]:

@@ -10,8 +10,9 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora import DocRecord, read_documents, sample_pairs, split_documents
 from ..corpora.base import MAX_REPORTED
 from ..metrics import check_ks, pair_auc, retrieval_metrics
+from ..util import timed
 from .baselines import find_tfidf, fit_tfidf, lsa, tfidf_settings, tfidf_vectors
-from .pair_evaluation import MODEL, TFIDF, describe_pipe, timed, tokenize
+from .pair_evaluation import MODEL, TFIDF, describe_pipe, tokenize
 
 LSA = "LSA"
 SPLITS = ("dev", "test")

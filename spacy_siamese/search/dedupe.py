@@ -6,7 +6,7 @@ import tempfile
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import numpy
 from scipy.sparse import coo_matrix
@@ -14,11 +14,14 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..component import PIPE_NAME, SiameseSimilarity, get_similarity_pipe
+from ..files import write_jsonl
 from ..metrics import check_ks
-from ..util import component_labels
+from ..util import component_labels, timed
 from .corpus import CANDIDATES, CorpusIndex, DuplicatePair, check_candidates
 from .encode import TextOrDoc
 from .resumable import encode_collection
+from .store import CHUNK_SIZE, disk_errors
+from .texts import Collection
 
 METHODS = ("communities", "components")
 # Warn when one group holds more than this share of the collection (and more than MIN_LARGE items).
@@ -95,6 +98,68 @@ def find_duplicates(
         )
         index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates, progress=progress)
         return index.duplicates(limit, k=k, c=c, progress=progress)
+
+
+def dedupe_collection(
+    nlp: Language,
+    collection: Collection,
+    output: Path,
+    work_dir: Path,
+    *,
+    threshold: float,
+    groups: Optional[Path] = None,
+    k: int = 10,
+    candidates: str = "auto",
+    c: int = CANDIDATES,
+    method: str = "communities",
+    min_size: int = 2,
+    fresh: bool = False,
+    chunk_size: int = CHUNK_SIZE,
+    batch_size: int = 256,
+    n_process: int = 1,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """Write a collection's duplicate pairs (JSONL: id1, id2, score, text1, text2) to `output` and,
+    given `groups`, its groups of duplicates there, as `find_duplicates` and `group_pairs` find them.
+    The vectors are encoded into `work_dir`, which a stopped run resumes. Returns the run's counts,
+    stage timings (`stages_s`) and settings."""
+    stages: Dict[str, float] = {}
+    with timed(stages, "encode"):
+        store = encode_collection(
+            nlp, collection.texts(), collection.n, work_dir, source=collection.source(), fresh=fresh,
+            chunk_size=chunk_size, batch_size=batch_size, n_process=n_process, progress=progress,
+        )  # fmt: skip
+    with timed(stages, "index"):
+        index = CorpusIndex(nlp, store, candidates=candidates, progress=progress)
+    with timed(stages, "search"):
+        pairs = index.duplicates(threshold, k=k, c=c, progress=progress)
+    ids = collection.ids
+    with timed(stages, "pairs"):
+        texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
+        with disk_errors(output):
+            rows = (
+                {"id1": ids[i], "id2": ids[j], "score": s, "text1": texts[i], "text2": texts[j]} for i, j, s in pairs
+            )
+            write_jsonl(output, rows)
+    stats: Dict[str, Any] = {"n_docs": collection.n, "n_blank_lines": len(collection.blank_lines)}
+    stats.update(n_pairs=len(pairs), n_scored=index.n_scored)
+    if groups is not None:
+        with timed(stages, "groups"):
+            found = group_pairs(pairs, collection.n, method=method, min_size=min_size)
+            texts = collection.texts_at({i for g in found for i in g})
+            with disk_errors(groups):
+                members = ({"group": g, "size": len(m), "members": [{"id": ids[i], "text": texts[i]} for i in m]}
+                           for g, m in enumerate(found))  # fmt: skip
+                write_jsonl(groups, members)
+        stats.update(n_groups=len(found), largest_group=len(found[0]) if found else 0)
+    stats["stages_s"] = {name: round(seconds, 2) for name, seconds in stages.items()}
+    stats["settings"] = {
+        "threshold": threshold, "k": k, "candidates": index.kind, "c": c,
+        **(index.candidates.settings if index.candidates is not None else {}),
+        "dims": index.compact_space.dims, "n_process": n_process, "chunk_size": chunk_size,
+        "batch_size": batch_size, "method": method,
+    }  # fmt: skip
+    return stats
 
 
 def cluster_duplicates(

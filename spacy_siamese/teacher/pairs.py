@@ -4,11 +4,12 @@ teacher (a bi-encoder's cosine, or a cross-encoder's probability) and written as
 file; random pairs only when asked for. The student needs no torch."""
 
 from pathlib import Path
-from typing import Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 
-from .models import teacher_pair_scores
+from ..util import distinct_texts
+from .models import is_cross_encoder, teacher_pair_scores, teacher_vectors
 
 FLOATS_PER_BLOCK = 1 << 25  # queries x texts scores held at once in `nearest_neighbours`
 
@@ -103,3 +104,41 @@ def label_pairs(
         {"text1": texts[a], "text2": texts[b], "label": round(float(min(1.0, max(0.0, s))), 6)}
         for (a, b), s in zip(rows, scores)
     ]
+
+
+def silver_texts(pair_texts: Iterable[str], unlabelled: Iterable[str], *, max_texts: int = 0) -> List[str]:
+    """The distinct texts to pair: the first `max_texts` (0: all) of the gold pairs' texts, then the
+    unlabelled ones; blank ones kept for the teacher's table (TeacherScores.v1 looks every text up)."""
+    texts = distinct_texts(pair_texts, keep_blank=True)[: max_texts or None]
+    return distinct_texts(texts + list(unlabelled), keep_blank=True)
+
+
+def teacher_silver(
+    teacher: str,
+    texts: Sequence[str],
+    *,
+    gold: Collection[FrozenSet[str]] = (),
+    label: bool = True,
+    all_vectors: bool = False,
+    top_k: int = 3,
+    n_random: int = 0,
+    max_pairs: int = 0,
+    seed: int = 0,
+    cache_dir: Optional[Union[str, Path]] = None,
+    progress: bool = False,
+) -> Tuple[List[Dict[str, Any]], Optional[numpy.ndarray]]:
+    """Silver pairs of the non-blank `texts` (`sample_silver`) labelled by `teacher` (none unless
+    `label`), and a bi-encoder teacher's vectors: of every text with `all_vectors`, else of the
+    non-blank ones. ValueError if fewer than two texts are to be paired."""
+    pairable = [text for text in texts if text.strip()]
+    if label and len(pairable) < 2:
+        raise ValueError(f"{len(pairable)} distinct text(s) to pair: a pair needs two.")
+    vectors = None
+    encoded = texts if all_vectors else pairable
+    if not is_cross_encoder(teacher):
+        vectors = teacher_vectors(teacher, encoded, cache_dir=cache_dir, progress=progress)
+    if not label:
+        return [], vectors
+    rows = sample_silver(pairable, gold=gold, top_k=top_k, n_random=n_random, max_pairs=max_pairs, seed=seed)
+    paired = None if vectors is None else vectors[[i for i, text in enumerate(encoded) if text.strip()]]
+    return label_pairs(teacher, pairable, rows, vectors=paired, cache_dir=cache_dir, progress=progress), vectors

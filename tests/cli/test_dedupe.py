@@ -200,13 +200,13 @@ def test_outputs_that_are_inputs_are_refused_before_any_work(collection, tmp_pat
 def test_the_pairs_file_is_never_left_half_written(collection, tmp_path, monkeypatch):
     """A run that fails while writing the pairs (a kill, a full disk) leaves the earlier file at the
     output path, not a part of the new one that looks complete."""
-    app_module = sys.modules["spacy_siamese.cli.app"]
+    files_module = sys.modules["spacy_siamese.files"]
 
     out = tmp_path / "pairs.jsonl"
     args = ["dedupe", collection / "model", collection / "texts.txt", "-o", out, "-t", 0.6]
     assert invoke(*args).exit_code == 0
     before = out.read_bytes()
-    dumps = app_module.json.dumps
+    dumps = files_module.json.dumps
     calls = []
 
     def full_disk(row, **kwargs):
@@ -215,7 +215,7 @@ def test_the_pairs_file_is_never_left_half_written(collection, tmp_path, monkeyp
             raise OSError(28, "No space left on device")
         return dumps(row, **kwargs)
 
-    monkeypatch.setattr(app_module, "json", types.SimpleNamespace(dumps=full_disk))
+    monkeypatch.setattr(files_module, "json", types.SimpleNamespace(dumps=full_disk))
     result = invoke(*args, "-t", 0.5)
     assert result.exit_code == 1 and f"Could not write {out}: No space left on device" in result.output, result.output
     assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
