@@ -1,5 +1,5 @@
-"""Average the weights of trained pipelines of one architecture (a "model soup", Wortsman et al.
-2022), e.g. pipelines trained further from one trained pipeline with other seeds or losses."""
+"""Steps on a trained pipeline and dev pairs: average the weights of pipelines of one architecture
+(a "model soup", Wortsman et al. 2022), and calibrate a pipeline's thresholds and lexical weight."""
 
 import math
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 import srsly
 from spacy.language import Language
+from spacy.training import Example
 from thinc.api import Model
 
-from .component import SiameseSimilarity, get_similarity_pipe
+from .component import SiameseSimilarity, get_similarity_pipe, set_lexical_weight
 from .identity import reads_static_vectors
 from .layers.hybrid import LAYER_NAME as HYBRID_LAYER
+from .metrics import is_binary
 from .pair_examples import make_pair_example
-from .tuning import set_performance
 
 if TYPE_CHECKING:
     from .corpora import PairRecord
@@ -135,3 +136,38 @@ def _shapes(params: Dict) -> Dict:
 def _mean(arrays: List, mix: List[float], dtype: Any) -> numpy.ndarray:
     """The weighted mean, summed in float64, as `dtype`."""
     return sum(w * numpy.asarray(a, dtype="f8") for w, a in zip(mix, arrays)).astype(dtype)  # type: ignore[union-attr]
+
+
+def set_performance(nlp: Any, scores: Dict[str, Any]) -> None:
+    """Write the pipe's figures to the meta's `performance`, as `spacy train` does for its dev scores."""
+    nlp.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
+
+
+def calibrate_pipeline(
+    nlp: Any, examples: List[Example], *, precision: Optional[float] = None, lexical_weight: Optional[float] = None
+) -> Dict[str, Any]:
+    """Tune a trained pipeline's decision and dedupe thresholds (at `precision`, default the pipe's
+    `dedupe_precision`) on labelled pair examples, as the tune_thresholds.v1 callback does; with
+    `lexical_weight`, first set a hybrid pipe's lexical weight. Graded pairs set the weight only.
+    Returns "dedupe_threshold" for 0/1 pairs (None: no threshold reaches the precision) and, with a
+    weight, the pair figures at the old weight ("before") and the new ("after"), the meta's
+    `performance`."""
+    pipe = get_similarity_pipe(nlp, initialized=True)
+    vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
+
+    def pair_scores(_: List[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        return pipe.compare(vectors_a, vectors_b), labels  # at the pipe's lexical weight of the moment
+
+    out: Dict[str, Any] = {}
+    if lexical_weight is not None:
+        out["before"] = pipe.tune_thresholds(examples, pair_scores=pair_scores)
+        set_lexical_weight(nlp, lexical_weight)
+        out["after"] = pipe.tune_thresholds(examples, pair_scores=pair_scores)
+        set_performance(nlp, out["after"])
+    if is_binary(labels):
+        out["dedupe_threshold"] = pipe.calibrate_dedupe_threshold(
+            examples, precision=precision, pair_scores=pair_scores
+        )
+        if out["dedupe_threshold"] is not None:
+            pipe.tune_thresholds(examples, pair_scores=pair_scores)  # the decision threshold too
+    return out

@@ -107,43 +107,6 @@ def calibrate_dedupe_threshold(
     pipe.cfg["dedupe_threshold"] = tuned_thresholds(pipe, scores, labels)[1]
 
 
-def set_performance(nlp: Any, scores: Dict[str, Any]) -> None:
-    """Write the pipe's figures to the meta's `performance`, as `spacy train` does for its dev scores."""
-    nlp.meta["performance"] = {key: value for key, value in scores.items() if key.startswith("sim_")}
-
-
-def calibrate_pipeline(
-    nlp: Any, examples: List[Example], *, precision: Optional[float] = None, lexical_weight: Optional[float] = None
-) -> Dict[str, Any]:
-    """Tune a trained pipeline's decision and dedupe thresholds (at `precision`, default the pipe's
-    `dedupe_precision`) on labelled pair examples, as the tune_thresholds.v1 callback does; with
-    `lexical_weight`, first set a hybrid pipe's lexical weight. Graded pairs set the weight only.
-    Returns "dedupe_threshold" for 0/1 pairs (None: no threshold reaches the precision) and, with a
-    weight, the pair figures at the old weight ("before") and the new ("after"), the meta's
-    `performance`."""
-    from .component import get_similarity_pipe, set_lexical_weight
-
-    pipe = get_similarity_pipe(nlp, initialized=True)
-    vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
-
-    def pair_scores(_: List[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        return pipe.compare(vectors_a, vectors_b), labels  # at the pipe's lexical weight of the moment
-
-    out: Dict[str, Any] = {}
-    if lexical_weight is not None:
-        out["before"] = pipe.tune_thresholds(examples, pair_scores=pair_scores)
-        set_lexical_weight(nlp, lexical_weight)
-        out["after"] = pipe.tune_thresholds(examples, pair_scores=pair_scores)
-        set_performance(nlp, out["after"])
-    if is_binary(labels):
-        out["dedupe_threshold"] = pipe.calibrate_dedupe_threshold(
-            examples, precision=precision, pair_scores=pair_scores
-        )
-        if out["dedupe_threshold"] is not None:
-            pipe.tune_thresholds(examples, pair_scores=pair_scores)  # the decision threshold too
-    return out
-
-
 def _clip(pipe: TunablePipe, value: float) -> float:
     low, high = pipe.score_range
     return min(max(value, low), high)

@@ -58,10 +58,10 @@ def calibrate_command(
 
     The pipeline is saved to --output, or over MODEL with --in-place, whole or not at all."""
     from .. import get_lexical_weight
+    from ..averaging import calibrate_pipeline
     from ..component import get_similarity_pipe
     from ..metrics import is_binary
     from ..pair_examples import make_pair_example
-    from ..tuning import calibrate_pipeline
 
     with errors():
         if lexical_weight is not None and not 0.0 <= lexical_weight <= 1.0:  # before the slow part
