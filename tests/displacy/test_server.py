@@ -414,10 +414,11 @@ def test_a_second_explanation_waits_half_the_budget_then_gets_a_503(fixed):
 
 def test_a_crowd_of_searches_is_served_together_and_none_is_reset(tweak_nlp):
     """200 searches sent at once on the loopback: every one is answered (the listen backlog holds
-    the crowd; the old backlog of 5 reset or timed out some), and the slowest waits little longer
-    than in a crowd of 200 blank queries (the same requests without a search, measured alongside):
-    the searches' own work, two library searches of the 200 queries and five searches alone. The
-    crowd's HTTP work alone takes tens of times one search, so the bound is on what searching adds."""
+    the crowd; the old backlog of 5 reset or timed out some), and the slowest waits at most twice
+    as long as a crowd of 200 blank queries (the same requests without a search, measured
+    alongside) plus one library search of the 200 queries, and five searches alone: served one at
+    a time, it would wait for 200 searches in a row. The crowd's HTTP work alone takes tens of times
+    one search, so the bound is on what searching adds; the factor 2 absorbs this machine's noise."""
     index = SimilarityIndex.build(tweak_nlp, TEXTS, progress=False)
     rng = numpy.random.default_rng(0)
     index.add_vectors(rng.standard_normal((2000, index.vectors.shape[1])).astype("float32"))
@@ -448,7 +449,7 @@ def test_a_crowd_of_searches_is_served_together_and_none_is_reset(tweak_nlp):
             batch = time.monotonic() - start
             blank, slowest = p99([""] * len(queries)), p99(queries)
             tries.append(dict(p99=slowest, blank=blank, batch=batch, alone=alone))
-            if slowest < blank + 2 * batch + 5 * alone:
+            if slowest < 2 * (blank + batch) + 5 * alone:
                 return
     pytest.fail(f"the crowd's p99 exceeds the bound in every try: {tries}")
 
