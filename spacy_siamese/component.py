@@ -62,6 +62,11 @@ class Verdict(NamedTuple):
     threshold: float
     duplicate: bool
 
+    @classmethod
+    def of(cls, score: float, threshold: float) -> "Verdict":
+        """The verdict on a score: a duplicate from the threshold on."""
+        return cls(score, threshold, score >= threshold)
+
 
 @Language.factory(
     "siamese_similarity",
@@ -157,7 +162,7 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         tuned on dev pairs in training): a duplicate, a paraphrase, a match as the pipe was trained."""
         score = self.similarity(doc1, doc2)
         threshold = self.threshold if threshold is None else float(threshold)
-        return Verdict(score, threshold, score >= threshold)
+        return Verdict.of(score, threshold)
 
     def is_duplicate(self, doc1: Doc, doc2: Doc, *, threshold: Optional[float] = None) -> bool:
         """Whether the pair's score reaches `threshold` (default: the pipe's `threshold`)."""

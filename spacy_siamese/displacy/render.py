@@ -215,8 +215,10 @@ def is_group(row: Any) -> bool:
 
 
 def is_duplicate(score: float, threshold: float) -> bool:
-    """The pipe's verdict on a pair: a duplicate from its decision threshold on."""
-    return score >= threshold
+    """The pipe's verdict on a pair's score (`Verdict.of`): a duplicate from its decision threshold on."""
+    from ..component import Verdict
+
+    return Verdict.of(score, threshold).duplicate
 
 
 def thresholds(data: Mapping[str, Any], options: Mapping[str, Any]) -> Tuple[Optional[float], Optional[float]]:
