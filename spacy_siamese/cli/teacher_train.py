@@ -26,6 +26,7 @@ def teacher_train_command(
     batch_size: int = typer.Option(32, "--batch-size", callback=at_least(1), help="Pairs per step"),
     learning_rate: float = typer.Option(2e-5, "--learning-rate", min=1e-8, help="Peak learning rate (AdamW)"),
     max_length: int = typer.Option(128, "--max-length", callback=at_least(8), help="Tokens kept of each input"),
+    bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast (a GPU, or a CPU with AVX512-BF16/AMX)"),
     seed: int = typer.Option(0, "--seed"),
     progress: bool = PROGRESS,
 ) -> None:
@@ -52,6 +53,7 @@ def teacher_train_command(
             learning_rate=learning_rate,
             max_length=max_length,
             max_pairs=max_pairs,
+            bf16=bf16,
             seed=seed,
             progress=progress,
         )

@@ -46,11 +46,13 @@ def train_teacher(
     warmup_ratio: float = 0.1,
     max_length: int = 128,
     max_pairs: int = 0,
+    bf16: bool = False,
     seed: int = 0,
     progress: bool = False,
 ) -> Dict[str, Any]:
     """Fine-tune the sentence-transformers model `base` on the pairs (a seeded sample of
-    `max_pairs` of them, 0 = all) and save it to the directory `output`, whole or not at all
+    `max_pairs` of them, 0 = all) in batches of similar length (under bfloat16 autocast with `bf16`)
+    and save it to the directory `output`, whole or not at all
     (`files.atomic_directory`). Returns what was trained, also written to the model directory as
     spacy_siamese_teacher.json. Raises ValueError on bad settings or a `base` torch refuses to load."""
     if kind not in KINDS:
@@ -103,6 +105,8 @@ def train_teacher(
             disable_tqdm=not progress,
             use_cpu=device == "cpu",
             dataloader_num_workers=0,
+            bf16=bf16,
+            train_sampling_strategy="group_by_length",
             **_warmup(transformers, warmup_ratio),
             **extra,
         )
@@ -118,6 +122,7 @@ def train_teacher(
         "learning_rate": learning_rate,
         "warmup_ratio": warmup_ratio,
         "max_length": max_length,
+        "bf16": bf16,
         "seed": seed,
         "device": device,
         "train_seconds": round(seconds, 1),
