@@ -148,7 +148,9 @@ def data_files(tmp_path_factory, trained):
     docs = [{"text": text, "labels": [f"topic{i % 3}"], "group": "", "id": str(i)} for i, text in enumerate(texts)]
     srsly.write_jsonl(root / "documents.jsonl", docs)
     trained[0].to_disk(root / "source")
-    # the datasets of general.cfg's corpus and of quora_silver.cfg's
+    # the datasets of general.cfg's corpus, quora_silver.cfg's and graded_distilled.cfg's
+    for name in ("gold", "silver"):
+        srsly.write_jsonl(root / "general" / f"{name}.jsonl", pairs)
     for dataset in ("quora", "stackexchange", "sts", "sick", "mrpc", "twitter_url", "quora_silver"):
         for part in ("train", "dev"):
             (root / "general" / dataset).mkdir(parents=True, exist_ok=True)
