@@ -149,12 +149,12 @@ def data_files(tmp_path_factory, trained):
     srsly.write_jsonl(root / "documents.jsonl", docs)
     trained[0].to_disk(root / "source")
     # the datasets of general.cfg's corpus, quora_silver.cfg's and graded_distilled.cfg's
-    for name in ("gold", "silver"):
-        srsly.write_jsonl(root / "general" / f"{name}.jsonl", pairs)
     for dataset in ("quora", "stackexchange", "sts", "sick", "mrpc", "twitter_url", "quora_silver"):
         for part in ("train", "dev"):
             (root / "general" / dataset).mkdir(parents=True, exist_ok=True)
             srsly.write_jsonl(root / "general" / dataset / f"{part}.jsonl", pairs)
+    for name in ("gold", "silver"):
+        srsly.write_jsonl(root / "general" / f"{name}.jsonl", pairs)
     return {
         "paths.train": str(root / "train.jsonl"),
         "paths.dev": str(root / "dev.jsonl"),
