@@ -101,8 +101,8 @@ def fine_tuned(
     from model2vec.train import StaticModelForPairSimilarity
 
     model = StaticModelForPairSimilarity.from_static_model(model=static)
-    settings = {"test_size": val_pairs} if val_pairs > 0 else {}
-    model.fit(list(text_a), list(text_b), random_seed=seed, max_epochs=max_epochs, device="cpu", **settings)
+    test_size = val_pairs if val_pairs > 0 else 0.1  # 0.1: model2vec's default
+    model.fit(list(text_a), list(text_b), random_seed=seed, max_epochs=max_epochs, device="cpu", test_size=test_size)
     return model.to_static_model()
 
 
