@@ -9,9 +9,10 @@ import hashlib
 import json
 import shutil
 import time
+from functools import partial
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Union
+from typing import Any, Dict, Iterator, List, Sequence, Union
 
 import numpy
 
@@ -88,18 +89,15 @@ def train_teacher(
         columns["label"] = labels
         loss = import_module("sentence_transformers.cross_encoder.losses").BinaryCrossEntropyLoss(model)
         trainer_class, args_class = st.CrossEncoderTrainer, st.CrossEncoderTrainingArguments
-        extra: Dict[str, Any] = {}
     else:
         model = load_model("SentenceTransformer", base, device=device)
         losses = _losses_module()
         if kind == "mnrl":
             columns = {"anchor": columns["sentence1"], "positive": columns["sentence2"]}
             loss = losses.MultipleNegativesRankingLoss(model)
-            extra = {"batch_sampler": "no_duplicates"}  # a repeated text is no negative of itself
         else:
             columns["score"] = labels
             loss = losses.CoSENTLoss(model)
-            extra = {}
         trainer_class, args_class = st.SentenceTransformerTrainer, st.SentenceTransformerTrainingArguments
     model.max_seq_length = max_length = max_length or _length_from_data(model, chosen, together=kind == "cross-encoder")
     checkpoints = Path(output).absolute()
@@ -122,9 +120,12 @@ def train_teacher(
         use_cpu=device == "cpu",
         dataloader_num_workers=0,
         bf16=bf16,
-        train_sampling_strategy="group_by_length",
         **_warmup(transformers, warmup_ratio),
-        **extra,
+        batch_sampler=(  # mnrl: a repeated text is no negative of itself
+            "no_duplicates"
+            if kind == "mnrl"
+            else partial(_LengthGrouped, lengths=[len(r.text1 + r.text2) for r in chosen])
+        ),
     )
     trainer = trainer_class(model=model, args=args, train_dataset=datasets.Dataset.from_dict(columns), loss=loss)
     trainer.train(resume_from_checkpoint=last)
@@ -170,6 +171,28 @@ def _warmup(transformers: Any, ratio: float) -> Dict[str, Any]:
     """The warmup as a fraction of the steps: `warmup_steps` takes one since Transformers 5,
     which deprecates `warmup_ratio`."""
     return {"warmup_steps": ratio} if int(transformers.__version__.split(".")[0]) >= 5 else {"warmup_ratio": ratio}
+
+
+class _LengthGrouped:
+    """Batches of similar length (sentence-transformers' trainers ignore `train_sampling_strategy`):
+    Transformers' megabatches sorted by length, reseeded every epoch as sentence-transformers' samplers
+    are, so a resumed training sees the batches of a run in one go. Lengths in characters, for tokens."""
+
+    def __init__(self, dataset: Any, *, lengths: List[int], batch_size: int, drop_last: bool, **kwargs: Any) -> None:
+        self.lengths, self.batch_size, self.drop_last, self.epoch = lengths, batch_size, drop_last, 0
+        self.generator, self.seed = kwargs["generator"], kwargs["seed"]
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.lengths) // self.batch_size if self.drop_last else -(-len(self.lengths) // self.batch_size)
+
+    def __iter__(self) -> Iterator[List[int]]:
+        self.generator.manual_seed(self.seed + self.epoch)
+        grouped = import_module("transformers.trainer_pt_utils").get_length_grouped_indices
+        order = grouped(self.lengths, self.batch_size, generator=self.generator)
+        return iter([order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self))])
 
 
 def _losses_module() -> Any:

@@ -220,3 +220,28 @@ def test_max_length_zero_is_the_99th_percentile_of_the_token_counts(base, tmp_pa
     capped = st.CrossEncoder(str(base), num_labels=1)
     capped.max_seq_length = 9  # the model's own maximum
     assert train._length_from_data(capped, RECORDS, together=True) == 9
+
+
+@pytest.mark.parametrize("kind", ["cross-encoder", "cosent"])
+def test_batches_are_of_similar_length(base, tmp_path, monkeypatch, kind):
+    """sentence-transformers' trainers ignored `train_sampling_strategy="group_by_length"`: batches
+    mixed pairs of 1 and 64 words. Transformers groups by length within megabatches (here of 16 pairs)."""
+    require_teacher()
+    import transformers
+
+    records = [
+        PairRecord("why " * n, "how " * n, float(n % 2), n) for n in numpy.random.default_rng(0).permutation(64) + 1
+    ]
+    step, spans = transformers.Trainer.training_step, []
+
+    def record(trainer, model, inputs, *args, **kwargs):
+        if kind == "cross-encoder":
+            words = [len(text.split()) for text in inputs["sentence1"]]
+        else:  # tokenised: [CLS], a token a word, [SEP]
+            words = inputs["sentence1_attention_mask"].sum(1).tolist()
+        spans.append((len(words), max(words) - min(words)))
+        return step(trainer, model, inputs, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.Trainer, "training_step", record)
+    train.train_teacher(records, tmp_path / "t", base=str(base), kind=kind, batch_size=2)
+    assert len(spans) == 32 and numpy.mean([span for _, span in spans]) < 8  # random pairs: about 21 apart
