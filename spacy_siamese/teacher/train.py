@@ -160,8 +160,7 @@ def _checkpoints(path: Path, settings: Dict[str, Any], resume: bool) -> Union[st
 
 
 def _length_from_data(model: Any, records: Sequence[PairRecord], *, together: bool) -> int:
-    """The 99th percentile of the token counts of the pairs (`together`) or of their texts, at most the
-    model's maximum."""
+    """The 99th percentile of the pairs' token counts (`together`) or their texts', at most the model's maximum."""
     one, two = [r.text1 for r in records], [r.text2 for r in records]
     ids = model.tokenizer(one, two)["input_ids"] if together else model.tokenizer(one + two)["input_ids"]
     return min(model.max_seq_length, int(numpy.ceil(numpy.percentile([len(i) for i in ids], 99))))
@@ -178,15 +177,16 @@ class _LengthGrouped:
     Transformers' megabatches sorted by length, reseeded every epoch as sentence-transformers' samplers
     are, so a resumed training sees the batches of a run in one go. Lengths in characters, for tokens."""
 
-    def __init__(self, dataset: Any, *, lengths: List[int], batch_size: int, drop_last: bool, **kwargs: Any) -> None:
-        self.lengths, self.batch_size, self.drop_last, self.epoch = lengths, batch_size, drop_last, 0
-        self.generator, self.seed = kwargs["generator"], kwargs["seed"]
+    def __init__(
+        self, dataset: Any, *, lengths: List[int], batch_size: int, generator: Any, seed: int, **_: Any
+    ) -> None:
+        self.lengths, self.batch_size, self.generator, self.seed, self.epoch = lengths, batch_size, generator, seed, 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
     def __len__(self) -> int:
-        return len(self.lengths) // self.batch_size if self.drop_last else -(-len(self.lengths) // self.batch_size)
+        return -(-len(self.lengths) // self.batch_size)  # the last batch kept (dataloader_drop_last is off)
 
     def __iter__(self) -> Iterator[List[int]]:
         self.generator.manual_seed(self.seed + self.epoch)
