@@ -25,9 +25,15 @@ def teacher_train_command(
     epochs: float = typer.Option(1.0, "--epochs", min=0.01, help="Passes over the pairs"),
     batch_size: int = typer.Option(32, "--batch-size", callback=at_least(1), help="Pairs per step"),
     learning_rate: float = typer.Option(2e-5, "--learning-rate", min=1e-8, help="Peak learning rate (AdamW)"),
-    max_length: int = typer.Option(128, "--max-length", callback=at_least(8), help="Tokens kept of each input"),
+    max_length: int = typer.Option(
+        128, "--max-length", callback=at_least(0), help="Tokens kept of each input (0: the data's 99th percentile)"
+    ),
     bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast (a GPU, or a CPU with AVX512-BF16/AMX)"),
     seed: int = typer.Option(0, "--seed"),
+    checkpoint_steps: int = typer.Option(
+        200, "--checkpoint-steps", callback=at_least(0), help="Save a checkpoint every N steps (0: never)"
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Continue a killed training from its last checkpoint"),
     progress: bool = PROGRESS,
 ) -> None:
     r"""Fine-tune a teacher on labelled pairs (pip install 'spacy-siamese\[teacher]').
@@ -36,7 +42,9 @@ def teacher_train_command(
     binary cross-entropy; it needs enough pairs and steps to beat its base), or a bi-encoder with
     in-batch negatives on the positives (mnrl) or CoSENT on every pair (cosent). The output is a
     sentence-transformers model directory, for teacher-pairs to label pairs for a student. Uses
-    the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time."""
+    the GPU if torch sees one; on a CPU, --max-pairs and --epochs bound the time. Checkpoints go to
+    the hidden directory .OUTPUT.siamese-checkpoints beside the output until the teacher is saved;
+    --resume continues from the last one (same pairs and settings), so a long teacher trains in pieces."""
     from ..files import check_outputs
     from ..teacher.train import TEACHER, train_teacher
 
@@ -55,6 +63,8 @@ def teacher_train_command(
             max_pairs=max_pairs,
             bf16=bf16,
             seed=seed,
+            checkpoint_steps=checkpoint_steps,
+            resume=resume,
             progress=progress,
         )
         typer.echo(

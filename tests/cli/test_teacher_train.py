@@ -62,6 +62,8 @@ def test_a_bi_encoder_teacher_from_the_command(base, pairs, tmp_path):
         (["--kind", "bm25"], "Unknown teacher kind 'bm25'"),
         (["--batch-size", 0], "Invalid value for '--batch-size'"),
         (["--max-pairs", -1], "Invalid value for '--max-pairs'"),
+        (["--max-length", 5], "max_length 0 (the data's) or >= 8"),
+        (["--checkpoint-steps", -1], "Invalid value for '--checkpoint-steps'"),
     ],
 )
 def test_bad_options_are_refused(pairs, tmp_path, args, message):
@@ -92,3 +94,31 @@ def test_the_output_may_not_replace_the_base_model_or_a_pair_file(base, pairs):
     assert result.exit_code == 1 and "would replace the input" in result.output, result.output
     result = invoke("teacher-train", pairs, "-o", pairs.parent, "--base", base)
     assert result.exit_code == 1 and "would replace the input" in result.output, result.output
+
+
+def test_a_killed_teacher_training_resumes_from_its_checkpoint(base, pairs, tmp_path, monkeypatch):
+    """Issue 76 (3): --resume continues from the last checkpoint, refused where there is none."""
+    require_teacher()
+    import transformers
+
+    out = tmp_path / "teacher"
+    args = ["-o", out, "--base", base, "--batch-size", 2, "--checkpoint-steps", 2, "--max-length", 0]
+    result = invoke("teacher-train", pairs, *args, "--resume")
+    assert result.exit_code == 1 and "Error: No checkpoint to resume from in" in result.output, result.output
+    save = transformers.Trainer._save_checkpoint
+
+    def save_then_die(trainer, *a):
+        save(trainer, *a)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(transformers.Trainer, "_save_checkpoint", save_then_die)
+    assert invoke("teacher-train", pairs, *args).exit_code == 130  # killed: Ctrl-C
+    checkpoints = tmp_path / ".teacher.siamese-checkpoints"
+    assert (checkpoints / "checkpoint-2").is_dir() and not out.exists()
+    result = invoke("teacher-train", pairs, *args, "--resume", "--seed", 1)
+    assert result.exit_code == 1 and "other settings: seed 0 (now 1)" in result.output, result.output
+    monkeypatch.undo()
+    result = invoke("teacher-train", pairs, *args, "--resume")
+    assert result.exit_code == 0 and "Trained a cross-encoder teacher on 10 pairs" in result.output, result.output
+    assert json.loads((out / "spacy_siamese_teacher.json").read_text())["max_length"] > 8
+    assert not checkpoints.exists()

@@ -125,3 +125,123 @@ class Payload:
 def _train(base, out, **settings):
     train.train_teacher(RECORDS, out, base=str(base), batch_size=4, seed=3, **settings)
     return out
+
+
+def test_a_teacher_resumed_from_a_checkpoint_equals_one_trained_in_one_go(base, tmp_path, monkeypatch):
+    """Issue 76 (3): a killed training continues from its last checkpoint (here step 6 of 10, in the
+    second epoch) and ends with the weights of one run straight through."""
+    require_teacher()
+    import transformers
+    from safetensors.numpy import load_file
+
+    settings = dict(base=str(base), batch_size=2, epochs=2, seed=3, learning_rate=1e-3, checkpoint_steps=3)
+    train.train_teacher(RECORDS, tmp_path / "whole", **settings)
+    checkpoints = tmp_path / ".pieces.siamese-checkpoints"
+    save, steps = transformers.Trainer._save_checkpoint, []
+
+    def save_then_die(trainer, *args):
+        save(trainer, *args)
+        if trainer.state.global_step == 6 and not steps:
+            raise KeyboardInterrupt("killed")
+
+    step = transformers.Trainer.training_step
+    monkeypatch.setattr(transformers.Trainer, "_save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        train.train_teacher(RECORDS, tmp_path / "pieces", **settings)
+    assert not (tmp_path / "pieces").exists() and (checkpoints / "checkpoint-6").is_dir()
+    (checkpoints / "checkpoint-9").mkdir()  # what a kill while saving leaves: no trainer_state.json yet
+    (checkpoints / "checkpoint-9" / "model.safetensors").write_bytes(b"\x00")
+    monkeypatch.setattr(transformers.Trainer, "training_step", lambda *a, **k: steps.append(1) or step(*a, **k))
+    info = train.train_teacher(RECORDS, tmp_path / "pieces", resume=True, **settings)
+    assert len(steps) == 4 and info["n_pairs"] == 10  # steps 7 to 10 only
+    assert not checkpoints.exists()  # removed once the teacher is saved
+    whole, pieces = (load_file(str(tmp_path / name / "model.safetensors")) for name in ("whole", "pieces"))
+    assert whole.keys() == pieces.keys()
+    for name in whole:
+        numpy.testing.assert_allclose(pieces[name], whole[name], atol=1e-7, err_msg=name)
+
+
+def test_resume_is_refused_without_a_checkpoint_of_the_same_settings(base, tmp_path, monkeypatch):
+    require_teacher()
+    import transformers
+
+    out, checkpoints = tmp_path / "t", tmp_path / ".t.siamese-checkpoints"
+    settings = dict(base=str(base), batch_size=2, checkpoint_steps=2)
+    with pytest.raises(ValueError, match=r"No checkpoint to resume from in .*\.t\.siamese-checkpoints"):
+        train.train_teacher(RECORDS, out, resume=True, **settings)
+
+    def die(*args):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(transformers.Trainer, "training_step", die)
+    with pytest.raises(KeyboardInterrupt):  # killed before its first checkpoint
+        train.train_teacher(RECORDS, out, **settings)
+    with pytest.raises(ValueError, match="No checkpoint to resume from"):
+        train.train_teacher(RECORDS, out, resume=True, **settings)
+    monkeypatch.undo()
+    save = transformers.Trainer._save_checkpoint
+    monkeypatch.setattr(transformers.Trainer, "_save_checkpoint", lambda *a: save(*a) or die())
+    with pytest.raises(KeyboardInterrupt):
+        train.train_teacher(RECORDS, out, **settings)
+    with pytest.raises(ValueError, match=r"other settings: learning_rate 2e-05 \(now 0.001\)"):
+        train.train_teacher(RECORDS, out, resume=True, learning_rate=1e-3, **settings)
+    with pytest.raises(ValueError, match="other settings: pairs_sha256"):
+        train.train_teacher(RECORDS[:-1], out, resume=True, **settings)
+    assert (checkpoints / "checkpoint-2").is_dir() and not out.exists()
+
+
+def test_a_folder_of_the_users_where_the_checkpoints_go_is_never_touched(base, tmp_path):
+    require_teacher()
+    mine = tmp_path / ".t.siamese-checkpoints"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    for resume in (False, True):
+        with pytest.raises(ValueError, match="is not a teacher's checkpoint directory"):
+            train.train_teacher(RECORDS, tmp_path / "t", base=str(base), resume=resume)
+    assert (mine / "notes.txt").read_text() == "mine" and not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("kind", ["cross-encoder", "cosent"])
+def test_max_length_zero_is_the_99th_percentile_of_the_token_counts(base, tmp_path, kind):
+    """A cross-encoder reads both texts together (one [CLS] and two [SEP]), a bi-encoder each text alone;
+    one long pair in 201 does not set the length."""
+    st = require_teacher()
+    records = RECORDS * 20 + [PairRecord("why " * 100, "how " * 100, 1.0, 201)]
+    tokenizer = st.SentenceTransformer(str(base)).tokenizer
+    one, two = [r.text1 for r in records], [r.text2 for r in records]
+    counts = [len(i) for i in (tokenizer(one, two) if kind == "cross-encoder" else tokenizer(one + two))["input_ids"]]
+    expected = int(numpy.ceil(numpy.percentile(counts, 99)))
+    assert 8 < expected < 100 < max(counts)
+    out = tmp_path / "t"
+    info = train.train_teacher(records, out, base=str(base), kind=kind, max_length=0, batch_size=64)
+    assert info["max_length"] == expected == json.loads((out / train.META).read_text())["max_length"]
+    loaded = st.CrossEncoder(str(out)) if kind == "cross-encoder" else st.SentenceTransformer(str(out))
+    assert loaded.max_seq_length == expected
+    capped = st.CrossEncoder(str(base), num_labels=1)
+    capped.max_seq_length = 9  # the model's own maximum
+    assert train._length_from_data(capped, RECORDS, together=True) == 9
+
+
+@pytest.mark.parametrize("kind", ["cross-encoder", "cosent"])
+def test_batches_are_of_similar_length(base, tmp_path, monkeypatch, kind):
+    """sentence-transformers' trainers ignored `train_sampling_strategy="group_by_length"`: batches
+    mixed pairs of 1 and 64 words. Transformers groups by length within megabatches (here of 16 pairs)."""
+    require_teacher()
+    import transformers
+
+    records = [
+        PairRecord("why " * n, "how " * n, float(n % 2), n) for n in numpy.random.default_rng(0).permutation(64) + 1
+    ]
+    step, spans = transformers.Trainer.training_step, []
+
+    def record(trainer, model, inputs, *args, **kwargs):
+        if kind == "cross-encoder":
+            words = [len(text.split()) for text in inputs["sentence1"]]
+        else:  # tokenised: [CLS], a token a word, [SEP]
+            words = inputs["sentence1_attention_mask"].sum(1).tolist()
+        spans.append((len(words), max(words) - min(words)))
+        return step(trainer, model, inputs, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.Trainer, "training_step", record)
+    train.train_teacher(records, tmp_path / "t", base=str(base), kind=kind, batch_size=2)
+    assert len(spans) == 32 and numpy.mean([span for _, span in spans]) < 8  # random pairs: about 21 apart
