@@ -83,12 +83,20 @@ class Encoding(ModelIdentity):
         *,
         block_size: Optional[int] = None,
     ) -> numpy.ndarray:
-        """(len(docs_a), len(docs_b)) scores, each exactly `docs_a[i].similarity(docs_b[j])`, in
-        blocks of at most `block_size` pairs; `docs_b=None` compares docs_a with themselves.
-        Texts are encoded as `encode` does."""
+        """(len(docs_a), len(docs_b)) scores `docs_a[i].similarity(docs_b[j])`, in blocks of at
+        most `block_size` pairs; `docs_b=None` compares docs_a with themselves. Texts are encoded
+        as `encode` does. A comparison of dot products and norms (cosine, Cauchy, exp(-L2) and
+        hybrids of them) is scored by matrix products, equal up to float32 rounding; any other
+        (e.g. a FeatureHead) pair by pair with `compare`, exactly."""
+        from .search.space import vector_space  # the search package imports the pipe
+
         vectors_a = self.encode(docs_a)
         vectors_b = None if docs_b is None else self.encode(docs_b)
-        return vector_similarity_matrix(self.compare, vectors_a, vectors_b, block_size=block_size)
+        space = vector_space(self.comparison)
+        matrix = None
+        if space.matrix_scored:
+            matrix = lambda a, b: check_scores(space.scores(a, b), self.score_range, self.name)  # noqa: E731
+        return vector_similarity_matrix(self.compare, vectors_a, vectors_b, block_size=block_size, matrix=matrix)
 
     def encode(
         self, texts_or_docs: TextsOrDocs, *, batch_size: int = 256, n_process: int = 1, progress: bool = False

@@ -63,3 +63,31 @@ def test_block_size_bounds():
             vector_similarity_matrix(dot, ones, block_size=block)
         with pytest.raises(ValueError, match="block_size must be positive"):  # not zeros without a word
             vector_pair_scores(dot, ones, ones, numpy.array([0, 1]), numpy.array([1, 0]), block_size=block)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 12), m=st.integers(0, 12), block=st.integers(1, 50), seed=st.integers(0, 2**16))
+def test_matrix_scorer_in_bounded_tiles_and_symmetric(n, m, block, seed):
+    """A `matrix` scorer replaces `compare`; a symmetric result is exactly symmetric even where the
+    scorer rounds (p, q) and (q, p) differently (here: skewed on purpose)."""
+    rng = numpy.random.default_rng(seed)
+    a, b = rng.normal(size=(n, 3)).astype("f"), rng.normal(size=(m, 3)).astype("f")
+    tiles = []
+
+    def matrix(x, y):
+        tiles.append(len(x) * len(y))
+        return x @ y.T
+
+    compare, calls = counting(dot)
+    numpy.testing.assert_allclose(
+        vector_similarity_matrix(compare, a, b, block_size=block, matrix=matrix), a @ b.T, atol=1e-5
+    )
+    assert not calls and all(size <= block for size in tiles)
+
+    def skewed(x, y):  # score(p, q) != score(q, p)
+        return x @ y.T + 0.01 * (x[:, :1] > y[:, :1].T)
+
+    matrix = vector_similarity_matrix(compare, a, block_size=block, matrix=skewed)
+    numpy.testing.assert_array_equal(matrix, matrix.T)
+    full = skewed(a, a)
+    numpy.testing.assert_allclose(matrix, numpy.triu(full) + numpy.triu(full, 1).T, atol=1e-5)

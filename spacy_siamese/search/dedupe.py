@@ -58,6 +58,15 @@ def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None)
     return pipe.threshold
 
 
+class Duplicates(List[DuplicatePair]):
+    """The pairs `find_duplicates` found (a list), with what found them: the number of items `n`, the
+    `threshold` and `k`. `cluster_duplicates` groups them without encoding the items again."""
+
+    def __init__(self, pairs: Sequence[DuplicatePair], *, n: int, threshold: float, k: int) -> None:
+        super().__init__(pairs)
+        self.n, self.threshold, self.k = n, threshold, k
+
+
 def find_duplicates(
     nlp: Language,
     texts_or_docs: Sequence[TextOrDoc],
@@ -71,13 +80,13 @@ def find_duplicates(
     n_process: int = 1,
     progress: bool = True,
     pipe_name: str = PIPE_NAME,
-) -> List[DuplicatePair]:
+) -> Duplicates:
     """Pairs (i, j, score), i < j (positions in `texts_or_docs`), each once, best first, with score >=
     threshold (default: `dedupe_threshold(pipe)`) among each item's k best-scoring others, each score
-    exactly `doc.similarity`. `candidates`: "flat" (every item, the brute-force result), "ivf" / "hnsw"
-    (each item's `c` nearest compact vectors; extra `spacy-siamese[ann]`) or "auto" (flat for small
-    collections). The vectors are encoded into a temporary store, or into `work_dir`, which a restarted
-    call resumes."""
+    exactly `doc.similarity` (a `Duplicates` list, which `cluster_duplicates` groups). `candidates`: "flat"
+    (every item, the brute-force result), "ivf" / "hnsw" (each item's `c` nearest compact vectors; extra
+    `spacy-siamese[ann]`) or "auto" (flat for small collections). The vectors are encoded into a temporary
+    store, or into `work_dir`, which a restarted call resumes."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
     check_ks((k,), name="k")
@@ -97,7 +106,7 @@ def find_duplicates(
             progress=progress,
         )
         index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates, progress=progress)
-        return index.duplicates(limit, k=k, c=c, progress=progress)
+        return Duplicates(index.duplicates(limit, k=k, c=c, progress=progress), n=len(items), threshold=limit, k=k)
 
 
 def dedupe_collection(
@@ -164,10 +173,10 @@ def dedupe_collection(
 
 def cluster_duplicates(
     nlp: Language,
-    texts_or_docs: Sequence[TextOrDoc],
+    texts_or_docs: Union[Sequence[TextOrDoc], Duplicates],
     *,
     threshold: Optional[float] = None,
-    k: int = 10,
+    k: Optional[int] = None,
     method: str = "communities",
     min_size: int = 2,
     candidates: str = "auto",
@@ -176,13 +185,26 @@ def cluster_duplicates(
     progress: bool = True,
     pipe_name: str = PIPE_NAME,
 ) -> List[List[int]]:
-    """Groups of duplicates, largest first, each ranked most central first (see `group_pairs`)."""
+    """Groups of duplicates, largest first, each ranked most central first (see `group_pairs`), of texts or
+    docs (found at `k`, default 10), or of the pairs `find_duplicates` returned (nothing is encoded again)
+    from `threshold` (default: theirs) up. ValueError for a lower threshold or another k than theirs."""
+    if isinstance(texts_or_docs, Duplicates):
+        found = texts_or_docs
+        k = found.k if k is None else k
+        if (threshold is not None and not threshold >= found.threshold) or k != found.k:  # NaN too
+            raise ValueError(
+                f"These duplicates were found at threshold {found.threshold:g} and k={found.k}; they cannot be "
+                f"grouped at threshold {found.threshold if threshold is None else threshold:g} and k={k}: "
+                "find them again with those settings, or group them with theirs."
+            )
+        pairs = [p for p in found if threshold is None or p[2] >= threshold]
+        return group_pairs(pairs, found.n, method=method, min_size=min_size)
     items = list(texts_or_docs)
     pairs = find_duplicates(
         nlp,
         items,
         threshold=threshold,
-        k=k,
+        k=10 if k is None else k,
         candidates=candidates,
         batch_size=batch_size,
         n_process=n_process,

@@ -47,9 +47,15 @@ class VectorSpace:
         return self.kind not in (HYBRID, OTHER)
 
     @property
+    def matrix_scored(self) -> bool:
+        """Whether `scores` computes the comparison: Cauchy, cosine and exp(-scale * L2), alone or in a hybrid."""
+        space = self.inner if self.kind == HYBRID else self
+        return space is not None and space.kind in (CAUCHY, COSINE, EXP_L2)
+
+    @property
     def scores_exactly(self) -> bool:
-        """Whether `scores` computes the comparison (hybrid spaces with a Cauchy or cosine inner part)."""
-        return self.kind == HYBRID and self.inner is not None and self.inner.kind in (CAUCHY, COSINE)
+        """Whether `scores` computes a hybrid comparison (which no fast metric ranks exactly)."""
+        return self.kind == HYBRID and self.matrix_scored
 
     def transform(self, vectors: numpy.ndarray) -> numpy.ndarray:
         vectors = numpy.asarray(vectors, dtype="float32")
@@ -121,8 +127,9 @@ class VectorSpace:
         return vectors[:, :width], vectors[:, width:]
 
     def scores(self, queries: numpy.ndarray, items: numpy.ndarray) -> numpy.ndarray:
-        """(n_queries, n_items) hybrid scores from matrix products (in float64), for
-        `scores_exactly` spaces."""
+        """(n_queries, n_items) scores from matrix products (in float64), for `matrix_scored` spaces."""
+        if self.kind != HYBRID:
+            return self._learned_scores(*(self.transform(v).astype("float64") for v in (queries, items)))
         return self.mix(*self.score_parts(queries, items))
 
     def mix(self, learned: numpy.ndarray, lexical: numpy.ndarray, weight: Optional[float] = None) -> numpy.ndarray:
@@ -133,12 +140,20 @@ class VectorSpace:
     def score_parts(self, queries: numpy.ndarray, items: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The learned and the lexical (n_queries, n_items) scores that `scores` mixes."""
         inner, q, q_lex, x, x_lex = self._part_vectors(queries, items)
-        if inner.kind == CAUCHY:
-            d2 = (q * q).sum(axis=1)[:, None] + (x * x).sum(axis=1)[None, :] - 2.0 * (q @ x.T)
-            learned = 1.0 / (1.0 + numpy.maximum(d2, 0.0))
+        used = numpy.flatnonzero(q_lex.any(axis=0))  # sparse lexical vectors: other columns add exact zeros
+        return inner._learned_scores(q, x), numpy.clip(q_lex[:, used] @ x_lex[:, used].T, 0.0, 1.0)
+
+    def _learned_scores(self, q: numpy.ndarray, x: numpy.ndarray, *, paired: bool = False) -> numpy.ndarray:
+        """This (not hybrid) space's scores of `transform`ed vectors, every q with every x (`paired`:
+        each row with the same row): from the inner products (cosine), or from the squared distances,
+        |q|^2 + |x|^2 - 2 q.x (Cauchy, exp(-L2))."""
+        if self.kind == COSINE:
+            return self.rescaled((q * x).sum(axis=1) if paired else q @ x.T)
+        if paired:
+            d2 = ((q - x) ** 2).sum(axis=1)
         else:
-            learned = q @ x.T
-        return inner.rescaled(learned), numpy.clip(q_lex @ x_lex.T, 0.0, 1.0)
+            d2 = numpy.maximum((q * q).sum(axis=1)[:, None] + (x * x).sum(axis=1)[None, :] - 2.0 * (q @ x.T), 0.0)
+        return 1.0 / (1.0 + d2) if self.kind == CAUCHY else numpy.exp(-self.exp_scale * numpy.sqrt(d2))
 
     def paired_score_parts(self, a: numpy.ndarray, b: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The learned and the lexical score of each row of `a` with the same row of `b` (the
@@ -146,11 +161,7 @@ class VectorSpace:
         if len(a) != len(b):
             raise ValueError(f"Paired scores need as many rows on each side, got {len(a)} and {len(b)}")
         inner, q, q_lex, x, x_lex = self._part_vectors(a, b)
-        if inner.kind == CAUCHY:
-            learned = 1.0 / (1.0 + ((q - x) ** 2).sum(axis=1))
-        else:
-            learned = (q * x).sum(axis=1)
-        return inner.rescaled(learned), numpy.clip((q_lex * x_lex).sum(axis=1), 0.0, 1.0)
+        return inner._learned_scores(q, x, paired=True), numpy.clip((q_lex * x_lex).sum(axis=1), 0.0, 1.0)
 
     def rescaled(self, scores: numpy.ndarray) -> numpy.ndarray:
         """Cosines mapped to [0, 1] by a rescaled cosine space; other scores as they are."""
@@ -159,12 +170,13 @@ class VectorSpace:
     def _part_vectors(
         self, a: numpy.ndarray, b: numpy.ndarray
     ) -> Tuple["VectorSpace", numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """The inner space, the learned parts of `a` and `b` in it and their lexical parts (float64)."""
+        """The inner space, the learned parts of `a` and `b` in it (float64, for the distances' sums)
+        and their lexical parts (float32, as the comparison takes them)."""
         if not self.scores_exactly or self.inner is None:
             raise ValueError(f"A {self.kind} space has no matrix scores")
         (q, q_lex), (x, x_lex) = self.split(a), self.split(b)
         q, x = (self.inner.transform(v).astype("float64") for v in (q, x))
-        return self.inner, q, q_lex.astype("float64"), x, x_lex.astype("float64")
+        return self.inner, q, q_lex.astype("float32"), x, x_lex.astype("float32")
 
 
 def vector_space(comparison: Model) -> VectorSpace:

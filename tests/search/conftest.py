@@ -2,6 +2,8 @@ import itertools
 
 import pytest
 
+from spacy_siamese.pairwise import vector_similarity_matrix
+
 from ..conftest import PAIRS, SMALL_MODEL, make_nlp, train
 
 CAUCHY = None
@@ -87,3 +89,11 @@ def hybrid_nlp(comparison):
 @pytest.fixture(params=sorted(COMPARISONS))
 def model(request, models):
     return request.param, models[request.param]
+
+
+def exact_matrix(nlp, docs_a, docs_b=None):
+    """Every pair's `doc.similarity`, exactly: scored pair by pair with the pipe's `compare`
+    (`similarity_matrix` may round otherwise)."""
+    pipe = nlp.get_pipe("siamese_similarity")
+    vectors_b = None if docs_b is None else pipe.encode(docs_b)
+    return vector_similarity_matrix(pipe.compare, pipe.encode(docs_a), vectors_b)

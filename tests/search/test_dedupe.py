@@ -11,11 +11,11 @@ from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.search import group_pairs
 from spacy_siamese.search.dedupe import LargeGroupWarning
 
-from .conftest import CORPUS
+from .conftest import CORPUS, exact_matrix
 
 
 def brute_pairs(nlp, texts, threshold):
-    matrix = nlp.get_pipe("siamese_similarity").similarity_matrix(list(nlp.pipe(texts)))
+    matrix = exact_matrix(nlp, texts)
     return {
         (i, j): float(matrix[i, j])
         for i, j in itertools.combinations(range(len(texts)), 2)
@@ -25,7 +25,7 @@ def brute_pairs(nlp, texts, threshold):
 
 def test_find_duplicates_is_brute_force_with_large_k(model):
     _, nlp = model
-    threshold = float(numpy.median(nlp.get_pipe("siamese_similarity").similarity_matrix(list(nlp.pipe(CORPUS)))))
+    threshold = float(numpy.median(exact_matrix(nlp, CORPUS)))
     pairs = find_duplicates(nlp, CORPUS, threshold=threshold, k=len(CORPUS), progress=False)
     assert {(i, j): s for i, j, s in pairs} == brute_pairs(nlp, CORPUS, threshold)
     assert all(i < j and s >= threshold for i, j, s in pairs)
@@ -40,7 +40,7 @@ def test_find_duplicates_small_k_is_a_subset(models):
     reference = brute_pairs(nlp, CORPUS, pipe.threshold)
     assert pairs and all(reference[(i, j)] == s for i, j, s in pairs)
     # each item's best other item above the threshold is found
-    matrix = pipe.similarity_matrix(list(nlp.pipe(CORPUS)))
+    matrix = exact_matrix(nlp, CORPUS)
     numpy.fill_diagonal(matrix, -1)
     found = {(i, j) for i, j, _ in pairs}
     for i, row in enumerate(matrix):
@@ -99,6 +99,30 @@ def test_cluster_duplicates_end_to_end(models):
     for method in ("components", "communities"):
         groups = cluster_duplicates(nlp, texts, threshold=0.999, method=method, progress=False)
         assert sorted(sorted(g) for g in groups) == [[0, 1], [2, 3]]
+
+
+def test_cluster_duplicates_of_found_duplicates_encodes_once(models, monkeypatch):
+    """Before: `cluster_duplicates` encoded the collection again after `find_duplicates`."""
+    nlp = models["hybrid_cauchy"]
+    pipe = get_similarity_pipe(nlp)
+    expected = {method: cluster_duplicates(nlp, CORPUS, threshold=0.8, method=method, progress=False)
+                for method in ("components", "communities")}  # fmt: skip
+    encoded = []
+    predict = pipe.predict
+    monkeypatch.setattr(pipe, "predict", lambda docs: encoded.extend(docs) or predict(docs))
+    found = find_duplicates(nlp, CORPUS, threshold=0.8, progress=False)
+    assert (found.n, found.threshold, found.k) == (len(CORPUS), 0.8, 10)
+    once = len(encoded)
+    assert once > 0
+    for method in ("components", "communities"):
+        assert cluster_duplicates(nlp, found, method=method) == expected[method]
+    higher = cluster_duplicates(nlp, found, threshold=0.9)
+    assert higher == group_pairs([p for p in found if p[2] >= 0.9], len(CORPUS))
+    assert higher != expected["communities"]
+    for settings in ({"threshold": 0.7}, {"threshold": float("nan")}, {"k": 5}):
+        with pytest.raises(ValueError, match="found at threshold 0.8 and k=10"):
+            cluster_duplicates(nlp, found, **settings)
+    assert len(encoded) == once
 
 
 def test_bad_settings_are_refused_before_encoding(models, monkeypatch):
@@ -181,7 +205,7 @@ def test_copies_collapse_and_get_the_brute_force_pairs(models, name):
     for copies, source in ((30, 5), (12, 17), (2, 40)):
         texts += [CORPUS[source]] * copies
     texts = [texts[i] for i in numpy.random.default_rng(0).permutation(len(texts))]
-    matrix = nlp.get_pipe("siamese_similarity").similarity_matrix(list(nlp.pipe(texts)))
+    matrix = exact_matrix(nlp, texts)
     threshold = float(numpy.quantile(matrix, 0.7))
     for k in (1, 5, 40):
         pairs = find_duplicates(nlp, texts, threshold=threshold, k=k, candidates="flat", progress=False)
