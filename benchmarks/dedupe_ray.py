@@ -104,7 +104,7 @@ def size_results(args: argparse.Namespace, size: int, kill_run: bool) -> Dict[st
     for workers, kill, cores in runs:
         key = f"workers_{workers}" + (f"_on_{cores}_cores" if cores else "") + ("_one_killed" if kill else "")
         pairs, stats = out / f"{key}.jsonl", out / f"{key}.json"
-        command = [*base, "dedupe-ray", args.model, str(prefix), "--vectors", str(out / f"vectors-{key}")]
+        command = [*base, "dedupe-ray", args.model, str(prefix), "--vectors-output", str(out / f"vectors-{key}")]
         command += ["-o", str(pairs), "--workers", str(workers), "--stats-json", str(stats), "--no-progress"]
         wall, killed = run(command, kill=kill, cores=cores)
         got = read_pairs(pairs)

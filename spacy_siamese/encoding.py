@@ -14,6 +14,7 @@ from thinc.types import Floats2d
 from tqdm import tqdm
 
 from . import hooks
+from .defaults import BATCH_SIZE
 from .identity import ModelIdentity
 from .pair_examples import get_label, get_partner
 from .pairwise import vector_similarity_matrix
@@ -21,7 +22,6 @@ from .util import check_n_process, show_progress
 from .validation import check_scores
 from .vectors import stored_vector
 
-BATCH_SIZE = 256
 PAD_ROWS = 32
 TextsOrDocs = Union[str, Doc, Iterable[Union[str, Doc]]]
 

@@ -17,6 +17,8 @@ from spacy.util import minibatch
 from thinc.api import Model
 
 from .component import PIPE_NAME, get_similarity_pipe
+from .defaults import EXPLAIN_METHODS as METHODS
+from .defaults import SAMPLES
 from .encoding import BATCH_SIZE
 from .layers.hashed_tfidf import hash_columns
 from .layers.heads import predicting_head
@@ -25,11 +27,9 @@ from .layers.tfidf import TERM_ATTRS
 from .layers.tweak import feature_weights, term_features, term_weights
 
 KINDS = ("tweak", "s2net", "hybrid", "encoder")
-METHODS = ("auto", "exact", "shapley", "occlusion")
 # Up to this many tokens a text's Shapley values are computed over all subsets (2**n docs);
 # above it, from `samples` random permutations (n docs each).
 EXACT_SHAPLEY_TOKENS = 8
-SAMPLES = 32
 # Subsets of a long text built and scored at a time, one encoder batch (memory: MASK_ROWS x n, not n x n).
 MASK_ROWS = BATCH_SIZE
 # With a deadline, a quarter of that: the deadline is checked between blocks.

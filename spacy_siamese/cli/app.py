@@ -16,6 +16,7 @@ import typer
 import typer.core
 
 from .. import __version__
+from ..defaults import BATCH_SIZE, CANDIDATES, FLAT_LIMIT, JSONL_SUFFIXES, TEACHER_KINDS
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -23,15 +24,11 @@ if TYPE_CHECKING:
     from ..corpora import PairRecord
     from ..search.texts import Collection
 
-# The library's defaults and choices that options show, written here so that `--help` imports no
-# library module; tests/cli/test_app.py checks that each equals the library's.
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # search.texts
-CANDIDATES = 50  # search.corpus
-CHUNK_SIZE = 8192  # search.store
-METHODS = ("auto", "exact", "shapley", "occlusion")  # explain
-SAMPLES = 32  # explain
-EXPLAIN_BUDGET = 20.0  # displacy.server
-KINDS = ("cross-encoder", "mnrl", "cosent")  # teacher
+# One name, short flag and default per meaning in every command (tests/cli/test_options.py); a
+# short flag that spaCy's commands use means what it means there (-n: --n-process, -b: --batch-size,
+# -o: --output, -l: --lang; -g is spaCy's --gpu-id). The library's defaults come from
+# spacy_siamese.defaults, which imports nothing: `--help` imports no library module.
+KINDS = TEACHER_KINDS  # teacher-train's --kind
 
 app = typer.Typer(
     name="spacy_siamese",
@@ -78,7 +75,7 @@ TEXTS_FORMAT = typer.Option("auto", "--format", "-f", help=TEXTS_FORMATS)
 FIELD = typer.Option("text", "--field", help="JSONL field with the text (an 'id' field is kept)")
 CANDIDATES_HELP = (
     "Where each doc's nearest docs are looked for: flat (every doc: exact), ivf or hnsw (a faiss index: "
-    "approximate; pip install 'spacy-siamese\\[ann]'), auto (flat up to 30,000 docs, then ivf)"
+    f"approximate; pip install 'spacy-siamese\\[ann]'), auto (flat up to {FLAT_LIMIT:,} docs, then ivf)"
 )
 
 
@@ -93,14 +90,17 @@ def at_least(low: int) -> Callable[[int], int]:
     return check
 
 
-K = typer.Option(10, "-k", callback=at_least(1), help="Compare each doc with its k most similar others")
+K = typer.Option(10, "--top-k", "-k", callback=at_least(1), help="Compare each doc with its k most similar others")
+N_CANDIDATES = typer.Option(
+    CANDIDATES, "--n-candidates", callback=at_least(1), help="Candidates per doc that ivf and hnsw re-score"
+)
 THRESHOLD = typer.Option(
     None, "--threshold", "-t", help="Minimum score (default: the pipe's dedupe threshold, not its pair threshold)"
 )
-BATCH_SIZE = typer.Option(256, "--batch-size", help="Docs per batch when encoding")
+BATCH = typer.Option(BATCH_SIZE, "--batch-size", "-b", help="Docs per batch when encoding")
 
 
-def _n_process(value: int) -> int:
+def valid_n_process(value: int) -> int:
     """A usage error before the model loads, by the pipe's own rule."""
     from ..util import check_n_process
 
@@ -110,9 +110,8 @@ def _n_process(value: int) -> int:
         raise typer.BadParameter(str(err)) from None
 
 
-N_PROCESS = typer.Option(
-    1, "--n-process", callback=_n_process, help="Processes for encoding (nlp.pipe n_process; -1: one per CPU core)"
-)
+N_PROCESS_HELP = "Processes for encoding (nlp.pipe n_process; -1: one per CPU core)"
+N_PROCESS = typer.Option(1, "--n-process", "-n", callback=valid_n_process, help=N_PROCESS_HELP)
 COMPARE = typer.Option(
     None, "--compare", help="Also score another trained pipeline (repeat for several; e.g. an earlier model)"
 )

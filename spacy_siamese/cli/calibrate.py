@@ -30,8 +30,10 @@ def calibrate_command(
         help="Labelled dev pairs (0/1; graded ones with --lexical-weight only), e.g. the dev file the pipeline "
         "was trained with",
     ),
-    precision: Optional[float] = typer.Option(
-        None, "--precision", "-p", help="Precision the threshold must reach on the pairs (default: the pipe's setting)"
+    dedupe_precision: Optional[float] = typer.Option(
+        None,
+        "--dedupe-precision",
+        help="Precision the dedupe threshold must reach on the pairs (default: the pipe's dedupe_precision)",
     ),
     lexical_weight: Optional[float] = typer.Option(
         None,
@@ -76,12 +78,12 @@ def calibrate_command(
         examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in records]
         before = pipe.dedupe_threshold
         graded = not is_binary([r.label for r in records])
-        if graded and (lexical_weight is None or precision is not None):
+        if graded and (lexical_weight is None or dedupe_precision is not None):
             fail(
                 "The dedupe threshold is calibrated on pairs labelled 0 or 1 (duplicates or not); "
                 "graded pairs set a hybrid's --lexical-weight only."
             )
-        result = calibrate_pipeline(nlp, examples, precision=precision, lexical_weight=lexical_weight)
+        result = calibrate_pipeline(nlp, examples, precision=dedupe_precision, lexical_weight=lexical_weight)
         if lexical_weight is not None and old_weight is not None:
             _show_weights(
                 len(examples), (old_weight, result["before"]), (lexical_weight, result["after"]), graded=graded
@@ -96,7 +98,7 @@ def calibrate_command(
             kept = "none" if before is None else f"{before:g}"
             fail(
                 f"No threshold reaches precision {wanted:g} on {len(records):,} pairs: nothing saved "
-                f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --precision or more pairs."
+                f"(the pipeline's dedupe_threshold stays {kept}). Give a lower --dedupe-precision or more pairs."
             )
         save_pipeline(nlp, target)
         if lexical_weight is not None:

@@ -16,7 +16,7 @@ def convert_command(
     format: str = PAIRS_FORMAT,
     lang: str = typer.Option("en", "--lang", "-l", help="Tokenize with spacy.blank(LANG)"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Tokenize with this pipeline's tokenizer instead"),
-    limit: int = typer.Option(0, "--limit", "-n", min=0, help="Convert the first N pairs only (0 = all)"),
+    limit: int = typer.Option(0, "--limit", min=0, help="Convert the first N pairs only (0 = all)"),
     lenient: bool = typer.Option(False, "--lenient", help="Skip malformed lines with a warning"),
     progress: bool = PROGRESS,
 ) -> None:

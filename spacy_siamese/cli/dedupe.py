@@ -7,24 +7,25 @@ from typing import Dict, Optional
 
 import typer
 
+from ..defaults import CHUNK_SIZE
 from .app import (
-    BATCH_SIZE,
-    CANDIDATES,
+    BATCH,
     CANDIDATES_HELP,
-    CHUNK_SIZE,
     COLLECTION,
     FIELD,
     MODEL,
+    N_CANDIDATES,
+    N_PROCESS_HELP,
     PROGRESS,
     TEXTS_FORMAT,
     THRESHOLD,
     K,
     app,
-    at_least,
     dedupe_limit,
     errors,
     load_pipeline,
     read_collection,
+    valid_n_process,
     versions,
     warnings_as_lines,
 )
@@ -38,9 +39,11 @@ def dedupe_command(
     threshold: Optional[float] = THRESHOLD,
     k: int = K,
     candidates: str = typer.Option("auto", "--candidates", help=CANDIDATES_HELP),
-    c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
+    n_candidates: int = N_CANDIDATES,
     groups: Optional[Path] = typer.Option(None, "--groups", help="Also write groups of duplicates (JSONL) here"),
-    method: str = typer.Option("communities", "--method", help="Groups: communities (no chaining) or components"),
+    group_method: str = typer.Option(
+        "communities", "--group-method", help="Groups: communities (no chaining) or components (connected)"
+    ),
     min_size: int = typer.Option(2, "--min-size", help="Smallest group to write"),
     work_dir: Optional[Path] = typer.Option(
         None, "--work-dir", help="Vector store; a rerun resumes it (default: OUTPUT.work, removed after a finished run)"
@@ -51,10 +54,14 @@ def dedupe_command(
     fresh: bool = typer.Option(False, "--fresh", help="Encode again from the start, not resuming --work-dir"),
     format: str = TEXTS_FORMAT,
     field: str = FIELD,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int = BATCH,
     chunk_size: int = typer.Option(CHUNK_SIZE, "--chunk-size", help="Docs per chunk of the vector store"),
     n_process: int = typer.Option(
-        0, "--n-process", callback=at_least(-1), help="Encoding processes (0 or -1: one per CPU core)"
+        -1,
+        "--n-process",
+        "-n",
+        callback=valid_n_process,
+        help=f"{N_PROCESS_HELP}; -1 by default here, as dedupe is built for whole collections (encode and index: 1)",
     ),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
     progress: bool = PROGRESS,
@@ -87,9 +94,9 @@ def dedupe_command(
             nlp = load_pipeline(model)
             limit = dedupe_limit(nlp, threshold)
         stats = dedupe_collection(
-            nlp, collection, output, work_dir, threshold=limit, groups=groups, k=k, candidates=candidates, c=c,
-            method=method, min_size=min_size, fresh=fresh, chunk_size=chunk_size, batch_size=batch_size,
-            n_process=n_process if n_process > 0 else os.cpu_count() or 1, progress=progress,
+            nlp, collection, output, work_dir, threshold=limit, groups=groups, k=k, candidates=candidates,
+            c=n_candidates, method=group_method, min_size=min_size, fresh=fresh, chunk_size=chunk_size,
+            batch_size=batch_size, n_process=n_process if n_process > 0 else os.cpu_count() or 1, progress=progress,
         )  # fmt: skip
         typer.echo(f"Wrote {stats['n_pairs']:,} duplicate pairs among {collection.n:,} docs to {output}")
         if groups is not None:

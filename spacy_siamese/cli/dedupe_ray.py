@@ -6,7 +6,8 @@ from typing import Dict, Optional
 import typer
 
 from .app import (
-    CANDIDATES,
+    CANDIDATES_HELP,
+    N_CANDIDATES,
     PROGRESS,
     THRESHOLD,
     K,
@@ -24,19 +25,19 @@ from .app import (
 def dedupe_ray_command(
     model: str = typer.Argument(..., help="Trained pipeline directory, readable on every node"),
     input: str = typer.Argument(..., help="JSONL file or directory (top level) with 'text' and unique 'id' fields"),
-    vectors: str = typer.Option(..., "--vectors", help="Directory for the Parquet vectors"),
+    vectors_output: str = typer.Option(..., "--vectors-output", help="Directory to write the Parquet vectors to"),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL file of duplicate pairs"),
     threshold: Optional[float] = THRESHOLD,
     k: int = K,
-    candidates: str = typer.Option("auto", "--candidates", help="flat, ivf, hnsw or auto, as for dedupe"),
-    c: int = typer.Option(CANDIDATES, "--c", help="Candidates per doc for ivf and hnsw"),
+    candidates: str = typer.Option("auto", "--candidates", help=CANDIDATES_HELP),
+    n_candidates: int = N_CANDIDATES,
     workers: int = typer.Option(2, "--workers", callback=at_least(1), help="Ray actors that encode and search"),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
     progress: bool = PROGRESS,
 ) -> None:
     r"""Find the duplicate pairs of a JSONL collection on Ray Data (pip install 'spacy-siamese\[ray]').
 
-    Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors (a local
+    Encodes the collection on an actor pool, writes its vectors as Parquet to --vectors-output (a local
     directory whole or not at all) and its duplicate pairs by 'id' as JSONL: the pairs of `dedupe`.
     Set RAY_ADDRESS to use a running cluster; a Ray started here ends with the command, even a killed one."""
     import srsly
@@ -49,7 +50,7 @@ def dedupe_ray_command(
         if "://" not in input:
             require_file(Path(input))  # a local path; Ray reads remote ones itself
         inputs = [model, *([input] if "://" not in input else [])]  # Ray reads and writes remote ones itself
-        check_outputs(inputs, [output, stats_json], output_dirs=[vectors] if "://" not in vectors else [])
+        check_outputs(inputs, [output, stats_json], output_dirs=[vectors_output] if "://" not in vectors_output else [])
         import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
         nlp = load_pipeline(model)  # a clear error now, not in the actors
         threshold = dedupe_limit(nlp, threshold)  # the value used, for the stats too
@@ -57,11 +58,11 @@ def dedupe_ray_command(
         pairs = dedupe_jsonl(
             model,
             input,
-            vectors,
+            vectors_output,
             threshold=threshold,
             k=k,
             candidates=candidates,
-            c=c,
+            c=n_candidates,
             workers=workers,
             progress=progress,
             nlp=nlp,
@@ -71,7 +72,7 @@ def dedupe_ray_command(
         typer.echo(f"Wrote {len(pairs):,} duplicate pairs to {output}")
         typer.echo("Stages: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stages.items()))
         if stats_json is not None:
-            settings = {"workers": workers, "k": k, "candidates": candidates, "c": c, "threshold": threshold}
+            settings = {"workers": workers, "k": k, "candidates": candidates, "c": n_candidates, "threshold": threshold}
             stats = {
                 "n_pairs": len(pairs),
                 "stages_s": {n: round(s, 2) for n, s in stages.items()},

@@ -5,7 +5,7 @@ from pathlib import Path
 import typer
 
 from .app import (
-    BATCH_SIZE,
+    BATCH,
     COLLECTION,
     FIELD,
     MODEL,
@@ -27,7 +27,7 @@ def encode_command(
     output: Path = typer.Option(..., "--output", "-o", help="The vectors, float32 (N, width), as .npy"),
     format: str = TEXTS_FORMAT,
     field: str = FIELD,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int = BATCH,
     n_process: int = N_PROCESS,
     progress: bool = PROGRESS,
 ) -> None:

@@ -33,11 +33,10 @@ def evaluate_command(
     model: str = MODEL,
     pairs: Path = typer.Argument(..., help="Labelled pair file (a format of spacy_siamese.corpora.read_pairs)"),
     format: str = PAIRS_FORMAT,
-    limit: int = typer.Option(0, "--limit", "-n", min=0, help="Evaluate on the first N pairs only (0 = all)"),
+    limit: int = typer.Option(0, "--limit", min=0, help="Evaluate on the first N pairs only (0 = all)"),
     group: Optional[List[str]] = typer.Option(
         None,
         "--group",
-        "-g",
         help="Evaluate only the pairs of this group (repeat for several; e.g. an STS source file)",
     ),
     baselines: bool = typer.Option(False, "--baselines", help="Also score TF-IDF cosine and averaged word vectors"),

@@ -16,7 +16,9 @@ def evaluate_crosslingual_command(
     train: Optional[Path] = typer.Option(
         None, "--train", help="Parallel JSONL of the training pairs the baselines are fitted on"
     ),
-    group: List[str] = typer.Option([], "--group", "-g", help="Evaluate only these dev groups (default: all)"),
+    group: Optional[List[str]] = typer.Option(
+        None, "--group", help="Evaluate only the dev pairs of this group (repeat for several; default: all)"
+    ),
     opca: bool = typer.Option(True, "--opca/--no-opca", help="Also fit OPCA (with --train)"),
     seed: int = typer.Option(0, "--seed", help="Seed of the baselines' SVD"),
     name: str = NAME,

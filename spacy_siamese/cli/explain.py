@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import typer
 
-from .app import METHODS, OUTPUT_JSON, SAMPLES, app, errors, fail, load_pipeline
+from ..defaults import EXPLAIN_METHODS as METHODS
+from ..defaults import SAMPLES
+from .app import OUTPUT_JSON, app, errors, fail, load_pipeline
 
 if TYPE_CHECKING:
     from ..explain import PairExplanation, TokenContribution
@@ -22,9 +24,7 @@ def explain_command(
         "auto", "--method", help=f"One of {', '.join(METHODS)}: auto = exact for TWEAK/S2Net, else shapley"
     ),
     samples: int = typer.Option(SAMPLES, "--samples", help="Shapley permutations per text of more than 8 tokens"),
-    top: int = typer.Option(
-        10, "--top", "-n", min=0, help="Tokens (and terms) to show per text, by absolute contribution"
-    ),
+    top: int = typer.Option(10, "--top", min=0, help="Tokens (and terms) to show per text, by absolute contribution"),
     output_json: Optional[Path] = OUTPUT_JSON,
 ) -> None:
     """Print the tokens behind a pair's similarity, and a TWEAK pipe's feature weights.

@@ -5,7 +5,7 @@ from pathlib import Path
 import typer
 
 from .app import (
-    BATCH_SIZE,
+    BATCH,
     CANDIDATES_HELP,
     COLLECTION,
     FIELD,
@@ -27,8 +27,13 @@ def index_command(
     output: Path = typer.Option(..., "--output", "-o", help="Directory to write the index to (replaced whole)"),
     format: str = TEXTS_FORMAT,
     field: str = FIELD,
-    candidates: str = typer.Option("flat", "--candidates", help=CANDIDATES_HELP),
-    batch_size: int = BATCH_SIZE,
+    candidates: str = typer.Option(
+        "flat",
+        "--candidates",
+        help=f"{CANDIDATES_HELP}. flat by default here: a search scans the index once a query, where dedupe "
+        "compares every doc with every other (dedupe: auto)",
+    ),
+    batch_size: int = BATCH,
     n_process: int = N_PROCESS,
     progress: bool = PROGRESS,
 ) -> None:

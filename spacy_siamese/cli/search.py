@@ -13,7 +13,7 @@ def search_command(
     index_dir: Path = typer.Argument(..., help="Index directory written by `index` (or a `dedupe` work dir)"),
     queries: List[str] = typer.Argument(..., help="Query texts"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Pipeline (default: the one that built the index)"),
-    k: int = typer.Option(10, "-k", callback=at_least(1), help="Hits per query (at most the index's size)"),
+    k: int = typer.Option(10, "--top-k", "-k", callback=at_least(1), help="Hits per query (at most the index's size)"),
     output_json: Optional[Path] = OUTPUT_JSON,
     progress: bool = PROGRESS,
 ) -> None:

@@ -6,7 +6,8 @@ from typing import List, Optional
 
 import typer
 
-from .app import EXPLAIN_BUDGET, MODEL, app, errors, fail, load_pipeline, require_file
+from ..defaults import EXPLAIN_BUDGET
+from .app import MODEL, app, errors, fail, load_pipeline, require_file
 
 
 @app.command("serve")
@@ -15,7 +16,7 @@ def serve_command(
     index: Optional[Path] = typer.Option(
         None, "--index", "-i", help="Index directory written by `index`: a search box"
     ),
-    groups: Optional[Path] = typer.Option(None, "--groups", "-g", help="Groups JSONL written by `dedupe --groups`"),
+    groups: Optional[Path] = typer.Option(None, "--groups", help="Groups JSONL written by `dedupe --groups`"),
     port: int = typer.Option(5000, "--port", "-p", min=0, max=65535, help="Port to serve on (0: any free port)"),
     host: str = typer.Option("127.0.0.1", "--host", help="Host to serve on (0.0.0.0: every network interface)"),
     allow_host: Optional[List[str]] = typer.Option(

@@ -22,10 +22,12 @@ def teacher_pairs_command(
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="Pair file (JSONL: text1, text2, label) to write"
     ),
-    top_k: int = typer.Option(3, "--top-k", callback=at_least(1), help="Pair each text with its K nearest by TF-IDF"),
+    top_k: int = typer.Option(
+        3, "--top-k", "-k", callback=at_least(1), help="Pair each text with its K nearest by TF-IDF (3: AugSBERT's)"
+    ),
     random_pairs: int = typer.Option(0, "--random-pairs", callback=at_least(0), help="Also N random pairs"),
-    n_pairs: int = typer.Option(
-        0, "--n-pairs", callback=at_least(0), help="Write a seeded sample of at most N of the pairs (0: all)"
+    max_pairs: int = typer.Option(
+        0, "--max-pairs", callback=at_least(0), help="Write a seeded sample of at most N of the pairs (0: all)"
     ),
     texts_files: Optional[List[Path]] = typer.Option(
         None, "--texts", help="Also pair the texts of this collection (unlabelled; repeatable)"
@@ -83,7 +85,7 @@ def teacher_pairs_command(
         texts = silver_texts((t for r in records for t in (r.text1, r.text2)), unlabelled, max_texts=max_texts)
         labelled, vectors = teacher_silver(
             teacher, texts, gold={frozenset((r.text1, r.text2)) for r in records}, label=output is not None,
-            all_vectors=vectors_output is not None, top_k=top_k, n_random=random_pairs, max_pairs=n_pairs, seed=seed,
+            all_vectors=vectors_output is not None, top_k=top_k, n_random=random_pairs, max_pairs=max_pairs, seed=seed,
             cache_dir=teacher_cache, progress=progress,
         )  # fmt: skip
         if output is not None:

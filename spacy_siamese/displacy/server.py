@@ -24,6 +24,7 @@ from spacy.util import find_available_port
 
 from ..component import SiameseSimilarity, get_similarity_pipe
 from ..corpora.base import Malformed, json_value, numbered_lines
+from ..defaults import EXPLAIN_BUDGET
 from ..explain import ExplainTimeout, explain_pair
 from ..search import SimilarityIndex
 from .checks import (
@@ -61,11 +62,10 @@ MAX_K = 100
 REQUEST_TIMEOUT = 30.0
 # Connections the system holds while the server accepts others: a crowd waits, none is reset.
 LISTEN_BACKLOG = 1024
-# Seconds a pipeline's explanation may take, waiting for another one included: Shapley values
-# are sampled from the permutations scored by then (fewer than the explain command's), and a
-# text of which not one is scored in time gets a 503. One explanation runs at a time; searches
-# do not wait for it.
-EXPLAIN_BUDGET = 20.0
+# EXPLAIN_BUDGET (in defaults.py): seconds a pipeline's explanation may take, waiting for another
+# one included: Shapley values are sampled from the permutations scored by then (fewer than the
+# explain command's), and a text of which not one is scored in time gets a 503. One explanation
+# runs at a time; searches do not wait for it.
 GROUPS_PER_PAGE = 100
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "

@@ -119,16 +119,16 @@ def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id")
 
 
 def check_vectors_dir(path: Path) -> None:
-    """Refuse a --vectors path that `dedupe_jsonl` would not replace whole with this run's Parquet
+    """Refuse a --vectors-output path that `dedupe_jsonl` would not replace whole with this run's Parquet
     files: a file, or a directory holding anything but an earlier run's."""
     if path.exists() and not path.is_dir():
-        raise ValueError(f"--vectors {path} is a file, not a directory for the Parquet vectors")
+        raise ValueError(f"--vectors-output {path} is a file, not a directory for the Parquet vectors")
     others = sorted(p.name for p in path.iterdir() if not PART.fullmatch(p.name)) if path.is_dir() else []
     if others:
         shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
         raise ValueError(
-            f"--vectors {path} holds other files than the Parquet vectors of a run ({shown}), which the run would "
-            "replace: give a new directory"
+            f"--vectors-output {path} holds other files than the Parquet vectors of a run ({shown}), which the run "
+            "would replace: give a new directory"
         )
 
 

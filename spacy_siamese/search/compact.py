@@ -15,6 +15,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 
+from ..defaults import CANDIDATE_KINDS, FLAT_LIMIT
 from ..util import import_extra
 
 DIMS = 128
@@ -31,10 +32,6 @@ PQ_MIN_ITEMS = 1024
 REFINE_FACTOR = 4
 # float32 rounding of the distances and of the comparison: bounds are loosened by this much.
 BOUND_TOLERANCE = 1e-4
-# Where candidates come from, for `index`, `search` and `dedupe` alike: every item ("flat", exact),
-# a faiss IVF index or HNSW graph (approximate), or "auto": flat up to FLAT_LIMIT items, then IVF.
-CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
-FLAT_LIMIT = 30_000
 
 
 @dataclass

@@ -13,6 +13,7 @@ from spacy.language import Language
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
+from ..defaults import CANDIDATES
 from ..metrics import check_ks
 from ..util import show_progress
 from .compact import (
@@ -33,7 +34,6 @@ from .index import best_k
 from .space import vector_space
 from .store import MemoryStore
 
-CANDIDATES = 50
 FLAT_BLOCK_CELLS = 2**25
 COMPACT_BLOCK = 16384
 DuplicatePair = Tuple[int, int, float]  # (i, j, score), i < j

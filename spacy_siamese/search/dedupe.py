@@ -14,6 +14,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..component import PIPE_NAME, SiameseSimilarity, get_similarity_pipe
+from ..defaults import GROUP_METHODS as METHODS
 from ..files import write_jsonl
 from ..metrics import check_ks
 from ..util import component_labels, timed
@@ -23,7 +24,6 @@ from .resumable import encode_collection
 from .store import CHUNK_SIZE, disk_errors
 from .texts import Collection
 
-METHODS = ("communities", "components")
 # Warn when one group holds more than this share of the collection (and more than MIN_LARGE items).
 LARGE_GROUP_SHARE = 0.05
 MIN_LARGE = 20

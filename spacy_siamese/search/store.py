@@ -25,12 +25,12 @@ import srsly
 from scipy.sparse import csr_matrix, load_npz, save_npz, vstack
 
 from ..component import PIPE_NAME
+from ..defaults import CHUNK_SIZE
 from ..files import DirKind, atomic_write, check_outputs
 
 FORMAT = "spacy_siamese.vector_store.v2"
 MANIFEST = "manifest.json"
 LEARNED = "learned.npy"
-CHUNK_SIZE = 8192
 # What a store directory holds (names start so): a directory with anything else is not replaced.
 STORE_FILES = (MANIFEST, LEARNED, "lexical-", "compact-", "candidates-", "texts.jsonl", "ids.jsonl")
 STORE: DirKind = ("a vector store", lambda names: all(name.startswith(STORE_FILES) for name in names))

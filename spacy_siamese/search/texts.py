@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ..corpora.base import Malformed, json_value, numbered_lines
+from ..defaults import JSONL_SUFFIXES
 from ..files import sha256_file
 
 FORMATS = ("auto", "text", "jsonl")
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # .json: as pair files; datasets' to_json writes JSON lines
 
 
 @dataclass

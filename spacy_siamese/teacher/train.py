@@ -17,11 +17,11 @@ from typing import Any, Dict, Iterator, List, Sequence, Union
 import numpy
 
 from ..corpora import PairRecord
+from ..defaults import TEACHER_KINDS as KINDS
 from ..files import DirKind, atomic_directory, atomic_write, check_outputs
 from ..util import import_extra
 from .models import EXTRA, device_name, load_model
 
-KINDS = ("cross-encoder", "mnrl", "cosent")
 META = "spacy_siamese_teacher.json"
 TEACHER: DirKind = ("a teacher directory", lambda names: META in names)
 WHAT = "Training a teacher"

@@ -24,7 +24,7 @@ def test_calibrate_tunes_and_saves_both_thresholds(collection, tmp_path):
     pairs = tmp_path / "dev.jsonl"
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     out = tmp_path / "calibrated"
-    result = invoke("calibrate", collection / "model", pairs, "--precision", 0.75, "--output", out)
+    result = invoke("calibrate", collection / "model", pairs, "--dedupe-precision", 0.75, "--output", out)
     assert result.exit_code == 0, result.output
     nlp = spacy.load(out)
     pipe = nlp.get_pipe("siamese_similarity")
@@ -43,7 +43,7 @@ def test_calibrate_refuses_graded_pairs_and_bad_precision(collection, tmp_path):
     assert result.exit_code == 1 and "labelled 0 or 1" in result.output
     pairs = tmp_path / "dev.jsonl"
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
-    result = invoke("calibrate", collection / "model", pairs, "--precision", 1.5, "--output", tmp_path / "o")
+    result = invoke("calibrate", collection / "model", pairs, "--dedupe-precision", 1.5, "--output", tmp_path / "o")
     assert result.exit_code == 1 and "dedupe_precision" in result.output
     # only duplicates: thresholds of 1 were saved (exit 0), a pipeline that calls nothing a duplicate
     srsly.write_jsonl(pairs, [{"text1": a, "text2": a, "label": 1} for a, _, _ in PAIRS])
@@ -57,7 +57,7 @@ def test_calibrate_saves_into_a_new_directory(collection, tmp_path):
     pairs = tmp_path / "dev.jsonl"
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     out = tmp_path / "models" / "calibrated"
-    result = invoke("calibrate", collection / "model", pairs, "--precision", 0.75, "--output", out)
+    result = invoke("calibrate", collection / "model", pairs, "--dedupe-precision", 0.75, "--output", out)
     assert result.exit_code == 0, result.output
     assert spacy.load(out).get_pipe("siamese_similarity").cfg["dedupe_precision"] == 0.75
 
@@ -83,7 +83,7 @@ def hybrid_files(tmp_path_factory):
 
 def test_calibrate_sets_a_hybrids_lexical_weight_and_tunes_both_thresholds(hybrid_files, tmp_path):
     out = tmp_path / "reweighted"
-    args = ("calibrate", hybrid_files / "model", hybrid_files / "dev.jsonl", "--precision", 0.75)
+    args = ("calibrate", hybrid_files / "model", hybrid_files / "dev.jsonl", "--dedupe-precision", 0.75)
     result = invoke(*args, "--lexical-weight", 0.1, "--output", out)
     assert result.exit_code == 0, result.output
     nlp = spacy.load(out)
@@ -106,7 +106,15 @@ def test_calibrate_sets_a_hybrids_lexical_weight_on_graded_pairs(hybrid_files, t
     graded = [(a, b, 0.2 + 0.6 * y) for a, b, y in PAIRS]
     srsly.write_jsonl(pairs, [{"text1": a, "text2": b, "label": y} for a, b, y in graded])
     result = invoke(
-        "calibrate", hybrid_files / "model", pairs, "--precision", 0.75, "--lexical-weight", 0.1, "-o", tmp_path / "o"
+        "calibrate",
+        hybrid_files / "model",
+        pairs,
+        "--dedupe-precision",
+        0.75,
+        "--lexical-weight",
+        0.1,
+        "-o",
+        tmp_path / "o",
     )
     assert result.exit_code == 1 and "graded pairs set a hybrid's --lexical-weight only" in result.output
     out = tmp_path / "reweighted"
@@ -128,7 +136,7 @@ def test_calibrate_encodes_the_pairs_once(hybrid_files, tmp_path, monkeypatch):
     encoded = []
     predict = SiameseSimilarity.predict
     monkeypatch.setattr(SiameseSimilarity, "predict", lambda self, docs: encoded.extend(docs) or predict(self, docs))
-    args = ("calibrate", hybrid_files / "model", hybrid_files / "dev.jsonl", "--precision", 0.75)
+    args = ("calibrate", hybrid_files / "model", hybrid_files / "dev.jsonl", "--dedupe-precision", 0.75)
     result = invoke(*args, "--lexical-weight", 0.1, "--output", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert len(encoded) == 2 * len(PAIRS)
@@ -153,19 +161,19 @@ def _copy_model(collection, tmp_path):
 
 def test_calibrate_writes_a_new_directory_unless_told_in_place(collection, tmp_path):
     model, pairs = _copy_model(collection, tmp_path)
-    result = invoke("calibrate", model, pairs, "--precision", 0.75)
+    result = invoke("calibrate", model, pairs, "--dedupe-precision", 0.75)
     assert result.exit_code == 1 and "Give --output DIR for the new pipeline, or --in-place" in result.output
     result = invoke("calibrate", model, pairs, "--output", tmp_path / "o", "--in-place")
     assert result.exit_code == 1 and "not both" in result.output
     for output in (model, tmp_path / "." / "model", tmp_path):  # the model itself, or a directory holding it
-        result = invoke("calibrate", model, pairs, "--precision", 0.75, "--output", output)
+        result = invoke("calibrate", model, pairs, "--dedupe-precision", 0.75, "--output", output)
         assert result.exit_code == 1 and "would replace the input" in result.output, result.output
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "todo.txt").write_text("keep me")
-    result = invoke("calibrate", model, pairs, "--precision", 0.75, "--output", tmp_path / "notes")
+    result = invoke("calibrate", model, pairs, "--dedupe-precision", 0.75, "--output", tmp_path / "notes")
     assert result.exit_code == 1 and "is not a pipeline directory" in result.output
     assert (tmp_path / "notes" / "todo.txt").read_text() == "keep me"
-    result = invoke("calibrate", model, pairs, "--precision", 0.75, "--in-place")
+    result = invoke("calibrate", model, pairs, "--dedupe-precision", 0.75, "--in-place")
     assert result.exit_code == 0, result.output
     assert spacy.load(model).get_pipe("siamese_similarity").cfg["dedupe_precision"] == 0.75
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl", "model", "notes"]  # nothing left beside
@@ -194,7 +202,7 @@ def test_an_error_while_saving_in_place_leaves_the_pipeline_loadable(collection,
 
     monkeypatch.setattr(spacy.util, "to_disk", interrupted)
     with pytest.raises(Killed):
-        invoke_raising("calibrate", model, pairs, "--precision", 0.75, "--in-place")
+        invoke_raising("calibrate", model, pairs, "--dedupe-precision", 0.75, "--in-place")
     monkeypatch.undo()
     assert spacy.load(model).get_pipe("siamese_similarity").dedupe_threshold is None  # the old pipeline, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl", "model"]
@@ -214,7 +222,7 @@ def test_a_kill_while_saving_in_place_leaves_the_pipeline_loadable(collection, t
         "spacy.util.to_disk = killed\n"
         "app(sys.argv[1:])\n"
     )
-    args = ["calibrate", str(model), str(pairs), "--precision", "0.75", "--in-place"]
+    args = ["calibrate", str(model), str(pairs), "--dedupe-precision", "0.75", "--in-place"]
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=root, env=env, capture_output=True, text=True)

@@ -108,7 +108,7 @@ def test_dedupe_ivf_candidates(collection, tmp_path):
         "ivf",
         "-t",
         0.6,
-        "--c",
+        "--n-candidates",
         100,
     )
     assert result.exit_code == 0, result.output
@@ -161,7 +161,7 @@ def test_a_threshold_outside_the_score_range_is_an_error(collection, tmp_path):
 @pytest.mark.parametrize("k", [0, -1])
 def test_k_must_be_positive(collection, tmp_path, k):
     result = invoke("dedupe", collection / "model", collection / "texts.txt", "-o", tmp_path / "p.jsonl", "-k", k)
-    assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, result.output
+    assert result.exit_code == 2 and "Invalid value for '--top-k' / '-k'" in result.output, result.output
 
 
 def test_threshold_help_names_the_dedupe_threshold():
@@ -175,8 +175,9 @@ def test_n_process_minus_one_is_every_core_as_in_encode(collection, tmp_path):
     args = ["dedupe", collection / "model", collection / "texts.txt", "-o", tmp_path / "pairs.jsonl", "-t", 0.6]
     result = invoke(*args, "--n-process", -1)
     assert result.exit_code == 0, result.output
-    result = invoke(*args, "--n-process", -2)
-    assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
+    for value in (-2, 0):  # 0 was every core here and an error in encode and index
+        result = invoke(*args, "--n-process", value)
+        assert result.exit_code == 2 and "Invalid value for '--n-process'" in result.output, result.output
 
 
 def test_outputs_that_are_inputs_are_refused_before_any_work(collection, tmp_path):

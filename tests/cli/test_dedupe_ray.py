@@ -16,7 +16,7 @@ def test_without_ray_names_the_extra(collection, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     monkeypatch.setitem(sys.modules, "ray.data", None)
     result = invoke(
-        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "vectors",
+        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors-output", tmp_path / "vectors",
         "--output", tmp_path / "pairs.jsonl",
     )  # fmt: skip
     assert result.exit_code == 1
@@ -29,7 +29,7 @@ def test_missing_input_is_a_message(collection, tmp_path):
         "dedupe-ray",
         collection / "model",
         tmp_path / "missing.jsonl",
-        "--vectors",
+        "--vectors-output",
         tmp_path / "v",
         "-o",
         tmp_path / "o",
@@ -53,7 +53,7 @@ def test_input_errors_are_reported_before_ray_starts(collection, tmp_path, monke
     (tmp_path / "latin1.jsonl").write_bytes(b'{"id": 1, "text": "a"}\n{"id": 2, "text": "caf\xe9"}\n')
     monkeypatch.setattr(ray, "init", lambda *a, **kw: pytest.fail("Ray started"))
     path = input.format(tmp=tmp_path) if input.startswith("{tmp}") else collection / input
-    result = invoke("dedupe-ray", collection / "model", path, "--vectors", tmp_path / "v", "-o", tmp_path / "o")
+    result = invoke("dedupe-ray", collection / "model", path, "--vectors-output", tmp_path / "v", "-o", tmp_path / "o")
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
 
 
@@ -68,7 +68,7 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
         result = invoke(
-            "dedupe-ray", tmp_path / "model", tmp_path / "texts.jsonl", "--vectors", tmp_path / "vectors",
+            "dedupe-ray", tmp_path / "model", tmp_path / "texts.jsonl", "--vectors-output", tmp_path / "vectors",
             "--output", tmp_path / "pairs.jsonl", "-k", 3, "--threshold", 0.5, "--workers", 2,
             "--stats-json", tmp_path / "stats.json",
         )  # fmt: skip
@@ -88,8 +88,14 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
 @pytest.mark.parametrize(
     "options,message",
     [
-        (["--vectors", "{tmp}/file"], "--vectors {tmp}/file is a file, not a directory for the Parquet vectors"),
-        (["--vectors", "{tmp}/nothing"], "--vectors {tmp}/nothing holds other files than the Parquet vectors"),
+        (
+            ["--vectors-output", "{tmp}/file"],
+            "--vectors-output {tmp}/file is a file, not a directory for the Parquet vectors",
+        ),
+        (
+            ["--vectors-output", "{tmp}/nothing"],
+            "--vectors-output {tmp}/nothing holds other files than the Parquet vectors",
+        ),
         (["-t", "2"], "The dedupe threshold 2 is outside the range of the pipe's scores, [0, 1]"),
         (["--candidates", "exact"], "candidates must be one of auto, flat, ivf, hnsw, got 'exact'"),
         (["--input", "{tmp}/nothing"], "{tmp}/nothing: no .jsonl, .ndjson or .json files"),
@@ -97,7 +103,7 @@ def test_ray_dedupe_equals_single_process(search_models, tmp_path):
     ],
 )
 def test_settings_errors_are_reported_before_ray_starts(collection, tmp_path, monkeypatch, options, message):
-    """A bad --vectors, threshold or --candidates, or a directory without JSONL files, stops the
+    """A bad --vectors-output, threshold or --candidates, or a directory without JSONL files, stops the
     command before Ray encodes the collection (it did after, or failed in a task naming the input).
     Files in subdirectories are not read (Ray read them, unchecked)."""
     pytest.importorskip("ray.data")
@@ -115,8 +121,8 @@ def test_settings_errors_are_reported_before_ray_starts(collection, tmp_path, mo
         input, options = options[1], options[2:]
     else:
         input = collection / "texts.jsonl"
-    if "--vectors" not in options:
-        options += ["--vectors", tmp_path / "v"]
+    if "--vectors-output" not in options:
+        options += ["--vectors-output", tmp_path / "v"]
     result = invoke("dedupe-ray", collection / "model", input, "-o", tmp_path / "o", *options)
     assert result.exit_code == 1, result.output
     assert message.format(tmp=tmp_path) in result.output and "Traceback" not in result.output
@@ -124,7 +130,7 @@ def test_settings_errors_are_reported_before_ray_starts(collection, tmp_path, mo
 
 def test_workers_below_one_is_a_usage_error(collection, tmp_path):
     result = invoke(
-        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "v",
+        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors-output", tmp_path / "v",
         "-o", tmp_path / "o", "--workers", 0,
     )  # fmt: skip
     assert result.exit_code == 2 and "must be at least 1, got 0" in result.output
@@ -144,7 +150,7 @@ def test_stats_record_the_threshold_used(collection, tmp_path, monkeypatch):
 
     monkeypatch.setattr(distributed, "dedupe_jsonl", fake_dedupe_jsonl)
     result = invoke(
-        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors", tmp_path / "v",
+        "dedupe-ray", collection / "model", collection / "texts.jsonl", "--vectors-output", tmp_path / "v",
         "-o", tmp_path / "o.jsonl", "--stats-json", tmp_path / "stats.json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -162,9 +168,9 @@ def test_outputs_that_are_inputs_are_refused_before_ray_starts(collection, tmp_p
     texts = tmp_path / "texts.jsonl"
     texts.write_bytes((collection / "texts.jsonl").read_bytes())
     for options, message in (
-        (["-o", texts, "--vectors", tmp_path / "v"], "is also an input"),
-        (["-o", tmp_path / "p.jsonl", "--vectors", tmp_path], "would replace the input"),
-        (["-o", tmp_path / "p.jsonl", "--vectors", tmp_path / "v", "--stats-json", tmp_path / "p.jsonl"], "Two"),
+        (["-o", texts, "--vectors-output", tmp_path / "v"], "is also an input"),
+        (["-o", tmp_path / "p.jsonl", "--vectors-output", tmp_path], "would replace the input"),
+        (["-o", tmp_path / "p.jsonl", "--vectors-output", tmp_path / "v", "--stats-json", tmp_path / "p.jsonl"], "Two"),
     ):
         result = invoke("dedupe-ray", collection / "model", texts, *options)
         assert result.exit_code == 1 and message in result.output, result.output

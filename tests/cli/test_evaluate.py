@@ -149,7 +149,7 @@ def test_evaluate_only_the_pairs_of_some_groups(files, tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "m.json").read_text(encoding="utf8"))
     assert report["n_pairs"] == 3 and report["only_groups"] == ["MSRvid"] and "groups" not in report
-    result = invoke("evaluate", files / "model", sts, "-g", "MSRvid", "-g", "answer-answer")
+    result = invoke("evaluate", files / "model", sts, "--group", "MSRvid", "--group", "answer-answer")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "No pairs of group 'answer-answer' in" in result.output
     assert "(its groups: MSRvid, answers-forums)" in result.output

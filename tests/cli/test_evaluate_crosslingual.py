@@ -39,13 +39,13 @@ def test_evaluate_crosslingual(xling, tmp_path):
 
 def test_evaluate_crosslingual_model_only_and_errors(xling):
     result = invoke(
-        "evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "-g", "documents", "--langs", "en,es"
+        "evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "--group", "documents", "--langs", "en,es"
     )
     assert result.exit_code == 0, result.output
     assert "## documents (4 pairs)" in result.output and "sentences" not in result.output
     result = invoke("evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "--langs", "en,fr")
     assert result.exit_code == 1 and "dev.jsonl:1: missing key 'fr'" in result.output
-    result = invoke("evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "-g", "news")
+    result = invoke("evaluate-crosslingual", xling / "model", xling / "dev.jsonl", "--group", "news")
     assert result.exit_code == 1 and "no pair of group(s) news" in result.output
 
 

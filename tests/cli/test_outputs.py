@@ -27,7 +27,7 @@ CASES = [
     ("average {root}/model {root}/model --dev {root}/dev.jsonl -o {root}/notes", "is not a pipeline directory"),
     ("calibrate {root}/model {root}/dev.jsonl -o {root}/notes", "is not a pipeline directory"),
     ("dedupe {root}/model {root}/texts.jsonl -o {root}/model/config.cfg", "also an input"),
-    ("dedupe-ray {root}/model {root}/texts.jsonl --vectors {root}/v -o {root}/texts.jsonl", "also an input"),
+    ("dedupe-ray {root}/model {root}/texts.jsonl --vectors-output {root}/v -o {root}/texts.jsonl", "also an input"),
     ("evaluate-crosslingual {root}/model {root}/para.jsonl --output-json {root}/para.jsonl", "also an input"),
     ("explain {root}/model a b --output-json {root}/model/config.cfg", "also an input"),
     ("index {root}/model {root}/texts.jsonl -o {root}/notes", "is not a vector store"),

@@ -80,7 +80,7 @@ def test_k_is_at_least_one_and_clamped_to_the_index(collection, tmp_path):
     """Before: -k 0 exited 0 with no hits; -k 1000000000 allocated queries x k (an OOM kill)."""
     assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
     result = invoke("search", tmp_path / "idx", "a question", "-k", 0)
-    assert result.exit_code == 2 and "Invalid value for '-k'" in result.output, result.output
+    assert result.exit_code == 2 and "Invalid value for '--top-k' / '-k'" in result.output, result.output
     result = invoke("search", tmp_path / "idx", "a question", "-k", 10**9, "--output-json", tmp_path / "hits.json")
     assert result.exit_code == 0, result.output
     assert len(json.loads((tmp_path / "hits.json").read_text())["results"][0]["hits"]) == len(TEXTS)

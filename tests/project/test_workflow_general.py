@@ -47,7 +47,7 @@ def stand_in_teacher(project_dir):
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(models, "load_teacher", lambda name: FakeTeacher())
         result = invoke("teacher-pairs", "fake-teacher", *inputs, "--output", corpus / "teacher/train.jsonl",
-                        "--n-pairs", 20, "--vectors-output", corpus / "teacher/vectors", "--no-progress")  # fmt: skip
+                        "--max-pairs", 20, "--vectors-output", corpus / "teacher/vectors", "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
 
 

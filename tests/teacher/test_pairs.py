@@ -220,7 +220,7 @@ def test_teacher_pairs_checks_every_output_before_the_teacher_runs(tmp_path, mon
         (["-o", out, "--teacher-cache", out], "Two outputs are the same file"),
         (["-o", out, "--teacher-cache", tmp_path / "file"], "is a file: give a directory"),
         (["-o", out, "--vectors-output", tmp_path / "file"], "is a file: give a directory"),
-        (["--n-pairs", 3], "Give --output FILE for the pairs, --vectors-output DIR"),
+        (["--max-pairs", 3], "Give --output FILE for the pairs, --vectors-output DIR"),
     ]:
         result = invoke("teacher-pairs", "teacher", pairs_file, *args)
         assert result.exit_code == 1 and message in result.output, (args, result.output)
@@ -240,7 +240,7 @@ def test_teacher_pairs_cli(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "load_teacher", lambda name: FakeTeacher())
     srsly.write_jsonl(tmp_path / "pairs.jsonl", [{"text1": a, "text2": b, "label": y} for a, b, y in PAIRS])
     out = tmp_path / "teacher.jsonl"
-    result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "-o", out, "--n-pairs", 12,
+    result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "-o", out, "--max-pairs", 12,
                     "--teacher-cache", tmp_path / "cache", "--vectors-output", tmp_path / "table",
                     "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -267,14 +267,14 @@ def test_teacher_pairs_cli_pairs_unlabelled_collections(tmp_path, monkeypatch):
     out = tmp_path / "teacher.jsonl"
     # the pair files' texts are capped by --max-texts; every text of the collections is kept
     result = invoke("teacher-pairs", "fake-teacher", tmp_path / "pairs.jsonl", "--max-texts", 4,
-                    "--texts", tmp_path / "domain.jsonl", "--texts-field", "body", "-o", out, "--n-pairs", 300,
+                    "--texts", tmp_path / "domain.jsonl", "--texts-field", "body", "-o", out, "--max-pairs", 300,
                     "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
     first_four = list(dict.fromkeys(t for a, b, _ in PAIRS for t in (a, b)))[:4]
     paired = {t for r in srsly.read_jsonl(out) for t in (r["text1"], r["text2"])}
     assert paired == set(first_four) | set(domain) and "teacher-labelled pairs of 6 texts" in result.output
     result = invoke("teacher-pairs", "fake-teacher", "--texts", tmp_path / "more.txt", "--texts",
-                    tmp_path / "domain.jsonl", "--texts-field", "body", "-o", out, "--n-pairs", 300,
+                    tmp_path / "domain.jsonl", "--texts-field", "body", "-o", out, "--max-pairs", 300,
                     "--no-progress")  # fmt: skip
     assert result.exit_code == 0, result.output
     rows = list(srsly.read_jsonl(out))
@@ -360,7 +360,7 @@ def test_teacher_pairs_command_labels_silver_pairs_with_a_cross_encoder(cross_en
     outputs = []
     for name in ("a.jsonl", "b.jsonl"):
         out = tmp_path / name
-        result = invoke("teacher-pairs", cross_encoder, pairs, "-o", out, "--n-pairs", 9, "--seed", 2)
+        result = invoke("teacher-pairs", cross_encoder, pairs, "-o", out, "--max-pairs", 9, "--seed", 2)
         assert result.exit_code == 0, result.output
         assert "9 cross-encoder-labelled pairs" in result.output
         outputs.append(out.read_text(encoding="utf8"))
