@@ -15,6 +15,7 @@ from sklearn.metrics import (
     roc_auc_score,
     roc_curve,
 )
+from sklearn.preprocessing import normalize
 
 ArrayLike = Union[Sequence[float], numpy.ndarray]
 
@@ -224,27 +225,14 @@ def pair_auc(vectors: Vectors, pairs: Sequence[Tuple[int, int, float]]) -> float
     """ROC AUC of the cosine of rows i and j against the labels of (i, j, label) pairs."""
     i = numpy.asarray([p[0] for p in pairs])
     j = numpy.asarray([p[1] for p in pairs])
-    if issparse(vectors):
-        V = csr_matrix(vectors, dtype="f8")
-        norms = numpy.sqrt(numpy.asarray(V.multiply(V).sum(axis=1)).ravel())
-        dots = numpy.asarray(V[i].multiply(V[j]).sum(axis=1)).ravel()
-    else:
-        V = numpy.asarray(vectors, dtype="f8")
-        norms = numpy.linalg.norm(V, axis=1)
-        dots = (V[i] * V[j]).sum(axis=1)
-    norms = numpy.where(norms > 0, norms, 1.0)  # a zero vector has cosine 0 with everything
-    return float(roc_auc_score([p[2] for p in pairs], dots / (norms[i] * norms[j])))
+    U = unit_rows(vectors)
+    cosines = U[i].multiply(U[j]).sum(axis=1) if issparse(U) else (U[i] * U[j]).sum(axis=1)
+    return float(roc_auc_score([p[2] for p in pairs], numpy.asarray(cosines).ravel()))
 
 
 def unit_rows(vectors: Vectors) -> Vectors:
     """Rows scaled to length 1 (zero rows stay zero, so their cosine is 0), as float64."""
-    if issparse(vectors):
-        X = csr_matrix(vectors, dtype="f8")
-        norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
-        return csr_matrix(X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]))
-    V = numpy.asarray(vectors, dtype="f8")
-    norms = numpy.linalg.norm(V, axis=1, keepdims=True)
-    return V / numpy.where(norms > 0, norms, 1.0)
+    return normalize(csr_matrix(vectors, dtype="f8") if issparse(vectors) else numpy.asarray(vectors, dtype="f8"))
 
 
 def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
