@@ -216,15 +216,10 @@ def dataset_batches(
     weights: Mapping[str, float] = SimpleFrozenDict(),
     seed: int = 0,
 ) -> Iterator[List[Example]]:
-    """Batches of examples of one dataset each (`pair_examples.get_dataset`), made by `batcher`
-    from each dataset's examples, the datasets taken in name order.
-
-    "proportional": dataset d gives round(weights[d] * n_d) of its n_d batches (at least one
-    when its weight is > 0; a weight above 1 calls `batcher` on it again for more), and the
-    batches of all datasets come in an order shuffled with `seed`, so the datasets are mixed in
-    proportion to size * weight throughout. "round_robin": the datasets take turns, one batch
-    each, until each has given all its batches once; a dataset that runs out first starts again
-    (a new call of `batcher`). Weights (default 1) are for "proportional" only.
+    """Batches of one dataset each, made by `batcher` per dataset (datasets in name order).
+    "proportional": dataset d gives round(weights[d] * n_d) of its n_d batches (at least one if
+    its weight > 0), all shuffled with `seed`. "round_robin": one batch each in turn until every
+    dataset has given all its batches once; one that runs out starts again.
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")

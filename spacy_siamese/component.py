@@ -109,18 +109,11 @@ def make_siamese_similarity(
 
 
 class SiameseSimilarity(Encoding, TrainablePipe):
-    """Store a learned vector on each doc and hook `doc.similarity`, `span.similarity`,
-    `token.similarity`, `doc.vector` and `span.vector` so they answer with the trained model.
-
-    Scores lie in `score_range` (clipped; a score that is not finite raises). Each set of weights
-    has its own `model_id`, and vectors of one model are never read through another. The encoding
-    API (`encode`, `similarity_matrix`, `compare`, ...) is the `encoding.Encoding` mixin.
-
-    Training examples are labelled pairs (`spacy_siamese.pair_examples`) or labelled docs. With
-    `tune_threshold`, a pipe in training reports its dev figures at the thresholds tuned on the dev
-    pairs, and `tune_thresholds` (the `spacy-siamese.tune_thresholds.v1` callback in `spacy train`,
-    the `calibrate` command afterwards) stores them. `verdict` judges a pair at the stored threshold.
-    A `DatasetLosses.v1` loss needs one dataset per batch.
+    """Store a learned vector on each doc and hook `doc/span/token.similarity` and
+    `doc/span.vector` to answer with the trained model (scores clipped to `score_range`; vectors
+    of one `model_id` are never read through another). Trains on labelled pairs or labelled docs.
+    With `tune_threshold`, dev figures are reported at thresholds tuned on the dev pairs, which
+    `tune_thresholds` (callback or `calibrate`) stores; `verdict` judges a pair at the stored one.
     """
 
     def __init__(

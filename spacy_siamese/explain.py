@@ -51,13 +51,10 @@ class TokenContribution:
 
 @dataclass
 class PairExplanation:
-    """Why `text_a.similarity(text_b)` is `score`.
-
-    `tokens_a`'s contributions sum to `score - reference_a - rest` (and `tokens_b`'s to
-    `score - reference_b - rest`): `reference_a` is the score with every token of text a
-    removed. `terms` are exact term contributions where the score is linear in terms (TWEAK and
-    S2Net: they sum to `score - offset - rest`; a hybrid: its lexical part, summing to that
-    part's score), else empty. `rest` is what no single term explains (hash collisions).
+    """Why `text_a.similarity(text_b)` is `score`: `tokens_a` sum to `score - reference_a - rest`
+    (`reference_a`: the score without text a's tokens), likewise b; `terms`: exact term
+    contributions where the score is linear in terms (TWEAK, S2Net, a hybrid's lexical part);
+    `rest`: what no single term explains (hash collisions).
     """
 
     method: str
@@ -140,11 +137,9 @@ def explain_pair(
 ) -> PairExplanation:
     """`text_a.similarity(text_b)` under the pipeline, split over the tokens of both texts.
 
-    method: "exact" (TWEAK, S2Net), "shapley" (any pipe), "occlusion" (any pipe: a token's value
-    is the score minus the score without it) or "auto" (exact where there is one, else shapley).
-    samples: permutations per text for Shapley values of texts longer than EXACT_SHAPLEY_TOKENS.
-    deadline: a `time.monotonic()` time at which sampled Shapley values stop at the permutations
-    scored so far (the explanation's `samples`: the fewest a text got); ExplainTimeout if a text has none.
+    method: "exact" (TWEAK, S2Net), "shapley", "occlusion" or "auto" (exact where there is one).
+    samples: permutations per text for Shapley values of texts over EXACT_SHAPLEY_TOKENS tokens.
+    deadline: `time.monotonic()` time at which sampling stops; ExplainTimeout if a text has none.
     """
     if method not in METHODS:
         raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")

@@ -1,10 +1,5 @@
-"""Corpora: labelled pairs and labelled document collections read from their published
-formats (`read_pairs(path, format=...)`: see `PAIR_FORMATS`; `read_documents(collection, path)`:
-see `COLLECTIONS`) into `PairRecord` / `DocRecord`, seeded document-pair sampling, and the
-registered readers for `spacy train`. A malformed line raises a `PairFormatError` /
-`DocumentFormatError` naming the file and the line, or with `lenient=True` is skipped and
-reported in one warning; pairs with an empty side are kept and reported in one
-`EmptyTextWarning` per file.
+"""Labelled pairs (`read_pairs`) and document collections (`read_documents`) from their
+published formats, seeded document-pair sampling and the registered readers for `spacy train`.
 """
 
 from .base import DocRecord, DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord

@@ -26,14 +26,9 @@ LABEL_FIELDS = ("labels", "group")
 
 @dataclass(frozen=True)
 class Collection:
-    """The documents of a labelled collection that a reader takes.
-
-    split: "train" / "dev" = the two parts of a seeded split (`dev_fraction`, `seed`) of the
-    collection's training part (Reuters: ModApte train), "all" = the whole training part,
-    "test" = the test part (Reuters: ModApte test; 20news: the archive's `*-test` root; a
-    jsonl or news collection has none and raises). With `test_fraction`, the test part is a
-    seeded fraction of the whole collection instead, and "train" / "dev" split the rest.
-    strip_*: 20news's headers, quotes and signatures. max_chars > 0 truncates every document.
+    """The documents of a labelled collection that a reader takes. split: "train" / "dev" = a
+    seeded split of the training part, "all" = the training part, "test" = the test part
+    (20news, Reuters only); with `test_fraction`, the test part is a seeded fraction instead.
     """
 
     path: Path

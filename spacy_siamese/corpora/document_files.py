@@ -19,14 +19,10 @@ def read_documents(
     strip_signatures: bool = True,
     lenient: bool = False,
 ) -> List[DocRecord]:
-    """Read a labelled collection: "20news" (archive), "reuters" (directory or archive of
-    .sgm files), "news" (UCI News Aggregator CSV) or "jsonl".
+    """Read a labelled collection: "20news", "reuters", "news" (UCI) or "jsonl".
 
-    split (str): Reuters "train"/"test" = ModApte; 20news "test" = the archive's `*-test` root,
-        "train" = the other roots; "all" = everything. news and jsonl are read whole.
-    strip_headers, strip_quotes, strip_signatures (bool): 20news only.
-    lenient (bool): skip malformed records and warn once, instead of raising a
-        DocumentFormatError at the first one.
+    split (str): "train", "test" (20news, Reuters ModApte) or "all"; news and jsonl are read whole.
+    lenient (bool): skip malformed records and warn once, instead of raising DocumentFormatError.
     """
     if collection not in COLLECTIONS:
         raise ValueError(f"Unknown document collection {collection!r}. Choose one of: {', '.join(COLLECTIONS)}.")

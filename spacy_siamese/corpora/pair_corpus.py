@@ -96,14 +96,11 @@ DATASET_FIELDS = [name for name in inspect.signature(PairCorpus).parameters if n
 
 
 class MultiPairCorpus:
-    """Several pair files as pair Examples tagged with their dataset's name, one dataset after
-    the other in config order, re-read on every call (epoch); every file must exist when the
-    corpus is made. Example: `configs/general.cfg`.
+    """Several pair files as pair Examples tagged with their dataset's name, in config order,
+    re-read every epoch (e.g. `configs/general.cfg`).
 
-    datasets: name -> {path, format ("auto"), limit (0 = all), lenient (false)}, as for
-    `spacy-siamese.PairCorpus.v1`. A name (lower-case letters, digits, "_") is what
-    `spacy-siamese.DatasetLosses.v1`, `spacy-siamese.batch_by_dataset.v1` (weights) and the
-    metrics of `spacy-siamese.dataset_scorer.v1` (sim_<name>_auc) call the dataset.
+    datasets: name (lower-case letters, digits, "_") -> {path, format, limit, lenient}, as for
+        PairCorpus.v1; DatasetLosses.v1, batch_by_dataset.v1 and dataset_scorer.v1 use the names.
     root: the directory relative paths are read from (default: the working directory).
     """
 

@@ -1,10 +1,6 @@
-"""Parallel text: line-aligned translation files, their dev split and pseudo-documents.
-
-Line i of `train.en` translates line i of `train.es` (line i of `train.source`, if given, names
-its origin, e.g. "newstest2012"). As JSON lines: `{"en": str, "es": str}` (the languages' codes),
-optionally `"origin"` and `"group"`; or the pair format `{"text1", "text2", "label"}` (1: a
-translation). A problem (unequal line counts, an empty line against a text, bytes that are not
-UTF-8, a missing key, a row with both kinds of keys) is a `PairFormatError` naming the file and the line.
+"""Parallel text: line-aligned translation files (`train.en`, `train.es`, optionally
+`train.source`) or JSON lines (`{"en", "es"}` or `{"text1", "text2", "label"}`), their dev split
+and pseudo-documents. A problem is a `PairFormatError` naming the file and the line.
 """
 
 import random

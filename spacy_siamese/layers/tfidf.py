@@ -64,15 +64,10 @@ def tfidf(
     sublinear_tf: bool = True,
     normalize: bool = True,
 ) -> Model[List[Doc], csr_matrix]:
-    """TF-IDF vectors of docs as a scipy CSR matrix (n_docs, n_terms).
-
-    Terms are the tokens' `attr` ("lower", "lemma" (lower-case where a token has no
-    lemma), "norm" or "orth"), optionally without stop words and punctuation. The
-    vocabulary (terms in at least `min_df` distinct training docs, the `max_vocab` most
-    frequent if > 0) and the smoothed idf, ln((1 + n) / (1 + df)) + 1, are fitted in
-    `initialize` and saved with the model. tf is the count, or 1 + ln(count) with
-    `sublinear_tf`; rows are l2-normalised with `normalize`. Unknown terms are ignored;
-    a doc without a known term is a zero row.
+    """TF-IDF vectors of docs (CSR, n_docs x n_terms) over the tokens' `attr`. The vocabulary
+    (in >= `min_df` training docs, the `max_vocab` most frequent if > 0) and the smoothed idf,
+    ln((1 + n) / (1 + df)) + 1, are fitted in `initialize`; tf is the count or, with
+    `sublinear_tf`, 1 + ln(count). A doc without a known term is a zero row.
     """
     check_term_settings("tfidf", attr=attr, min_df=min_df, max_vocab=max_vocab)
     return Model("tfidf", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
