@@ -146,12 +146,9 @@ def set_performance(nlp: Any, scores: Dict[str, Any]) -> None:
 def calibrate_pipeline(
     nlp: Any, examples: List[Example], *, precision: Optional[float] = None, lexical_weight: Optional[float] = None
 ) -> Dict[str, Any]:
-    """Tune a trained pipeline's decision and dedupe thresholds (at `precision`, default the pipe's
-    `dedupe_precision`) on labelled pair examples, as the tune_thresholds.v1 callback does; with
-    `lexical_weight`, first set a hybrid pipe's lexical weight. Graded pairs set the weight only.
-    Returns "dedupe_threshold" for 0/1 pairs (None: no threshold reaches the precision) and, with a
-    weight, the pair figures at the old weight ("before") and the new ("after"), the meta's
-    `performance`."""
+    """Tune a trained pipeline's thresholds on labelled pair examples, as tune_thresholds.v1
+    does; with `lexical_weight`, first set a hybrid pipe's weight (graded pairs: the weight only).
+    Returns "dedupe_threshold" and, with a weight, the figures "before" and "after"."""
     pipe = get_similarity_pipe(nlp, initialized=True)
     vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
 

@@ -301,12 +301,10 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         nlp: Optional[Language] = None,
         init_weights: Optional[Union[str, Path]] = None,
     ) -> None:
-        """Initialize the weights from a sample of pairs (or of docs), or from every training pair for an
-        encoder with `attrs["fit_on_corpus"]` (a TF-IDF); per-dataset losses check every pair's dataset.
+        """Initialize from a sample of pairs (or docs), or every pair for a `fit_on_corpus` encoder.
 
-        init_weights (str / Path): a trained pipeline whose pipe of this name has the same
-            architecture: its weights, fitted TF-IDF vocabulary and thresholds are the initial ones,
-            trained on with this config's loss, data, scorer and lexical weight."""
+        init_weights (str / Path): a trained pipeline with a pipe of this name and architecture,
+            whose weights, fitted vocabulary and thresholds are the initial ones."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if reads_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(

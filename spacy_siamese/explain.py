@@ -186,12 +186,9 @@ def explain_pair(
 def shapley_values(
     value: Callable[[numpy.ndarray], numpy.ndarray], n: int, *, samples: int = SAMPLES, seed: int = 0
 ) -> numpy.ndarray:
-    """Shapley values of n players for `value`, which scores boolean coalition masks (k, n).
-
-    Exact (over all 2**n coalitions) for n <= EXACT_SHAPLEY_TOKENS, else the mean over `samples`
-    permutations, drawn in antithetic pairs (a permutation and its reverse). Either way the
-    values sum to value(all) - value(none): each permutation's marginal gains telescope.
-    """
+    """Shapley values of n players for `value` (scores boolean masks (k, n)): exact for
+    n <= EXACT_SHAPLEY_TOKENS, else over `samples` antithetic permutations; they sum to
+    value(all) - value(none)."""
     return _shapley(value, n, samples, numpy.random.default_rng(seed))[0]
 
 

@@ -112,12 +112,9 @@ def atomic_write(path: PathLike) -> Iterator[BinaryIO]:
 
 @contextmanager
 def atomic_directory(path: PathLike, *, kind: Optional[DirKind] = None) -> Iterator[Path]:
-    """A fresh directory to fill in place of `path`: the block writes into a scratch directory of this
-    run beside it, which replaces `path` (if any) only when the block ends without an error. On Linux
-    the two are swapped in one step, so `path` is always whole; elsewhere a kill between the two renames
-    leaves the old directory in the scratch one, which the next call (or `recover`) moves back. The
-    next call also removes what killed runs left; a user's NAME.tmp or NAME.old is never touched.
-    With a `kind`, an existing directory not of that kind is refused (`check_outputs`)."""
+    """A scratch directory that replaces `path` only when the block ends without an error (on
+    Linux in one atomic swap; elsewhere `recover` undoes a kill between two renames). With a
+    `kind`, an existing directory not of that kind is refused (`check_outputs`)."""
     path = Path(path).absolute()
     check_outputs([], [], output_dirs=[path], kind=kind)
     recover(path)

@@ -1,9 +1,6 @@
-"""Doc, Span and Token hooks that answer `similarity` (and doc/span `vector`) from learned vectors.
-
-The hooks are module-level functions bound to a model id (they pickle by name), which find the pipe
-(`SimilarityPipe`) through a process-wide table keyed by model id. They survive only pickle and
-`Doc.copy`: deserialized docs are re-hooked by `restore_hooks`, `hooked_docs` and `docs_from_docbin`,
-and deserializing them any other way warns (`LostHooksWarning`).
+"""Doc, Span and Token hooks that answer `similarity` (and `vector`) from learned vectors: module
+functions bound to a model id (they pickle by name). Docs that lost them are re-hooked by
+`restore_hooks`, `hooked_docs` and `docs_from_docbin`, else warn (`LostHooksWarning`).
 """
 
 import threading

@@ -28,13 +28,8 @@ def is_binary(labels: ArrayLike) -> bool:
 
 
 def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
-    """The threshold that maximises the accuracy of `score >= threshold` on these pairs
-    (labels >= 0.5 are positive).
-
-    Candidates are midpoints between consecutive distinct scores, so the result does not
-    sit on one example's score; above the top score it is the top score + 1e-6, below the
-    lowest it is the lowest score. Ties go to the highest threshold. 0.5 for no pairs.
-    """
+    """The threshold that maximises the accuracy of `score >= threshold` (labels >= 0.5 are
+    positive): a midpoint between distinct scores, the highest on ties; 0.5 for no pairs."""
     s = numpy.asarray(scores, dtype="f8").ravel()
     gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
     if s.size == 0:

@@ -30,12 +30,9 @@ def build_lstm_encoder(
     include_static_vectors: bool = True,
     dropout: float = 0.0,
 ) -> Model[List[Doc], Floats2d]:
-    """Token features of `width` (hash embeddings of `attrs`, plus static vectors, or static
-    vectors alone with `attrs = []`) -> LSTM of `depth` layers, `hidden_width` outputs (split
-    between the two directions when `bidirectional`) -> one vector per doc of `hidden_width`:
-    the final hidden state (`pooling = "last"`, both final states when bidirectional) or the
-    mean or max over the positions. An empty doc gives the zero vector. `dropout` applies to
-    the token features in training. The LSTM is `spacy-siamese.LSTM.v1`.
+    """Token features of `width` (hash embeddings of `attrs` and/or static vectors) -> LSTM.v1
+    of `depth` layers and `hidden_width` outputs -> one vector per doc by `pooling` ("last",
+    "mean" or "max"). An empty doc gives the zero vector.
     """
     check_lstm("LSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout)
     attrs = check_attrs("LSTMEncoder", attrs)

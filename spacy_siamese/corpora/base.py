@@ -1,9 +1,4 @@
-"""Records, errors and line-numbered reading shared by the corpus formats.
-
-A malformed line or record becomes a `PairFormatError` / `DocumentFormatError` naming the file
-and the line (or archive member / document id); the caller raises it or, in lenient mode,
-skips it and reports all skipped records in one warning.
-"""
+"""Records, format errors (naming the file and line) and line-numbered reading for the corpus formats."""
 
 import json
 import math

@@ -195,11 +195,8 @@ class HierarchyPairs(DocumentPairs):
 
 
 class LabelledDocuments:
-    """The documents of a labelled collection as labelled single-doc Examples, in collection
-    order, for in-batch triplet mining (`spacy-siamese.TripletLoss.v1`); read once.
-
-    split: see `Collection`. label: "labels" (20news: the newsgroup; UCI news: the story;
-    Reuters: the topics) or "group" (UCI news: the category). At most `limit` documents if > 0.
+    """A labelled collection's documents as labelled single-doc Examples, for TripletLoss.v1.
+    label: "labels" or "group"; at most `limit` documents if > 0; split: see `Collection`.
     """
 
     def __init__(

@@ -22,12 +22,9 @@ FORMATS = ("auto",) + PAIR_FORMATS
 
 
 class PairCorpus:
-    """A pair file as pair Examples, re-read on every call (epoch) like spacy.training.Corpus;
-    at most `limit` if > 0. These are also the settings of each dataset of `MultiPairCorpus`.
+    """A pair file as pair Examples, re-read every epoch; at most `limit` if > 0.
 
-    format: "jsonl" (canonical), "auto" (from the file's name or first line) or a raw format of
-    `read_pairs`. dataset: tag every Example with this name, as `MultiPairCorpus` does, so that
-    a pipe trained on several datasets is fine-tuned on one with its loss (null: untagged).
+    format: "jsonl", "auto" or a format of `read_pairs`. dataset: tag every Example with this name.
     """
 
     def __init__(

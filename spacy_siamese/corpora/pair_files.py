@@ -92,11 +92,10 @@ _SNIFFERS: Tuple[Tuple[str, Callable[[List[str]], bool]], ...] = (
 def read_pairs(
     path: Union[str, Path], *, format: str = "auto", lenient: bool = False
 ) -> Generator[PairRecord, None, None]:
-    """Lazily read the labelled pairs in `path` (a file; for "twitter_url" its directory).
+    """Lazily read the labelled pairs in `path` (for "twitter_url" a directory).
 
     format (str): "auto" or one of PAIR_FORMATS.
-    lenient (bool): skip malformed lines and warn once at the end, instead of
-        raising a PairFormatError at the first one. Header problems always raise.
+    lenient (bool): skip malformed lines and warn once instead of raising PairFormatError.
     """
     if format not in ("auto",) + PAIR_FORMATS:
         raise ValueError(f"Unknown pair format {format!r}. Choose one of: {', '.join(('auto',) + PAIR_FORMATS)}.")

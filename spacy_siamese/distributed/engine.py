@@ -274,12 +274,9 @@ def dedupe_jsonl(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Encode a JSONL collection ('text' and unique 'id' fields) on Ray (RAY_ADDRESS, else a local Ray
-    started here), write its vectors as Parquet to `vectors`, and return its duplicate pairs as
-    `find_duplicates_dataset` does. A local input (the files of `jsonl_files`, each checked by
-    `check_jsonl`), `vectors`, `candidates` and the threshold are checked before Ray starts; a URI input
-    is checked block by block in the actors. Errors are raised as ValueError. `progress` shows Ray Data's
-    progress bars; `nlp` and `stages` (here also start and encode) are as for `find_duplicates_dataset`."""
+    """Encode a JSONL collection ('text', unique 'id') on Ray (RAY_ADDRESS, else a local Ray),
+    write its vectors as Parquet to `vectors` and return its duplicate pairs as
+    `find_duplicates_dataset` does. Local inputs are checked before Ray starts. Raises ValueError."""
     ray = _ray()
     # Everything that can be checked here, before Ray starts and encodes the collection
     paths: Union[str, List[str]] = input  # a remote directory: Ray lists it

@@ -1,10 +1,5 @@
-"""Which head of a comparison scores, and in what range.
-
-Combinators wrap the comparison that answers `doc.similarity`: `WithInBatchScores.v1` (adds
-in-batch scores in training), `WithAuxiliary.v1` (trains a second head; `main` predicts) and
-`TrainCalibrated.v1` (trains through a Platt scaling; its inner comparison predicts).
-`HybridSimilarity.v1` is not looked through: its mixed score is what predicts.
-"""
+"""Which head of a comparison scores, and in what range, looking through WithInBatchScores.v1,
+WithAuxiliary.v1 and TrainCalibrated.v1."""
 
 from typing import Tuple
 
