@@ -47,11 +47,8 @@ def pair_texts(eg: Example) -> Tuple[str, str]:
 def cluster_batches(
     examples: Sequence[Example], size: int, *, seed: int = 0, texts: Callable[[Example], Tuple[str, str]] = pair_texts
 ) -> Iterator[List[Example]]:
-    """Shuffle `examples` with `seed`, then fill batches of `size` in that order, deferring a
-    pair whose cluster is already in the current batch to the first later batch without it.
-    Every pair is yielded once; a batch is short only when the remaining pairs all share
-    clusters with it. Duplicates are the pairs labelled 1 when every label is 0 or 1; with
-    graded labels each text is its own cluster, so only pairs that share a text are kept apart."""
+    """Shuffle `examples` with `seed` and fill batches of `size`, deferring a pair whose duplicate
+    cluster is already in the batch to the first later batch without it; each pair once."""
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
     return fill_batches(examples, order, size, texts=texts)
@@ -291,11 +288,8 @@ def configure_batch_by_dataset(
     weights: Dict[str, float] = SimpleFrozenDict(),
     seed: int = 0,
 ) -> Batcher:
-    """Batches of one dataset each, for a multi-dataset corpus (`spacy-siamese.MultiPairCorpus.v1`,
-    example: `configs/general.cfg`): `batcher` batches each dataset's examples, and
-    `schedule` ("proportional" or "round_robin") orders the batches, `weights` scaling how many
-    each dataset gives under "proportional" (`dataset_batches`). Each call (epoch) shuffles with
-    the next seed."""
+    """Batches of one dataset each for MultiPairCorpus.v1, ordered by `schedule` and `weights`
+    (`dataset_batches`); each epoch shuffles with the next seed."""
     if schedule not in SCHEDULES:
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     for name, weight in weights.items():

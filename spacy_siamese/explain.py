@@ -1,8 +1,5 @@
-"""Explain a pair's score for any siamese_similarity pipe: which tokens of each text raised or
-lowered it. TWEAK and S2Net (a cosine that is a sum over terms) get exact term contributions, other
-encoders Shapley values of the tokens, which sum to `score - reference` (the score with all of that
-text's tokens removed), a hybrid also its lexical part's exact terms; occlusion does not add up.
-"""
+"""Explain a pair's score: which tokens of each text raised or lowered it (exact term
+contributions for TWEAK and S2Net, Shapley values of the tokens otherwise)."""
 
 import time
 from collections import Counter

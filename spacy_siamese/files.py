@@ -86,11 +86,8 @@ def _exchange(a: Path, b: Path) -> bool:
 
 @contextmanager
 def atomic_write(path: PathLike) -> Iterator[BinaryIO]:
-    """A binary file to write `path` through: written beside it under a scratch name of this run, flushed
-    to disk and renamed into place when the block ends, so a process killed (or a disk filled) while
-    writing leaves no partial file at `path`; on an error the scratch file is removed, and the next
-    write of `path` removes one a killed run left. A stream (/dev/stdout, a FIFO, a device) is
-    written in place, never replaced."""
+    """A binary file to write `path` through: a scratch file beside it, renamed into place when
+    the block ends without an error (a stream such as /dev/stdout is written in place)."""
     path = Path(path)
     if path.absolute().parts[1:2] in (("dev",), ("proc",)) or (path.exists() and not path.is_file()):
         with open(path, "wb") as stream:

@@ -1,8 +1,5 @@
-"""The model id of a siamese_similarity pipe: one per set of weights, checked when loaded.
-
-Stored vectors are tagged with the id of the weights that made them. The id is renewed when the
-weights change (an update, `mark_changed`); weights swapped in by `use_params` get their own id.
-"""
+"""The model id of a siamese_similarity pipe: one per set of weights (renewed when they change),
+tagging the vectors they made, checked when loaded."""
 
 import uuid
 from contextlib import contextmanager

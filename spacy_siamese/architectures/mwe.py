@@ -30,10 +30,8 @@ def build_mwe_encoder(
     proj_width: int = 0,
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """Hash embeddings (+ static vectors) -> Maxout Window Encoding x depth -> mean+max pooling
-    -> `post_depth` residual Maxout layers -> optional Maxout projection to `proj_width` ->
-    optional sigmoid squash: one vector of width `proj_width` (if > 0) or 2 * `width` per doc.
-    Only lexical attributes are used, so the partner docs built in training need no other pipe.
+    """Hash embeddings (+ static vectors) -> MaxoutWindowEncoder x depth -> mean+max pooling ->
+    `post_depth` residual Maxout layers -> optional projection to `proj_width` and sigmoid squash.
     """
     if depth < 1 or window_size < 0:
         raise ValueError(f"MWEEncoder: need depth >= 1 and window_size >= 0, got {depth} and {window_size}")

@@ -101,11 +101,8 @@ def not_text(head: bytes) -> Optional[str]:
 
 
 def numbered_lines(path: Path) -> Iterator[Line]:
-    """The lines of a UTF-8 file: "\\n" ends a line, and "\\r\\n" (a Windows line end); a CR
-    anywhere else is text, never a line break (as `wc -l` and `paste` count), and a file of
-    CR-ended lines without any "\\n" is an error on line 1. A leading BOM is dropped. A line
-    that does not decode has replacement characters and its `error` set; a compressed or UTF-16
-    file is one such line 1."""
+    """The lines of a UTF-8 file, ended by "\\n" or "\\r\\n" (a lone CR is text), without a leading
+    BOM; a line that does not decode, or a compressed or UTF-16 file, has its `error` set."""
     with path.open("rb") as file_:
         problem = not_text(file_.read(16))
         if problem is not None:

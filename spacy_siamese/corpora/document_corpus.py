@@ -1,8 +1,5 @@
 """Labelled document collections as Examples for `spacy train`: seeded document pairs
-(`DocumentPairs`, `HierarchyPairs`) and labelled single docs (`LabelledDocuments`).
-
-Which documents a reader takes is one `Collection`: the file, its format and a seeded split.
-"""
+(`DocumentPairs`, `HierarchyPairs`) and labelled single docs (`LabelledDocuments`)."""
 
 from dataclasses import dataclass, fields
 from pathlib import Path

@@ -1,8 +1,5 @@
 """Pair files as pair Examples for `spacy train`: one file (`PairCorpus`), or several datasets
-tagged by name (`MultiPairCorpus`). The canonical format is JSON lines (`{"text1", "text2",
-"label"}`, as `python -m spacy_siamese convert` writes it); a raw format (`format = "tsv"`,
-"sts", "auto", ...) is read through the parser `convert` uses (`read_pairs`).
-"""
+tagged by name (`MultiPairCorpus`)."""
 
 import inspect
 from pathlib import Path

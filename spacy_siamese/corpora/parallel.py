@@ -50,11 +50,8 @@ class ParallelPair(NamedTuple):
 
 
 def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathLike] = None) -> List[ParallelPair]:
-    """The pairs of two line-aligned files (and the origin of each from a third, if given); only
-    "\\n" ends a line, a CR inside one is text. A line empty in one file but not in another, or a
-    file with fewer lines than the others, is an error naming the files and the line; a line empty
-    in all of them is skipped. Pairs whose lengths differ by far (`LENGTH_RATIO`) are reported in
-    one warning: they are kept, but many of them mean the files are misaligned."""
+    """The pairs of two line-aligned files (origins from a third, if given). Unequal line counts
+    or a line empty on one side only raise; pairs of very different lengths warn once."""
     paths = [Path(path_a), Path(path_b)] + ([Path(origins)] if origins is not None else [])
     columns = [list(_decoded_lines(path)) for path in paths]
     pairs, far = [], []
@@ -164,11 +161,8 @@ def split_parallel(
 def pseudo_documents(
     pairs: Sequence[ParallelPair], *, size: int = WINDOW, sentence_prefix: str = SENTENCE_PREFIX
 ) -> List[ParallelPair]:
-    """Non-overlapping windows of `size` consecutive lines of one document-order origin (news),
-    each side's lines joined by a space: a pseudo-document pair whose line is the window's first.
-    Lines are consecutive when their line numbers are (a pair left out breaks a window); a run's
-    last lines that fill no window are left out; independent sentences (`sentence_prefix`) make
-    no documents."""
+    """Pseudo-document pairs: non-overlapping windows of `size` consecutive lines of one
+    document-order origin, joined by spaces (`sentence_prefix` origins make none)."""
     if size < 1:
         raise ValueError(f"A pseudo-document needs at least 1 line, got size={size}.")
     docs = []

@@ -225,11 +225,9 @@ def find_duplicates_dataset(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Duplicate pairs (id_a, id_b, score), id_a < id_b, best first, of an encoded Dataset or of the
-    Parquet directory `write_encoded` wrote (its `files` only, if given): the pairs of `find_duplicates`
-    on the collection ordered by id. The driver builds the index once; actors search shards of the
-    queries, and Ray runs a shard again if its actor dies. `nlp`: the pipeline at `model`, if loaded
-    already. `stages`, if given, gets the seconds of each stage (collect, index, search)."""
+    """Duplicate pairs (id_a, id_b, score), id_a < id_b, best first, of an encoded Dataset or of
+    `write_encoded`'s Parquet directory, as `find_duplicates` gives them; actors search shards of
+    the queries. `stages`, if given, gets the seconds of each stage."""
     nlp = spacy.load(model) if nlp is None else nlp
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)  # before the reads

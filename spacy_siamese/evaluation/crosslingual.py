@@ -30,11 +30,9 @@ OPCA_RIDGE = 1e-3  # added to the pair differences' covariance, relative to its 
 def translation_metrics(
     scores: numpy.ndarray, texts_a: Optional[Sequence[str]] = None, texts_b: Optional[Sequence[str]] = None
 ) -> Dict[str, float]:
-    """acc@1 and MRR of a square score matrix whose row i's answer is column i: rows as queries
-    ("a_b"), columns as queries ("b_a") and the mean of both. A tie with the answer counts
-    against it (the answer ranks below every text that scores as high), except, given the texts,
-    a tie with a copy of it: a pair j with the query's text or the answer's text (a_j = a_i or
-    b_j = b_i) is one more right answer, and the best-scored right answer is the one ranked."""
+    """acc@1 and MRR of a square score matrix whose row i's answer is column i, by rows ("a_b"),
+    columns ("b_a") and both. Ties count against the answer; given the texts, a copy of the
+    query's or the answer's text is one more right answer."""
     scores = numpy.asarray(scores, dtype="f8")
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1] or not len(scores):
         raise ValueError(f"translation_metrics takes a non-empty square score matrix, got shape {scores.shape}.")

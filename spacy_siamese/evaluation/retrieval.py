@@ -60,11 +60,8 @@ def evaluate_retrieval(
     pipe_name: str = PIPE_NAME,
     progress: bool = False,
 ) -> Dict[str, Any]:
-    """Each held-out document as a query against the others (relevant = a shared label), ranked
-    by the cosine of the pipe's vectors; with `baselines` also by TF-IDF cosine (the pipe's own
-    featuriser if it has one, else `tfidf` fitted on `train_docs`) and by LSA of the training
-    documents' TF-IDF at the pipe's width. Pair AUC is on `n_eval_pairs` seeded held-out pairs.
-    Held-out documents with one text count once (`distinct_documents`); the report names the copies."""
+    """Each held-out document as a query against the others (relevant: a shared label), ranked
+    by the pipe's cosine, and with `baselines` by TF-IDF and LSA; pair AUC on `n_eval_pairs`."""
     heldout, copies = distinct_documents(heldout)
     if len(heldout) < 2:
         raise ValueError(f"Need at least 2 held-out documents with different texts, got {len(heldout)}.")

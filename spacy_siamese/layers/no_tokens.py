@@ -41,11 +41,8 @@ def _forward(
 
 
 def encode_docs(encoder: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
-    """Run any encoder on docs, checking it gives one row of its width per doc. The package's
-    encoders take a batch without a single token (e.g. one empty doc); an encoder of one's own
-    that fails on it, or gives rows of another shape, gets the batch beside a one-token doc
-    whose row is dropped (and gets no gradient), so each empty doc gets the vector it gets
-    beside other docs, in prediction and in training."""
+    """Run any encoder on docs, checking it gives one row of its width per doc; an encoder that
+    fails on a batch without a token gets it beside a one-token doc whose row is dropped."""
     width = encoder.get_dim("nO")
     if not docs:
         return encoder.ops.alloc2f(0, width), lambda dY: []
