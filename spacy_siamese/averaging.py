@@ -21,10 +21,8 @@ if TYPE_CHECKING:
 
 
 def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
-    """Set the weights of every pipe of the first pipeline to the weighted mean of the same pipe's
-    weights in all of them, and return it. The pipes must have the same layers, sizes, fitted state
-    (e.g. a TF-IDF vocabulary) and static vectors, else a ValueError. Everything else (config,
-    thresholds, meta) stays the first pipeline's: tune the thresholds again on dev pairs."""
+    """The first pipeline, each pipe's weights set to the weighted mean over all of them (same
+    layers, sizes, fitted state and static vectors, else ValueError); the rest stays the first's."""
     mix = normalized_weights(weights, len(nlps))
     names = [nlp.pipe_names for nlp in nlps]
     for i, other in enumerate(names[1:], start=2):

@@ -141,10 +141,8 @@ def topic_batches(
 
 @registry.batchers("spacy-siamese.batch_by_topics.v1")
 def configure_batch_by_topics(*, size: int = 128, topic_size: int = 128, seed: int = 0) -> Batcher:
-    """Batches of `size` pairs on one topic, for hard in-batch negatives (topic-aware sampling,
-    as in TAS-B): the side-A texts are grouped into topics of about `topic_size` pairs
-    (`text_topics`, once for each corpus the batcher is given) and each batch is filled from one
-    topic (`topic_batches`). Each call (epoch) shuffles with the next seed."""
+    """Batches of `size` pairs on one topic of about `topic_size` pairs, for hard in-batch
+    negatives (as in TAS-B); each epoch shuffles with the next seed."""
     if size < 1 or topic_size < 1:
         raise ValueError(f"batch_by_topics: size and topic_size must be >= 1, got {size} and {topic_size}")
     # the topics of each corpus the batcher is given (under batch_by_dataset.v1: of each dataset)

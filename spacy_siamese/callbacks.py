@@ -29,10 +29,8 @@ def create_numpy_blas() -> Callable[[Language], Language]:
 
 @registry.callbacks("spacy-siamese.tune_thresholds.v1")
 def create_tune_thresholds() -> Callable[[Language], Language]:
-    """A `[training] before_to_disk` callback: before `spacy train` saves a checkpoint, tune the
-    decision and dedupe thresholds (`SiameseSimilarity.tune_thresholds`) of each siamese_similarity
-    pipe being trained with the `tune_threshold` setting on, on the dev corpus at the weights just
-    evaluated: the thresholds its evaluation reported are the ones saved."""
+    """A `[training] before_to_disk` callback: tune and store the thresholds of each pipe with
+    `tune_threshold` on the dev corpus before a checkpoint is saved."""
     dev_corpus: Optional[Callable[[Language], List[Example]]] = None
 
     def tune_thresholds(nlp: Language) -> Language:

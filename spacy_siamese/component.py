@@ -336,10 +336,8 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         self._trained = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-        """Pair metrics at the stored threshold, or with `tune_threshold=True` (`scorer_cfg`) at the
-        one tuned on the 0/1 pairs; the `tune_threshold` setting asks it of a pipe being trained
-        (updated since it was initialized or loaded). Changes nothing: `tune_thresholds` stores
-        thresholds. `pair_scores=f` scores the pairs with `f(examples) -> (scores, labels)`."""
+        """Pair metrics at the stored threshold, or at the one tuned on the 0/1 pairs (a pipe in
+        training with `tune_threshold`). Changes nothing; `tune_thresholds` stores thresholds."""
         tune = kwargs.pop("tune_threshold", None)
         pair_scores = kwargs.pop("pair_scores", None) or self.pair_scores
         examples = list(examples)
@@ -401,10 +399,8 @@ def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bo
 
 
 def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -> None:
-    """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight`, in the pipe
-    and in the config it saves. The pipe gets a new model id (encode stored collections again); its
-    thresholds are only clipped to the new score range: tune them again on dev pairs
-    (`pipe.tune_thresholds(examples)`)."""
+    """Set a trained hybrid pipe's lexical weight (in the pipe and its config): a new model id,
+    thresholds only clipped to the new range (tune them again)."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
     tuning.hybrid_head(pipe)
     block = tuning.hybrid_config_block(nlp.get_pipe_config(name), name=name)

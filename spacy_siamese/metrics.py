@@ -50,10 +50,8 @@ def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
 
 
 def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) -> Optional[float]:
-    """The lowest threshold at which `score >= threshold` has at least `precision` on these
-    pairs (labels >= 0.5 are positive): the most duplicates found at that precision. It sits
-    halfway to the next lower score, like `best_threshold`; None when no threshold reaches
-    the precision (or there are no positive pairs)."""
+    """The lowest threshold (a midpoint) at which `score >= threshold` has at least `precision`;
+    None when none reaches it."""
     s = numpy.asarray(scores, dtype="f8").ravel()
     gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
     if not gold.any():

@@ -66,10 +66,8 @@ def build_sentence_lstm_encoder(
     pooling: str = "last",
     dropout: float = 0.0,
 ) -> Model[List[Doc], Floats2d]:
-    """The document-level LSTM encoder (Patel 2017): the LSTM runs over the doc's sentence
-    vectors (`spacy-siamese.sentence_vectors.v1`, which needs static vectors), so a long
-    document is a short sequence. LSTM and pooling options as in LSTMEncoder.v1.
-    """
+    """Document-level LSTM encoder (Patel 2017) over the doc's sentence vectors
+    (sentence_vectors.v1, needs static vectors); options as in LSTMEncoder.v1."""
     check_lstm(
         "SentenceLSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout
     )

@@ -57,10 +57,8 @@ def build_pooled_tok2vec(
     maxout_pieces: int = 3,
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """The MWE encoder's pooling and the layers after it on any spaCy token-to-vector model of
-    lexical features (e.g. `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2`), of width nO. On a
-    batch without a single token the tok2vec is not run: its docs pool to zeros, as beside others.
-    """
+    """The MWE encoder's pooling and the layers after it on any spaCy tok2vec of lexical
+    features (e.g. `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2`) that declares its nO."""
     if post_depth < 0 or proj_width < 0:
         raise ValueError(f"PooledTok2Vec: need post_depth >= 0 and proj_width >= 0, got {post_depth} and {proj_width}")
     if not tok2vec.has_dim("nO"):  # unknown or unset; a width of 0 is reported by the pipe, naming the setting

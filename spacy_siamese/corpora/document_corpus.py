@@ -154,10 +154,8 @@ class DocumentPairs:
 
 
 class HierarchyPairs(DocumentPairs):
-    """Seeded document pairs graded by the lowest common ancestor of their dotted groups (a
-    document without one: its first label; `spacy_siamese.corpora.hierarchy`), about equally
-    many per score value; sampled once. split: see `Collection` (with `test_fraction`). `depth`
-    is the tree depth d (0 = from the groups)."""
+    """Seeded document pairs graded by the lowest common ancestor of their dotted groups
+    (`corpora.hierarchy`), about equally many per score; `depth` 0 = from the groups."""
 
     def __init__(
         self,

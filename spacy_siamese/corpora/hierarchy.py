@@ -95,10 +95,8 @@ def check_groups(docs: Sequence[DocRecord]) -> None:
 def sample_hierarchy_pairs(
     docs: Sequence[DocRecord], *, n_pairs: int, depth: int = 0, seed: int = 0
 ) -> Tuple[List[PairIndex], GroupTree]:
-    """(`n_pairs` seeded pairs of document indices labelled with the LCA score of their groups,
-    in random order; the tree): about as many for every score value the collection can produce
-    (a group pair of the level, then a document of each group, uniformly). A document without
-    a group is placed by its first label."""
+    """(`n_pairs` seeded pairs of document indices labelled with their groups' LCA score, about
+    as many per score value, in random order; the tree)."""
     if n_pairs < 1:
         raise ValueError(f"sample_hierarchy_pairs: n_pairs must be >= 1, got {n_pairs}")
     check_groups(docs)

@@ -93,10 +93,8 @@ def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathL
 
 
 def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[ParallelPair]:
-    """The pairs of a JSON lines file whose objects hold the two languages' texts under their
-    codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group", or under "text1"
-    and "text2" with a "label" (a pair file); blank lines are skipped. One language twice, a file
-    without pairs or a row with both kinds of fields (ambiguous) is an error."""
+    """The pairs of a JSON lines file of `{lang: text}` objects (`langs`, optionally "origin" and
+    "group") or of pair objects; a row with both kinds of keys is an error."""
     if langs[0] == langs[1]:
         raise ValueError(f"Two different languages are needed, got {langs[0]!r} twice.")
     path = Path(path)
@@ -132,10 +130,8 @@ def split_parallel(
     sentence_prefix: str = SENTENCE_PREFIX,
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
-    """(train, dev): dev holds every pair of `dev_origins` (news sets, kept whole and in document
-    order) and a seeded sample of `dev_sentences` pairs whose origin starts with
-    `sentence_prefix`. A training pair that shares a text with a dev pair (either side,
-    whitespace- and case-normalised) is left out of train, so no sentence is in both."""
+    """(train, dev): dev holds every pair of `dev_origins` and a seeded sample of `dev_sentences`
+    `sentence_prefix` pairs; a training pair sharing a (normalised) text with dev is left out."""
     missing = [origin for origin in dev_origins if not any(p.origin == origin for p in pairs)]
     if missing:
         found = sorted({p.origin for p in pairs})
@@ -183,10 +179,8 @@ def crosslingual_corpus(
     sentence_prefix: str = SENTENCE_PREFIX,
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
-    """(train, dev) for cross-lingual retrieval: the split of `split_parallel`, each part's pairs
-    tagged with their group ("sentences": independent sentences, "news": lines of a document-order
-    origin), and the pseudo-documents of each part's news lines (`window` lines each, group
-    "documents") after them. 0 makes no documents."""
+    """(train, dev) of `split_parallel`, pairs grouped "sentences" or "news", then `window`-line
+    pseudo-documents of the news lines ("documents"; 0: none)."""
     train, dev = split_parallel(
         pairs, dev_origins=dev_origins, dev_sentences=dev_sentences, sentence_prefix=sentence_prefix, seed=seed
     )
@@ -275,10 +269,8 @@ def create_parallel_corpus(
     limit: int = 0,
     seed: int = 0,
 ) -> Callable[[Language], Iterator[Example]]:
-    """Translation pairs of a parallel JSON lines file (`read_parallel_jsonl`) as pair Examples
-    labelled 1 (a pair file: its own labels), re-read every epoch. Only the pairs of `groups` if
-    given; at most `limit` if > 0. `negatives` adds for each pair one labelled 0, its first text
-    with the second text of another pair (a seeded derangement): dev pairs for the pair scorer."""
+    """Translation pairs of `read_parallel_jsonl` as pair Examples labelled 1, re-read every
+    epoch (only `groups`, at most `limit`); `negatives` adds a seeded mismatched pair for each."""
     if path is None:
         raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
     if len(langs) != 2:

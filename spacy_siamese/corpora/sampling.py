@@ -135,9 +135,7 @@ def grouped_split(
     pairs: Sequence[Sourced], key: Callable[[str], str], dev_fraction: float, seed: int
 ) -> Tuple[List[Sourced], List[Sourced]]:
     """Seeded question-disjoint train/dev split, stratified by (source, label): each connected
-    component of the question graph stays on one side. Components are shuffled with
-    `random.Random(seed)` and taken into dev while no stratum exceeds its share of
-    `dev_fraction`; the rest is train. Both keep the input order."""
+    component of the question graph stays on one side; both keep the input order."""
     if not 0.0 < dev_fraction < 1.0:
         raise ValueError(f"dev_fraction must be between 0 and 1, got {dev_fraction}")
     strata = [(source, p.label >= 0.5) for source, p in pairs]

@@ -1,7 +1,5 @@
-"""Look at similarities, in the manner of spaCy's displaCy (examples: docs/explain.md): `render` returns
-the HTML of a pair explanation, a query's hits or the duplicate groups of a dedupe run, and shows it in
-a notebook; `serve` serves the page to a browser: a pair form over a pipeline, a search box over a saved
-index, the groups of a file."""
+"""Look at similarities in the manner of spaCy's displaCy: `render` (HTML, or a notebook) and
+`serve` (the page in a browser). Examples: docs/explain.md."""
 
 import logging
 import warnings

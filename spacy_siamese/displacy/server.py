@@ -1,7 +1,5 @@
-"""The served page: a WSGI app over a pipeline (pair view), a saved index (search view) and a
-dedupe groups file (groups view), with JSON endpoints for the page's script, and a threaded
-`wsgiref` server for it (standard library only): a thread a connection, a listen backlog for a
-crowd, and the searches that arrive together encoded and scored as one batch."""
+"""The served page: a WSGI app (pair, search and groups views, JSON endpoints) and a threaded
+`wsgiref` server that batches the searches that arrive together."""
 
 import io
 import json

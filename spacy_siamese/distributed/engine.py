@@ -1,7 +1,5 @@
-"""Ray Data engine (extra `spacy-siamese[ray]`): encode a Ray Dataset on an actor pool, write the
-vectors with their ids as Parquet, and find the duplicates of the encoded collection: the pairs of
-`find_duplicates` on the collection ordered by id (see docs/design.md and docs/search.md).
-"""
+"""Ray Data engine: encode a Dataset on an actor pool, write the vectors as Parquet and find
+the duplicates of the encoded collection (docs/search.md)."""
 
 import time
 from pathlib import Path
@@ -155,10 +153,8 @@ def encode_dataset(
     workers: int = 2,
     output: Optional[str] = None,
 ) -> Any:
-    """`dataset` encoded on `workers` actors, `block_size` rows a task and `batch_size` docs a `nlp.pipe`
-    batch: rows of id, vector, model_id and a hybrid's sparse lexical columns. With `output` (a local
-    directory or a URI such as s3://bucket/vectors), the rows are written there as Parquet files
-    instead, and the Dataset's rows name the files: see `write_encoded`."""
+    """`dataset` encoded on `workers` actors: rows of id, vector, model_id (and a hybrid's lexical
+    columns), or with `output` (directory or URI) Parquet files there, named by the rows."""
     settings = dict(text_column=text_column, id_column=id_column, pipe_name=pipe_name, batch_size=batch_size)
     return _on_actors(dataset, EncodeBatch, dict(model=str(model), output=output, **settings), block_size, workers)
 

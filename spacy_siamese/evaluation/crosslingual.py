@@ -1,7 +1,5 @@
-"""Cross-lingual retrieval (Yih et al. 2011, section 4.1): each text of one language is a query
-against every text of the other, and its translation is the one relevant answer. acc@1 and MRR
-in both directions and their mean, for the pipe and for TF-IDF cosine, CL-LSI and OPCA fitted on
-the same training pairs."""
+"""Cross-lingual retrieval (Yih et al. 2011, 4.1): each text queries the other language, its
+translation the one answer; acc@1 and MRR for the pipe, TF-IDF, CL-LSI and OPCA."""
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
@@ -97,10 +95,8 @@ def evaluate_crosslingual(
     seed: int = 0,
     pipe_name: str = PIPE_NAME,
 ) -> Dict[str, Any]:
-    """Each dev group ranked with the pipe (the scores `doc.similarity` gives) and, with
-    `baselines`, the cosine of word TF-IDF, of the pipe's own joint TF-IDF, and of CL-LSI and OPCA
-    (`opca`) at the pipe's width, all fitted on the training translations (pairs labelled 1). A
-    dev text that occurs more than once is scored as `translation_metrics` says: any copy is right."""
+    """Each dev group ranked by the pipe and, with `baselines`, by TF-IDF, the pipe's TF-IDF,
+    CL-LSI and OPCA, fitted on the training translations (`translation_metrics`)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     wrong = [p.line for p in dev if p.label < 1.0]
     if wrong:

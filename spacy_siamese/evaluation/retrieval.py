@@ -29,10 +29,8 @@ def heldout_documents(
     max_docs: int = 0,
     lenient: bool = False,
 ) -> Tuple[List[DocRecord], List[DocRecord]]:
-    """(training documents, held-out documents) of a collection. "dev": the seeded split of
-    its training part that `spacy-siamese.DocumentPairs.v1` makes with the same
-    `dev_fraction` and `seed`; "test": the collection's test part against its training part.
-    At most `max_docs` held-out documents (0 = all), a seeded sample in collection order."""
+    """(training documents, held-out documents): "dev" as DocumentPairs.v1 splits, or "test";
+    at most `max_docs` held-out documents (0 = all)."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     docs = read_documents(collection, path, split="train", lenient=lenient)

@@ -44,10 +44,7 @@ class PairLogLoss:
 
 @registry.losses("spacy-siamese.LogLoss.v1")
 class PairLogLossV1:
-    """Frozen LogLoss.v1, for pipelines saved with it (new configs use LogLoss.v2): binary
-    cross-entropy on the first score column, p = clip(s[:, 0], eps, 1 - eps),
-    -1/n * sum_i [y log p + (1 - y) log(1 - p)]; the gradient has shape (n, 1).
-    """
+    """Frozen LogLoss.v1 (new configs use v2): binary cross-entropy on the first score column."""
 
     def __init__(self, *, eps: float = 1e-5) -> None:
         self.eps = eps
