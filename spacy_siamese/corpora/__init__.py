@@ -4,7 +4,7 @@ published formats, seeded document-pair sampling and the registered readers for 
 
 from .base import DocRecord, DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord
 from .bimpm import detokenize_ptb
-from .document_files import COLLECTIONS, read_documents
+from .document_corpus import COLLECTIONS, read_documents
 from .jsonl import write_documents
 from .newsgroups import strip_header, strip_quoting, strip_signature
 from .pair_files import PAIR_FORMATS, detect_format, read_pairs
