@@ -98,9 +98,8 @@ def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
 
 
 def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.ndarray:
-    """A topic id in [0, n_topics) for each text: k-means (scikit-learn's MiniBatchKMeans) of the
-    texts' l2-normalised TF-IDF vectors reduced by truncated SVD (at most 128 dimensions). Texts
-    without a word that occurs twice in `texts` share one topic."""
+    """A topic id in [0, n_topics) for each text: MiniBatchKMeans of the texts' TF-IDF vectors
+    reduced by truncated SVD."""
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -122,9 +121,8 @@ def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.
 def topic_batches(
     examples: Sequence[Example], size: int, topics: Sequence[int], *, seed: int = 0
 ) -> Iterator[List[Example]]:
-    """Batches of `size` pairs of one topic where possible (`topics[i]` is the topic of
-    `examples[i]`; topics and their pairs shuffled with `seed`), filled as `cluster_batches`
-    does. A batch spans two topics where one ends."""
+    """Batches of `size` pairs of one topic where possible (`topics[i]`: `examples[i]`'s), filled
+    as `cluster_batches` does."""
     rng = random.Random(seed)
     groups: Dict[int, List[int]] = {}
     for i, topic in enumerate(topics):

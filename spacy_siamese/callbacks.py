@@ -10,9 +10,8 @@ from thinc.api import NumpyOps
 
 @registry.callbacks("spacy-siamese.numpy_blas.v1")
 def create_numpy_blas() -> Callable[[Language], Language]:
-    """An `after_pipeline_creation` callback: run the matrix products of this pipeline's models
-    through numpy's BLAS (OpenBLAS, on every core unless OPENBLAS_NUM_THREADS says otherwise)
-    instead of Thinc's default BLIS (one thread). The results are the same up to float rounding."""
+    """An `after_pipeline_creation` callback: run the models' matrix products through numpy's
+    (multi-threaded) BLAS instead of Thinc's default BLIS."""
 
     def use_numpy_blas(nlp: Language) -> Language:
         ops = NumpyOps(use_blis=False)

@@ -253,9 +253,8 @@ def _in_blocks(
 
 
 def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> numpy.ndarray:
-    """The pipe's score against `other` of the text made of `doc`'s tokens kept by each
-    boolean mask (k, len(doc)), encoded as its own doc (as spans are); the full mask scores
-    `doc` itself, so it gives `doc.similarity(other)` exactly."""
+    """The pipe's score against `other` of `doc`'s tokens kept by each boolean mask (k, len(doc));
+    the full mask scores `doc` itself."""
     masks = numpy.atleast_2d(numpy.asarray(masks, dtype=bool))
     other_vector = pipe.vector_of(other)
     out = numpy.empty(len(masks))

@@ -104,9 +104,7 @@ def install_hooks(doc: Doc, model_id: str) -> None:
 
 
 def restore_hooks(docs: Union[Doc, Iterable[Doc]]) -> int:
-    """Reinstall the hooks on docs that lost them (after `DocBin`, `Doc.from_bytes` or
-    `nlp.pipe(n_process=2)`). Returns how many docs were hooked; docs without a stored
-    vector are left alone."""
+    """Reinstall the hooks on docs that lost them (e.g. after `DocBin`); returns how many were hooked."""
     if isinstance(docs, Doc) or not isinstance(docs, Iterable):
         docs = [docs]
     count = 0

@@ -69,9 +69,8 @@ def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) 
 
 
 def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> Dict[str, Optional[float]]:
-    """acc, p, r, f of `score >= threshold` against labels >= 0.5, ROC AUC and average
-    precision (binary labels with both classes, else None), and for graded labels the
-    `regression_metrics` (Pearson, Spearman, MSE, MAE)."""
+    """acc, p, r, f at `threshold`, ROC AUC and AP (0/1 labels of both classes, else None), and for
+    graded labels `regression_metrics`."""
     s, y = scores_and_labels(scores, labels)
     gold, pred = y >= 0.5, s >= threshold
     p, r, _, _ = precision_recall_fscore_support(gold, pred, average="binary", pos_label=True, zero_division=0.0)

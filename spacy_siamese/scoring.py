@@ -20,9 +20,7 @@ def score_pairs(
     prefix: str = "sim_",
     **kwargs: Any,
 ) -> Dict[str, Any]:
-    """Score pair examples with `pair_scores(examples) -> (scores, labels)`: acc, p, r, f at
-    `threshold`, auc and ap (or pearson, spearman, mse and mae for graded labels), and the
-    threshold."""
+    """`pair_metrics` of `pair_scores(examples) -> (scores, labels)` at `threshold`, and the threshold."""
     scores, labels = pair_scores(examples)
     result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in pair_metrics(scores, labels, threshold).items()}
     result[f"{prefix}threshold"] = float(threshold)

@@ -42,9 +42,8 @@ class EmptyTextWarning(UserWarning):
 
 
 class PairRecord(NamedTuple):
-    """One labelled pair; `label` is in [0, 1], `line` is the 1-based line it starts on and
-    `group` the part of the file it comes from where the format says ("" if it does not):
-    STS Benchmark's source file (e.g. "MSRvid"), a JSON lines pair's "group"."""
+    """One labelled pair: `label` in [0, 1], its 1-based first `line`, and the `group` (part of
+    the file, e.g. STS's "MSRvid") where the format says."""
 
     text1: str
     text2: str
@@ -164,9 +163,8 @@ def split_fields(line: str, names: Sequence[str]) -> List[str]:
 
 
 def header_columns(names: Sequence[str], wanted: Sequence[Sequence[str]]) -> Optional[List[int]]:
-    """Indices of the wanted columns in a header (each given by its accepted names,
-    case-insensitively, first alternative first), or None if one is missing. A wanted
-    column named twice raises Malformed."""
+    """Indices of the wanted columns (each by its accepted names, case-insensitively) in a
+    header, or None if one is missing; a column named twice raises Malformed."""
     lower = [name.strip().lower() for name in names]
     found: List[int] = []
     for alternatives in wanted:

@@ -42,9 +42,8 @@ def sample_pairs(
     hard_negative_ratio: float = 0.0,
     seed: int = 0,
 ) -> List[PairIndex]:
-    """Draw `n_pairs` seeded pairs of document indices: positives share a label, negatives
-    share none. A `hard_negative_ratio` of the negatives come from the anchor's group
-    (e.g. same news category, other story) where the group has such a document."""
+    """`n_pairs` seeded pairs of document indices: positives share a label, negatives none (a
+    `hard_negative_ratio` of them from the anchor's group)."""
     if n_pairs < 1:
         raise ValueError(f"sample_pairs: n_pairs must be >= 1, got {n_pairs}")
     if not 0.0 <= positive_ratio <= 1.0 or not 0.0 <= hard_negative_ratio <= 1.0:

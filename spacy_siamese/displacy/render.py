@@ -1,6 +1,5 @@
-"""HTML for the three views: a pair with its tokens shaded by contribution, a query's hits, and
-the duplicate groups of a dedupe run. Every text is HTML-escaped; the markup is styled by the
-package's stylesheet (`static/displacy.css`), which `page` and `fragment` inline."""
+"""HTML for the three views (a pair's shaded tokens, a query's hits, duplicate groups); every text
+is escaped, styled by `static/displacy.css`."""
 
 import math
 from html import escape

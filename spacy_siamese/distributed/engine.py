@@ -39,9 +39,8 @@ BLOCK_SIZE = 2048
 
 
 class EncodeBatch:
-    """A Ray Data actor that loads the pipeline once and encodes blocks of texts. With `output`, it
-    writes each block as one Parquet file there and returns the file's name, or for a block with a
-    bad row the error (raised by `write_encoded`); without, it returns the rows, raising on a bad row."""
+    """A Ray Data actor that loads the pipeline once and encodes blocks of texts: the rows, or with
+    `output` one Parquet file a block (its name, or a bad row's error)."""
 
     def __init__(
         self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int, output: Optional[str]
@@ -102,9 +101,8 @@ def jsonl_files(path: Path) -> List[Path]:
 
 
 def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
-    """Check the uncompressed files of `jsonl_files(path)` as `dedupe` reads them, and that their
-    records have ids (ids repeated across files are refused by `collect_vectors`). Returns the number
-    of records checked; raises ValueError naming the file and line."""
+    """Check the files of `jsonl_files(path)` as `dedupe` reads them, with ids; returns the number
+    of records, raises ValueError naming the file and line."""
     n = 0
     for file in jsonl_files(path):
         if file.suffix.lower() in COMPRESSIONS:

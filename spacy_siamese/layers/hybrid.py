@@ -39,9 +39,7 @@ def is_hybrid_similarity(model: Model) -> bool:
 
 
 def set_hybrid_weight(model: Model, weight: float) -> None:
-    """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on. Its
-    training output never sees the weight, so the learned part stays as trained (its score range,
-    `heads.score_range`, follows the weight)."""
+    """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on."""
     _check_weight(weight)
     model.attrs["weight"] = float(weight)
 

@@ -82,7 +82,5 @@ def make_dataset_losses(
     losses: Dict[str, Any],  # name -> loss; Any: confection does not check registered functions inside a dict
     default: Optional[Callable] = None,
 ) -> DatasetLosses:
-    """A loss per dataset of a multi-dataset corpus (DatasetLosses), e.g. in-batch negatives
-    for duplicate questions and CoSENT for graded similarity: `losses` maps dataset names to
-    losses; `default` serves the other datasets."""
+    """A loss per dataset (`DatasetLosses`): `losses` by dataset name, `default` for the others."""
     return DatasetLosses(losses, default)
