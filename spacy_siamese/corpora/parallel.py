@@ -6,7 +6,7 @@ and pseudo-documents. A problem is a `PairFormatError` naming the file and the l
 import random
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import srsly
 from spacy.language import Language
@@ -259,40 +259,26 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-@registry.readers("spacy-siamese.ParallelCorpus.v1")
-def create_parallel_corpus(
-    path: Optional[Path],
-    *,
-    langs: Sequence[str] = ("en", "es"),
-    groups: Optional[Sequence[str]] = None,
-    negatives: bool = False,
-    limit: int = 0,
-    seed: int = 0,
-) -> Callable[[Language], Iterator[Example]]:
+class ParallelCorpus:
     """Translation pairs of `read_parallel_jsonl` as pair Examples labelled 1, re-read every
     epoch (only `groups`, at most `limit`); `negatives` adds a seeded mismatched pair for each."""
-    if path is None:
-        raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
-    if len(langs) != 2:
-        raise ValueError(f"spacy-siamese.ParallelCorpus.v1: langs names two languages, got {list(langs)}")
-    return ParallelCorpus(path, langs=(langs[0], langs[1]), groups=groups, negatives=negatives, limit=limit, seed=seed)
-
-
-class ParallelCorpus:
-    """Callable corpus like spacy.training.Corpus over a parallel JSON lines file."""
 
     def __init__(
         self,
-        path: PathLike,
+        path: Optional[PathLike],
         *,
-        langs: Tuple[str, str],
+        langs: Sequence[str] = ("en", "es"),
         groups: Optional[Sequence[str]] = None,
         negatives: bool = False,
         limit: int = 0,
         seed: int = 0,
     ) -> None:
+        if path is None:
+            raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
+        if len(langs) != 2:
+            raise ValueError(f"spacy-siamese.ParallelCorpus.v1: langs names two languages, got {list(langs)}")
         self.path = Path(path)
-        self.langs = langs
+        self.langs = (langs[0], langs[1])
         self.groups = None if groups is None else set(groups)
         self.negatives = negatives
         self.limit = limit
@@ -312,3 +298,6 @@ class ParallelCorpus:
             # each pair's first text with the next one's second text in a shuffled cycle: never its own
             for i, j in zip(order, order[1:] + order[:1]):
                 yield make_pair_example(nlp, pairs[i].text_a, pairs[j].text_b, 0.0)
+
+
+create_parallel_corpus = registry.readers("spacy-siamese.ParallelCorpus.v1")(ParallelCorpus)
