@@ -197,8 +197,7 @@ def check_architecture(
     advice: str = "Load it with the config it was saved with (spacy.load without config overrides).",
 ) -> None:
     """Raise a ValueError naming `saved` when the weights just loaded into `model` (whose layers
-    were `layers` before) come from another architecture: Thinc loads any model with as many
-    layers, renaming them, and refuses other sizes or another number of layers with `error`."""
+    were `layers`) come from another architecture, which Thinc would load under new names."""
     loaded = layer_names(model)
     if loaded != layers:
         i = next((i for i, (a, b) in enumerate(zip(loaded, layers)) if a != b), min(len(loaded), len(layers)) - 1)

@@ -38,8 +38,7 @@ LENGTH_SLACK = 10
 
 
 class ParallelPair(NamedTuple):
-    """One translation pair, the 1-based line it was read from, its origin, its part of the data
-    and its label (1: a translation; 0 only in a pair file's non-translations)."""
+    """One translation pair, its 1-based line, origin, group and label (1: a translation)."""
 
     text_a: str
     text_b: str

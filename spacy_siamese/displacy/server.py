@@ -72,10 +72,8 @@ CSP = (
 
 
 class DisplacyApp:
-    """The WSGI app of `serve`. Views: /pair (with `nlp`), /search (with `index`), /groups (with
-    `groups`), and / (the `markup` rendered by `serve(obj, style)`, else the first view).
-    Endpoints: /api/explain?a=&b= (GET or POST) and /api/search?q=&k= answer JSON with the data
-    and its rendered `html`. `options` are `render`'s; for groups, "limit" is the groups a page."""
+    """The WSGI app of `serve`: views /pair, /search, /groups and / (`markup`, else the first
+    view); /api/explain?a=&b= and /api/search?q=&k= answer JSON with the data and its `html`."""
 
     def __init__(
         self,

@@ -56,9 +56,8 @@ def pair_intervals(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Dict[str, Any]:
-    """Intervals of every method's `figures` (acc at the method's threshold, held fixed) and of
-    `reference`'s lead over each other method on the main figure (AUC or Spearman), both
-    methods scored on the same resampled pairs (a paired bootstrap)."""
+    """Intervals of every method's `figures` and of `reference`'s lead over each other method on
+    the main figure (a paired bootstrap over the pairs)."""
     y = numpy.asarray(labels, dtype="f8")
     n = len(y)
     settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
@@ -97,9 +96,8 @@ def rank_intervals(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Dict[str, Any]:
-    """Intervals of every method's mrr@k (k > 1) and recall@k from its partners' 1-based `ranks`
-    (one per query, the same queries for every method), and of `reference`'s lead over each other
-    method on mrr@k of the largest k, both ranked on the same resampled queries (a paired bootstrap)."""
+    """Intervals of every method's mrr@k (k > 1) and recall@k from its partners' 1-based `ranks`,
+    and of `reference`'s lead on mrr@max(k) (a paired bootstrap over the queries)."""
     settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     out = _skeleton("queries", **settings)
     sizes = {len(r) for r in ranks.values()}

@@ -9,10 +9,8 @@ from thinc.types import Floats2d
 
 
 def skip_features_without_tokens(chained: Model[List[Doc], Floats2d], width: int) -> Model[List[Doc], Floats2d]:
-    """The chain, except that on a batch without a single token its first layer (the token
-    features, of `width`; spaCy's StaticVectors and MultiHashEmbed fail on it) is not run: each
-    doc gets a (0, `width`) array, so an empty doc gets the same vector in any batch. The same
-    name, layers and dims as `chained`, so pipelines saved with the plain chain load unchanged."""
+    """The chain, except that on a batch without a token its first layer (token features of
+    `width`, which fail on it) is not run: each doc gets a (0, `width`) array."""
     dims = {name: chained.maybe_get_dim(name) for name in chained.dim_names}
     forward = partial(_forward, width=width)  # a module-level function: the model still pickles
     return Model(chained.name, forward, init=chain_init, layers=chained.layers, dims=dims)
