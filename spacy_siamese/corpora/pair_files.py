@@ -58,12 +58,13 @@ def _sts_line(line: str) -> Tuple[str, str, float, str]:
 
 
 def _looks_sts(fields: List[str]) -> bool:
+    if len(fields) not in (len(STS_COLUMNS), len(STS_COLUMNS) + STS_EXTRA):
+        return False
     try:
-        return (
-            len(fields) in (len(STS_COLUMNS), len(STS_COLUMNS) + STS_EXTRA) and scaled_label(fields[4], high=5.0) >= 0
-        )
+        scaled_label(fields[4], high=5.0)
     except Malformed:
         return False
+    return True
 
 
 PAIR_FORMATS = ("tsv", "bimpm", "jsonl", "stackexchange", "sts", "sick", "mrpc", "twitter_url")
