@@ -21,10 +21,8 @@ if TYPE_CHECKING:
 
 
 def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[float]] = None) -> Language:
-    """Set the weights of every pipe of the first pipeline to the weighted mean of the same pipe's
-    weights in all of them, and return it. The pipes must have the same layers, sizes, fitted state
-    (e.g. a TF-IDF vocabulary) and static vectors, else a ValueError. Everything else (config,
-    thresholds, meta) stays the first pipeline's: tune the thresholds again on dev pairs."""
+    """The first pipeline, each pipe's weights set to the weighted mean over all of them (same
+    layers, sizes, fitted state and static vectors, else ValueError); the rest stays the first's."""
     mix = normalized_weights(weights, len(nlps))
     names = [nlp.pipe_names for nlp in nlps]
     for i, other in enumerate(names[1:], start=2):
@@ -57,9 +55,8 @@ def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[fl
 def average_on_dev(
     nlps: Sequence[Language], dev: Sequence["PairRecord"], *, weights: Optional[Sequence[float]] = None
 ) -> Tuple[Language, List[Dict[str, Any]]]:
-    """Average the pipelines (`average_pipelines`) and tune the average's thresholds on the labelled
-    `dev` pairs, its meta's `performance` set; the dev figures of each pipeline and then of the average,
-    each at thresholds tuned on the pairs (as `spacy train` does)."""
+    """Average the pipelines and tune the average's thresholds on the `dev` pairs; returns the dev
+    figures of each pipeline and of the average."""
     examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in dev] for nlp in nlps]
     rows = [get_similarity_pipe(nlp, initialized=True).tune_thresholds(egs) for nlp, egs in zip(nlps, examples)]
     averaged = average_pipelines(nlps, weights=weights)  # the first pipeline, whose examples serve again
@@ -146,12 +143,9 @@ def set_performance(nlp: Any, scores: Dict[str, Any]) -> None:
 def calibrate_pipeline(
     nlp: Any, examples: List[Example], *, precision: Optional[float] = None, lexical_weight: Optional[float] = None
 ) -> Dict[str, Any]:
-    """Tune a trained pipeline's decision and dedupe thresholds (at `precision`, default the pipe's
-    `dedupe_precision`) on labelled pair examples, as the tune_thresholds.v1 callback does; with
-    `lexical_weight`, first set a hybrid pipe's lexical weight. Graded pairs set the weight only.
-    Returns "dedupe_threshold" for 0/1 pairs (None: no threshold reaches the precision) and, with a
-    weight, the pair figures at the old weight ("before") and the new ("after"), the meta's
-    `performance`."""
+    """Tune a trained pipeline's thresholds on labelled pair examples, as tune_thresholds.v1
+    does; with `lexical_weight`, first set a hybrid pipe's weight (graded pairs: the weight only).
+    Returns "dedupe_threshold" and, with a weight, the figures "before" and "after"."""
     pipe = get_similarity_pipe(nlp, initialized=True)
     vectors_a, vectors_b, labels = pipe.pair_vectors(examples)  # encoded once: the weight only mixes them
 

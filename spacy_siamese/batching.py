@@ -47,11 +47,8 @@ def pair_texts(eg: Example) -> Tuple[str, str]:
 def cluster_batches(
     examples: Sequence[Example], size: int, *, seed: int = 0, texts: Callable[[Example], Tuple[str, str]] = pair_texts
 ) -> Iterator[List[Example]]:
-    """Shuffle `examples` with `seed`, then fill batches of `size` in that order, deferring a
-    pair whose cluster is already in the current batch to the first later batch without it.
-    Every pair is yielded once; a batch is short only when the remaining pairs all share
-    clusters with it. Duplicates are the pairs labelled 1 when every label is 0 or 1; with
-    graded labels each text is its own cluster, so only pairs that share a text are kept apart."""
+    """Shuffle `examples` with `seed` and fill batches of `size`, deferring a pair whose duplicate
+    cluster is already in the batch to the first later batch without it; each pair once."""
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
     return fill_batches(examples, order, size, texts=texts)
@@ -101,9 +98,8 @@ def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
 
 
 def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.ndarray:
-    """A topic id in [0, n_topics) for each text: k-means (scikit-learn's MiniBatchKMeans) of the
-    texts' l2-normalised TF-IDF vectors reduced by truncated SVD (at most 128 dimensions). Texts
-    without a word that occurs twice in `texts` share one topic."""
+    """A topic id in [0, n_topics) for each text: MiniBatchKMeans of the texts' TF-IDF vectors
+    reduced by truncated SVD."""
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -125,9 +121,8 @@ def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.
 def topic_batches(
     examples: Sequence[Example], size: int, topics: Sequence[int], *, seed: int = 0
 ) -> Iterator[List[Example]]:
-    """Batches of `size` pairs of one topic where possible (`topics[i]` is the topic of
-    `examples[i]`; topics and their pairs shuffled with `seed`), filled as `cluster_batches`
-    does. A batch spans two topics where one ends."""
+    """Batches of `size` pairs of one topic where possible (`topics[i]`: `examples[i]`'s), filled
+    as `cluster_batches` does."""
     rng = random.Random(seed)
     groups: Dict[int, List[int]] = {}
     for i, topic in enumerate(topics):
@@ -144,10 +139,8 @@ def topic_batches(
 
 @registry.batchers("spacy-siamese.batch_by_topics.v1")
 def configure_batch_by_topics(*, size: int = 128, topic_size: int = 128, seed: int = 0) -> Batcher:
-    """Batches of `size` pairs on one topic, for hard in-batch negatives (topic-aware sampling,
-    as in TAS-B): the side-A texts are grouped into topics of about `topic_size` pairs
-    (`text_topics`, once for each corpus the batcher is given) and each batch is filled from one
-    topic (`topic_batches`). Each call (epoch) shuffles with the next seed."""
+    """Batches of `size` pairs on one topic of about `topic_size` pairs, for hard in-batch
+    negatives (as in TAS-B); each epoch shuffles with the next seed."""
     if size < 1 or topic_size < 1:
         raise ValueError(f"batch_by_topics: size and topic_size must be >= 1, got {size} and {topic_size}")
     # the topics of each corpus the batcher is given (under batch_by_dataset.v1: of each dataset)
@@ -216,15 +209,10 @@ def dataset_batches(
     weights: Mapping[str, float] = SimpleFrozenDict(),
     seed: int = 0,
 ) -> Iterator[List[Example]]:
-    """Batches of examples of one dataset each (`pair_examples.get_dataset`), made by `batcher`
-    from each dataset's examples, the datasets taken in name order.
-
-    "proportional": dataset d gives round(weights[d] * n_d) of its n_d batches (at least one
-    when its weight is > 0; a weight above 1 calls `batcher` on it again for more), and the
-    batches of all datasets come in an order shuffled with `seed`, so the datasets are mixed in
-    proportion to size * weight throughout. "round_robin": the datasets take turns, one batch
-    each, until each has given all its batches once; a dataset that runs out first starts again
-    (a new call of `batcher`). Weights (default 1) are for "proportional" only.
+    """Batches of one dataset each, made by `batcher` per dataset (datasets in name order).
+    "proportional": dataset d gives round(weights[d] * n_d) of its n_d batches (at least one if
+    its weight > 0), all shuffled with `seed`. "round_robin": one batch each in turn until every
+    dataset has given all its batches once; one that runs out starts again.
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -296,11 +284,8 @@ def configure_batch_by_dataset(
     weights: Dict[str, float] = SimpleFrozenDict(),
     seed: int = 0,
 ) -> Batcher:
-    """Batches of one dataset each, for a multi-dataset corpus (`spacy-siamese.MultiPairCorpus.v1`,
-    example: `configs/general.cfg`): `batcher` batches each dataset's examples, and
-    `schedule` ("proportional" or "round_robin") orders the batches, `weights` scaling how many
-    each dataset gives under "proportional" (`dataset_batches`). Each call (epoch) shuffles with
-    the next seed."""
+    """Batches of one dataset each for MultiPairCorpus.v1, ordered by `schedule` and `weights`
+    (`dataset_batches`); each epoch shuffles with the next seed."""
     if schedule not in SCHEDULES:
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     for name, weight in weights.items():

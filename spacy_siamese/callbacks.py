@@ -10,9 +10,8 @@ from thinc.api import NumpyOps
 
 @registry.callbacks("spacy-siamese.numpy_blas.v1")
 def create_numpy_blas() -> Callable[[Language], Language]:
-    """An `after_pipeline_creation` callback: run the matrix products of this pipeline's models
-    through numpy's BLAS (OpenBLAS, on every core unless OPENBLAS_NUM_THREADS says otherwise)
-    instead of Thinc's default BLIS (one thread). The results are the same up to float rounding."""
+    """An `after_pipeline_creation` callback: run the models' matrix products through numpy's
+    (multi-threaded) BLAS instead of Thinc's default BLIS."""
 
     def use_numpy_blas(nlp: Language) -> Language:
         ops = NumpyOps(use_blis=False)
@@ -29,10 +28,8 @@ def create_numpy_blas() -> Callable[[Language], Language]:
 
 @registry.callbacks("spacy-siamese.tune_thresholds.v1")
 def create_tune_thresholds() -> Callable[[Language], Language]:
-    """A `[training] before_to_disk` callback: before `spacy train` saves a checkpoint, tune the
-    decision and dedupe thresholds (`SiameseSimilarity.tune_thresholds`) of each siamese_similarity
-    pipe being trained with the `tune_threshold` setting on, on the dev corpus at the weights just
-    evaluated: the thresholds its evaluation reported are the ones saved."""
+    """A `[training] before_to_disk` callback: tune and store the thresholds of each pipe with
+    `tune_threshold` on the dev corpus before a checkpoint is saved."""
     dev_corpus: Optional[Callable[[Language], List[Example]]] = None
 
     def tune_thresholds(nlp: Language) -> Language:

@@ -45,15 +45,10 @@ def make_similarity_classifier(
 
 
 class SimilarityClassifier(Pipe):
-    """Score each doc against every label by its learned similarity to the label's exemplar
-    texts, and set `doc.cats` (one score per label, exclusive classes).
-
-    The similarity is that of the `siamese_similarity` pipe called `similarity_pipe` in the same
-    pipeline. `rule`: "mean" (mean similarity to the label's exemplars), "max" (the nearest
-    exemplar) or "centroid" (similarity to the mean exemplar vector). With `normalize`, the
-    scores of a doc are shifted to start at the bottom of the similarity's range and divided by
-    their sum, so `doc.cats` sums to 1. Exemplars are saved as texts and encoded again by the
-    similarity pipe when used, so they follow its weights.
+    """Set `doc.cats` from the doc's similarity (by the pipe `similarity_pipe`) to each label's
+    exemplar texts. `rule`: "mean", "max" (nearest exemplar) or "centroid" (mean exemplar
+    vector). With `normalize`, a doc's scores are shifted to the bottom of the similarity's range
+    and sum to 1. Exemplars are saved as texts and re-encoded when used.
     """
 
     def __init__(

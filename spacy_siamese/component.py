@@ -109,18 +109,11 @@ def make_siamese_similarity(
 
 
 class SiameseSimilarity(Encoding, TrainablePipe):
-    """Store a learned vector on each doc and hook `doc.similarity`, `span.similarity`,
-    `token.similarity`, `doc.vector` and `span.vector` so they answer with the trained model.
-
-    Scores lie in `score_range` (clipped; a score that is not finite raises). Each set of weights
-    has its own `model_id`, and vectors of one model are never read through another. The encoding
-    API (`encode`, `similarity_matrix`, `compare`, ...) is the `encoding.Encoding` mixin.
-
-    Training examples are labelled pairs (`spacy_siamese.pair_examples`) or labelled docs. With
-    `tune_threshold`, a pipe in training reports its dev figures at the thresholds tuned on the dev
-    pairs, and `tune_thresholds` (the `spacy-siamese.tune_thresholds.v1` callback in `spacy train`,
-    the `calibrate` command afterwards) stores them. `verdict` judges a pair at the stored threshold.
-    A `DatasetLosses.v1` loss needs one dataset per batch.
+    """Store a learned vector on each doc and hook `doc/span/token.similarity` and
+    `doc/span.vector` to answer with the trained model (scores clipped to `score_range`; vectors
+    of one `model_id` are never read through another). Trains on labelled pairs or labelled docs.
+    With `tune_threshold`, dev figures are reported at thresholds tuned on the dev pairs, which
+    `tune_thresholds` (callback or `calibrate`) stores; `verdict` judges a pair at the stored one.
     """
 
     def __init__(
@@ -308,12 +301,10 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         nlp: Optional[Language] = None,
         init_weights: Optional[Union[str, Path]] = None,
     ) -> None:
-        """Initialize the weights from a sample of pairs (or of docs), or from every training pair for an
-        encoder with `attrs["fit_on_corpus"]` (a TF-IDF); per-dataset losses check every pair's dataset.
+        """Initialize from a sample of pairs (or docs), or every pair for a `fit_on_corpus` encoder.
 
-        init_weights (str / Path): a trained pipeline whose pipe of this name has the same
-            architecture: its weights, fitted TF-IDF vocabulary and thresholds are the initial ones,
-            trained on with this config's loss, data, scorer and lexical weight."""
+        init_weights (str / Path): a trained pipeline with a pipe of this name and architecture,
+            whose weights, fitted vocabulary and thresholds are the initial ones."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if reads_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -345,10 +336,8 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         self._trained = False
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-        """Pair metrics at the stored threshold, or with `tune_threshold=True` (`scorer_cfg`) at the
-        one tuned on the 0/1 pairs; the `tune_threshold` setting asks it of a pipe being trained
-        (updated since it was initialized or loaded). Changes nothing: `tune_thresholds` stores
-        thresholds. `pair_scores=f` scores the pairs with `f(examples) -> (scores, labels)`."""
+        """Pair metrics at the stored threshold, or at the one tuned on the 0/1 pairs (a pipe in
+        training with `tune_threshold`). Changes nothing; `tune_thresholds` stores thresholds."""
         tune = kwargs.pop("tune_threshold", None)
         pair_scores = kwargs.pop("pair_scores", None) or self.pair_scores
         examples = list(examples)
@@ -410,10 +399,8 @@ def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bo
 
 
 def set_lexical_weight(nlp: Language, weight: float, *, name: str = PIPE_NAME) -> None:
-    """Mix the lexical (TF-IDF) part of a trained `HybridSimilarity.v1` pipe at `weight`, in the pipe
-    and in the config it saves. The pipe gets a new model id (encode stored collections again); its
-    thresholds are only clipped to the new score range: tune them again on dev pairs
-    (`pipe.tune_thresholds(examples)`)."""
+    """Set a trained hybrid pipe's lexical weight (in the pipe and its config): a new model id,
+    thresholds only clipped to the new range (tune them again)."""
     pipe = get_similarity_pipe(nlp, name, initialized=True)
     tuning.hybrid_head(pipe)
     block = tuning.hybrid_config_block(nlp.get_pipe_config(name), name=name)

@@ -1,8 +1,5 @@
-"""Explain a pair's score for any siamese_similarity pipe: which tokens of each text raised or
-lowered it. TWEAK and S2Net (a cosine that is a sum over terms) get exact term contributions, other
-encoders Shapley values of the tokens, which sum to `score - reference` (the score with all of that
-text's tokens removed), a hybrid also its lexical part's exact terms; occlusion does not add up.
-"""
+"""Explain a pair's score: which tokens of each text raised or lowered it (exact term
+contributions for TWEAK and S2Net, Shapley values of the tokens otherwise)."""
 
 import time
 from collections import Counter
@@ -51,13 +48,10 @@ class TokenContribution:
 
 @dataclass
 class PairExplanation:
-    """Why `text_a.similarity(text_b)` is `score`.
-
-    `tokens_a`'s contributions sum to `score - reference_a - rest` (and `tokens_b`'s to
-    `score - reference_b - rest`): `reference_a` is the score with every token of text a
-    removed. `terms` are exact term contributions where the score is linear in terms (TWEAK and
-    S2Net: they sum to `score - offset - rest`; a hybrid: its lexical part, summing to that
-    part's score), else empty. `rest` is what no single term explains (hash collisions).
+    """Why `text_a.similarity(text_b)` is `score`: `tokens_a` sum to `score - reference_a - rest`
+    (`reference_a`: the score without text a's tokens), likewise b; `terms`: exact term
+    contributions where the score is linear in terms (TWEAK, S2Net, a hybrid's lexical part);
+    `rest`: what no single term explains (hash collisions).
     """
 
     method: str
@@ -140,11 +134,9 @@ def explain_pair(
 ) -> PairExplanation:
     """`text_a.similarity(text_b)` under the pipeline, split over the tokens of both texts.
 
-    method: "exact" (TWEAK, S2Net), "shapley" (any pipe), "occlusion" (any pipe: a token's value
-    is the score minus the score without it) or "auto" (exact where there is one, else shapley).
-    samples: permutations per text for Shapley values of texts longer than EXACT_SHAPLEY_TOKENS.
-    deadline: a `time.monotonic()` time at which sampled Shapley values stop at the permutations
-    scored so far (the explanation's `samples`: the fewest a text got); ExplainTimeout if a text has none.
+    method: "exact" (TWEAK, S2Net), "shapley", "occlusion" or "auto" (exact where there is one).
+    samples: permutations per text for Shapley values of texts over EXACT_SHAPLEY_TOKENS tokens.
+    deadline: `time.monotonic()` time at which sampling stops; ExplainTimeout if a text has none.
     """
     if method not in METHODS:
         raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -191,12 +183,9 @@ def explain_pair(
 def shapley_values(
     value: Callable[[numpy.ndarray], numpy.ndarray], n: int, *, samples: int = SAMPLES, seed: int = 0
 ) -> numpy.ndarray:
-    """Shapley values of n players for `value`, which scores boolean coalition masks (k, n).
-
-    Exact (over all 2**n coalitions) for n <= EXACT_SHAPLEY_TOKENS, else the mean over `samples`
-    permutations, drawn in antithetic pairs (a permutation and its reverse). Either way the
-    values sum to value(all) - value(none): each permutation's marginal gains telescope.
-    """
+    """Shapley values of n players for `value` (scores boolean masks (k, n)): exact for
+    n <= EXACT_SHAPLEY_TOKENS, else over `samples` antithetic permutations; they sum to
+    value(all) - value(none)."""
     return _shapley(value, n, samples, numpy.random.default_rng(seed))[0]
 
 
@@ -264,9 +253,8 @@ def _in_blocks(
 
 
 def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> numpy.ndarray:
-    """The pipe's score against `other` of the text made of `doc`'s tokens kept by each
-    boolean mask (k, len(doc)), encoded as its own doc (as spans are); the full mask scores
-    `doc` itself, so it gives `doc.similarity(other)` exactly."""
+    """The pipe's score against `other` of `doc`'s tokens kept by each boolean mask (k, len(doc));
+    the full mask scores `doc` itself."""
     masks = numpy.atleast_2d(numpy.asarray(masks, dtype=bool))
     other_vector = pipe.vector_of(other)
     out = numpy.empty(len(masks))

@@ -86,11 +86,8 @@ def _exchange(a: Path, b: Path) -> bool:
 
 @contextmanager
 def atomic_write(path: PathLike) -> Iterator[BinaryIO]:
-    """A binary file to write `path` through: written beside it under a scratch name of this run, flushed
-    to disk and renamed into place when the block ends, so a process killed (or a disk filled) while
-    writing leaves no partial file at `path`; on an error the scratch file is removed, and the next
-    write of `path` removes one a killed run left. A stream (/dev/stdout, a FIFO, a device) is
-    written in place, never replaced."""
+    """A binary file to write `path` through: a scratch file beside it, renamed into place when
+    the block ends without an error (a stream such as /dev/stdout is written in place)."""
     path = Path(path)
     if path.absolute().parts[1:2] in (("dev",), ("proc",)) or (path.exists() and not path.is_file()):
         with open(path, "wb") as stream:
@@ -112,12 +109,9 @@ def atomic_write(path: PathLike) -> Iterator[BinaryIO]:
 
 @contextmanager
 def atomic_directory(path: PathLike, *, kind: Optional[DirKind] = None) -> Iterator[Path]:
-    """A fresh directory to fill in place of `path`: the block writes into a scratch directory of this
-    run beside it, which replaces `path` (if any) only when the block ends without an error. On Linux
-    the two are swapped in one step, so `path` is always whole; elsewhere a kill between the two renames
-    leaves the old directory in the scratch one, which the next call (or `recover`) moves back. The
-    next call also removes what killed runs left; a user's NAME.tmp or NAME.old is never touched.
-    With a `kind`, an existing directory not of that kind is refused (`check_outputs`)."""
+    """A scratch directory that replaces `path` only when the block ends without an error (on
+    Linux in one atomic swap; elsewhere `recover` undoes a kill between two renames). With a
+    `kind`, an existing directory not of that kind is refused (`check_outputs`)."""
     path = Path(path).absolute()
     check_outputs([], [], output_dirs=[path], kind=kind)
     recover(path)

@@ -1,9 +1,6 @@
-"""Doc, Span and Token hooks that answer `similarity` (and doc/span `vector`) from learned vectors.
-
-The hooks are module-level functions bound to a model id (they pickle by name), which find the pipe
-(`SimilarityPipe`) through a process-wide table keyed by model id. They survive only pickle and
-`Doc.copy`: deserialized docs are re-hooked by `restore_hooks`, `hooked_docs` and `docs_from_docbin`,
-and deserializing them any other way warns (`LostHooksWarning`).
+"""Doc, Span and Token hooks that answer `similarity` (and `vector`) from learned vectors: module
+functions bound to a model id (they pickle by name). Docs that lost them are re-hooked by
+`restore_hooks`, `hooked_docs` and `docs_from_docbin`, else warn (`LostHooksWarning`).
 """
 
 import threading
@@ -107,9 +104,7 @@ def install_hooks(doc: Doc, model_id: str) -> None:
 
 
 def restore_hooks(docs: Union[Doc, Iterable[Doc]]) -> int:
-    """Reinstall the hooks on docs that lost them (after `DocBin`, `Doc.from_bytes` or
-    `nlp.pipe(n_process=2)`). Returns how many docs were hooked; docs without a stored
-    vector are left alone."""
+    """Reinstall the hooks on docs that lost them (e.g. after `DocBin`); returns how many were hooked."""
     if isinstance(docs, Doc) or not isinstance(docs, Iterable):
         docs = [docs]
     count = 0

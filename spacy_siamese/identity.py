@@ -1,8 +1,5 @@
-"""The model id of a siamese_similarity pipe: one per set of weights, checked when loaded.
-
-Stored vectors are tagged with the id of the weights that made them. The id is renewed when the
-weights change (an update, `mark_changed`); weights swapped in by `use_params` get their own id.
-"""
+"""The model id of a siamese_similarity pipe: one per set of weights (renewed when they change),
+tagging the vectors they made, checked when loaded."""
 
 import uuid
 from contextlib import contextmanager
@@ -200,8 +197,7 @@ def check_architecture(
     advice: str = "Load it with the config it was saved with (spacy.load without config overrides).",
 ) -> None:
     """Raise a ValueError naming `saved` when the weights just loaded into `model` (whose layers
-    were `layers` before) come from another architecture: Thinc loads any model with as many
-    layers, renaming them, and refuses other sizes or another number of layers with `error`."""
+    were `layers`) come from another architecture, which Thinc would load under new names."""
     loaded = layer_names(model)
     if loaded != layers:
         i = next((i for i, (a, b) in enumerate(zip(loaded, layers)) if a != b), min(len(loaded), len(layers)) - 1)

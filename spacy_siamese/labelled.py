@@ -1,8 +1,5 @@
-"""Labelled single docs for in-batch triplet mining (`spacy-siamese.TripletLoss.v1`): one
-`Example` per doc, whose reference copy holds the doc's labels in `user_data[DOC_LABELS_KEY]`
-(strings; docs that share one are similar). Pair examples and labelled docs are not mixed in
-one batch.
-"""
+"""Labelled single docs for TripletLoss.v1: one `Example` per doc, its labels in the reference
+copy's `user_data[DOC_LABELS_KEY]`."""
 
 from typing import Iterable, List, Sequence
 

@@ -15,6 +15,7 @@ from sklearn.metrics import (
     roc_auc_score,
     roc_curve,
 )
+from sklearn.preprocessing import normalize
 
 ArrayLike = Union[Sequence[float], numpy.ndarray]
 
@@ -27,13 +28,8 @@ def is_binary(labels: ArrayLike) -> bool:
 
 
 def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
-    """The threshold that maximises the accuracy of `score >= threshold` on these pairs
-    (labels >= 0.5 are positive).
-
-    Candidates are midpoints between consecutive distinct scores, so the result does not
-    sit on one example's score; above the top score it is the top score + 1e-6, below the
-    lowest it is the lowest score. Ties go to the highest threshold. 0.5 for no pairs.
-    """
+    """The threshold that maximises the accuracy of `score >= threshold` (labels >= 0.5 are
+    positive): a midpoint between distinct scores, the highest on ties; 0.5 for no pairs."""
     s = numpy.asarray(scores, dtype="f8").ravel()
     gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
     if s.size == 0:
@@ -54,10 +50,8 @@ def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
 
 
 def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) -> Optional[float]:
-    """The lowest threshold at which `score >= threshold` has at least `precision` on these
-    pairs (labels >= 0.5 are positive): the most duplicates found at that precision. It sits
-    halfway to the next lower score, like `best_threshold`; None when no threshold reaches
-    the precision (or there are no positive pairs)."""
+    """The lowest threshold (a midpoint) at which `score >= threshold` has at least `precision`;
+    None when none reaches it."""
     s = numpy.asarray(scores, dtype="f8").ravel()
     gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
     if not gold.any():
@@ -75,9 +69,8 @@ def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) 
 
 
 def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> Dict[str, Optional[float]]:
-    """acc, p, r, f of `score >= threshold` against labels >= 0.5, ROC AUC and average
-    precision (binary labels with both classes, else None), and for graded labels the
-    `regression_metrics` (Pearson, Spearman, MSE, MAE)."""
+    """acc, p, r, f at `threshold`, ROC AUC and AP (0/1 labels of both classes, else None), and for
+    graded labels `regression_metrics`."""
     s, y = scores_and_labels(scores, labels)
     gold, pred = y >= 0.5, s >= threshold
     p, r, _, _ = precision_recall_fscore_support(gold, pred, average="binary", pos_label=True, zero_division=0.0)
@@ -224,27 +217,14 @@ def pair_auc(vectors: Vectors, pairs: Sequence[Tuple[int, int, float]]) -> float
     """ROC AUC of the cosine of rows i and j against the labels of (i, j, label) pairs."""
     i = numpy.asarray([p[0] for p in pairs])
     j = numpy.asarray([p[1] for p in pairs])
-    if issparse(vectors):
-        V = csr_matrix(vectors, dtype="f8")
-        norms = numpy.sqrt(numpy.asarray(V.multiply(V).sum(axis=1)).ravel())
-        dots = numpy.asarray(V[i].multiply(V[j]).sum(axis=1)).ravel()
-    else:
-        V = numpy.asarray(vectors, dtype="f8")
-        norms = numpy.linalg.norm(V, axis=1)
-        dots = (V[i] * V[j]).sum(axis=1)
-    norms = numpy.where(norms > 0, norms, 1.0)  # a zero vector has cosine 0 with everything
-    return float(roc_auc_score([p[2] for p in pairs], dots / (norms[i] * norms[j])))
+    U = unit_rows(vectors)
+    cosines = U[i].multiply(U[j]).sum(axis=1) if issparse(U) else (U[i] * U[j]).sum(axis=1)
+    return float(roc_auc_score([p[2] for p in pairs], numpy.asarray(cosines).ravel()))
 
 
 def unit_rows(vectors: Vectors) -> Vectors:
     """Rows scaled to length 1 (zero rows stay zero, so their cosine is 0), as float64."""
-    if issparse(vectors):
-        X = csr_matrix(vectors, dtype="f8")
-        norms = numpy.sqrt(numpy.asarray(X.multiply(X).sum(axis=1)).ravel())
-        return csr_matrix(X.multiply(1.0 / numpy.where(norms > 0, norms, 1.0)[:, None]))
-    V = numpy.asarray(vectors, dtype="f8")
-    norms = numpy.linalg.norm(V, axis=1, keepdims=True)
-    return V / numpy.where(norms > 0, norms, 1.0)
+    return normalize(csr_matrix(vectors, dtype="f8") if issparse(vectors) else numpy.asarray(vectors, dtype="f8"))
 
 
 def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:

@@ -1,10 +1,5 @@
-"""How a labelled pair travels through spaCy's training loop.
-
-One `Example` per pair: its predicted doc is side A; the reference doc is a copy
-of side A whose `user_data[PAIR_KEY]` holds side B's words and spaces and the
-label, and for a pair of a multi-dataset corpus the name of its dataset. `user_data`
-survives `DocBin`, so converted `.spacy` files work too. Labels are finite numbers in [0, 1],
-checked when an example is made and when it is read.
+"""A labelled pair as one `Example`: side A, with side B's words and spaces, the label (in
+[0, 1]) and the dataset in the reference doc's `user_data[PAIR_KEY]`, which survives `DocBin`.
 """
 
 from typing import Dict, Iterable, List, Optional, Tuple

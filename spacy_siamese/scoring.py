@@ -20,9 +20,7 @@ def score_pairs(
     prefix: str = "sim_",
     **kwargs: Any,
 ) -> Dict[str, Any]:
-    """Score pair examples with `pair_scores(examples) -> (scores, labels)`: acc, p, r, f at
-    `threshold`, auc and ap (or pearson, spearman, mse and mae for graded labels), and the
-    threshold."""
+    """`pair_metrics` of `pair_scores(examples) -> (scores, labels)` at `threshold`, and the threshold."""
     scores, labels = pair_scores(examples)
     result: Dict[str, Any] = {f"{prefix}{k}": v for k, v in pair_metrics(scores, labels, threshold).items()}
     result[f"{prefix}threshold"] = float(threshold)
@@ -37,11 +35,8 @@ def score_datasets(
     prefix: str = "sim_",
     **kwargs: Any,
 ) -> Dict[str, Any]:
-    """Score the pair examples of each dataset on its own (`spacy-siamese.MultiPairCorpus.v1`
-    tags them): `{prefix}{dataset}_{metric}` with the metrics of `score_pairs`, and
-    `{prefix}avg`, the mean over the datasets of each one's main metric (`main_metric`: ROC AUC
-    for 0/1 labels, Spearman for graded ones), for `score_weights`. Untagged examples are one
-    set: the keys of `score_pairs`, plus `{prefix}avg`."""
+    """`{prefix}{dataset}_{metric}` of `score_pairs` per dataset, and `{prefix}avg`, the mean of
+    each dataset's `main_metric` (untagged examples are one set)."""
     examples = list(examples)
     scores, labels = pair_scores(examples)
     scores, labels = numpy.asarray(scores), numpy.asarray(labels)

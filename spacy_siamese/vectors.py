@@ -1,7 +1,5 @@
-"""The vector store: in `doc.user_data[VECTOR_KEY]`, the vector of every siamese_similarity model
-that processed the doc, by model id, and which of them answers `doc.similarity` (the last one that
-stored). A vector is tagged with a fingerprint of the doc's text: a doc changed since has none.
-"""
+"""The vector store in `doc.user_data[VECTOR_KEY]`: each model's vector by model id, tagged with
+a fingerprint of the text, and which model answers `doc.similarity`."""
 
 import zlib
 from typing import Any, Dict, Optional

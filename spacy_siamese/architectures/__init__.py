@@ -1,6 +1,4 @@
-"""Registered encoders and the feature head, one model family per module. The comparisons
-(Cauchy, cosine, ExpL1, WithAuxiliary, TrainCalibrated) and the Siamese wrapper are registered in
-their own files in `layers/`."""
+"""Registered encoders and the feature head, one model family per module (comparisons: `layers/`)."""
 
 from .crosslingual import build_crosslingual_s2net_encoder
 from .dae import build_dae_encoder

@@ -28,12 +28,9 @@ def build_crosslingual_s2net_encoder(
     init: str = "cl_lsi",
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """S2Net across two languages: the word and character n-gram TF-IDF vector f of a text in
-    either language (`spacy-siamese.ngram_tfidf.v1`, one vocabulary for both, fitted on every
-    training text when the pipe is initialized) -> A^T f, `width` dims. A starts as CL-LSI
-    (`init="cl_lsi"`): the truncated SVD of the training pairs' rows f_a + f_b, read from the
-    initialization docs as `spacy-siamese.Siamese.v1` passes them (every side A, then every
-    side B). `init="lsa"` is the SVD of the texts one by one; `"random"` a random start.
+    """S2Net across two languages: one n-gram TF-IDF vocabulary f (ngram_tfidf.v1) -> A^T f,
+    `width` dims. A starts as CL-LSI ("cl_lsi": the truncated SVD of the training pairs' f_a + f_b),
+    LSA ("lsa": of the texts one by one) or at random ("random").
     """
     if init not in INITS:
         raise ValueError(f"CrossLingualS2NetEncoder: init must be one of {', '.join(INITS)}, got {init!r}")

@@ -24,11 +24,8 @@ def build_dae_encoder(
     reconstruction_weight: float = 1.0,
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """DAE + triplet (Tajima et al. 2016): a binary bag of words over the `max_vocab` most
-    frequent terms (fitted on every training doc when the pipe is initialized) ->
-    `spacy-siamese.dae.v1` with `width` hidden units, which trains its reconstruction itself.
-    Train with `spacy-siamese.TripletLoss.v1` (`weight` = alpha) and compare with
-    `spacy-siamese.DotSimilarity.v1` (the paper) or `CosineSimilarity.v1`.
+    """DAE + triplet (Tajima et al. 2016): a binary bag of the `max_vocab` most frequent terms ->
+    dae.v1 with `width` hidden units. Train with TripletLoss.v1; compare with DotSimilarity.v1.
     """
     model: Model[List[Doc], Floats2d] = chain(
         bag_of_words(attr=attr, drop_stop=drop_stop, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab),

@@ -25,12 +25,8 @@ def build_hybrid_encoder(
     min_df: int = 2,
     sublinear_tf: bool = True,
 ) -> Model[List[Doc], Floats2d]:
-    """The learned `encoder`'s vector, then a `lexical_width` hashed TF-IDF vector of the same
-    doc (`spacy-siamese.hashed_tfidf.v1`): output width = encoder width + lexical_width.
-
-    The lexical part has no parameters: its vocabulary and idf are fitted on every training
-    doc when the pipe is initialized (`attrs["fit_on_corpus"]`), and gradients reach only the
-    learned encoder. Pair it with `spacy-siamese.HybridSimilarity.v1`.
+    """The learned `encoder`'s vector, then the doc's `lexical_width` hashed TF-IDF vector
+    (fitted at initialization, no parameters). Pair it with HybridSimilarity.v1.
     """
     lexical = hashed_tfidf(
         tfidf=tfidf(attr=attr, drop_stop=drop_stop, drop_punct=drop_punct, min_df=min_df, sublinear_tf=sublinear_tf),

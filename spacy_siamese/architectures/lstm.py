@@ -30,12 +30,9 @@ def build_lstm_encoder(
     include_static_vectors: bool = True,
     dropout: float = 0.0,
 ) -> Model[List[Doc], Floats2d]:
-    """Token features of `width` (hash embeddings of `attrs`, plus static vectors, or static
-    vectors alone with `attrs = []`) -> LSTM of `depth` layers, `hidden_width` outputs (split
-    between the two directions when `bidirectional`) -> one vector per doc of `hidden_width`:
-    the final hidden state (`pooling = "last"`, both final states when bidirectional) or the
-    mean or max over the positions. An empty doc gives the zero vector. `dropout` applies to
-    the token features in training. The LSTM is `spacy-siamese.LSTM.v1`.
+    """Token features of `width` (hash embeddings of `attrs` and/or static vectors) -> LSTM.v1
+    of `depth` layers and `hidden_width` outputs -> one vector per doc by `pooling` ("last",
+    "mean" or "max"). An empty doc gives the zero vector.
     """
     check_lstm("LSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout)
     attrs = check_attrs("LSTMEncoder", attrs)
@@ -69,10 +66,8 @@ def build_sentence_lstm_encoder(
     pooling: str = "last",
     dropout: float = 0.0,
 ) -> Model[List[Doc], Floats2d]:
-    """The document-level LSTM encoder (Patel 2017): the LSTM runs over the doc's sentence
-    vectors (`spacy-siamese.sentence_vectors.v1`, which needs static vectors), so a long
-    document is a short sequence. LSTM and pooling options as in LSTMEncoder.v1.
-    """
+    """Document-level LSTM encoder (Patel 2017) over the doc's sentence vectors
+    (sentence_vectors.v1, needs static vectors); options as in LSTMEncoder.v1."""
     check_lstm(
         "SentenceLSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout
     )

@@ -30,10 +30,8 @@ def build_mwe_encoder(
     proj_width: int = 0,
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """Hash embeddings (+ static vectors) -> Maxout Window Encoding x depth -> mean+max pooling
-    -> `post_depth` residual Maxout layers -> optional Maxout projection to `proj_width` ->
-    optional sigmoid squash: one vector of width `proj_width` (if > 0) or 2 * `width` per doc.
-    Only lexical attributes are used, so the partner docs built in training need no other pipe.
+    """Hash embeddings (+ static vectors) -> MaxoutWindowEncoder x depth -> mean+max pooling ->
+    `post_depth` residual Maxout layers -> optional projection to `proj_width` and sigmoid squash.
     """
     if depth < 1 or window_size < 0:
         raise ValueError(f"MWEEncoder: need depth >= 1 and window_size >= 0, got {depth} and {window_size}")
@@ -59,10 +57,8 @@ def build_pooled_tok2vec(
     maxout_pieces: int = 3,
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """The MWE encoder's pooling and the layers after it on any spaCy token-to-vector model of
-    lexical features (e.g. `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2`), of width nO. On a
-    batch without a single token the tok2vec is not run: its docs pool to zeros, as beside others.
-    """
+    """The MWE encoder's pooling and the layers after it on any spaCy tok2vec of lexical
+    features (e.g. `spacy.Tok2Vec.v2` with `spacy.CharacterEmbed.v2`) that declares its nO."""
     if post_depth < 0 or proj_width < 0:
         raise ValueError(f"PooledTok2Vec: need post_depth >= 0 and proj_width >= 0, got {post_depth} and {proj_width}")
     if not tok2vec.has_dim("nO"):  # unknown or unset; a width of 0 is reported by the pipe, naming the setting

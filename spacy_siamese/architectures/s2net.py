@@ -24,10 +24,8 @@ def build_s2net_encoder(
     init: str = "lsa",
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """S2Net (Yih et al. 2011): TF-IDF term vector f -> concept vector A^T f of `width` dims.
-    The vocabulary and idf are fitted on every training doc when the pipe is initialized, and A
-    starts as the LSA projection of those docs (`init="lsa"`) or at random (`init="random"`).
-    """
+    """S2Net (Yih et al. 2011): TF-IDF term vector f -> A^T f of `width` dims, A starting as the
+    LSA projection of the training docs (`init="lsa"`) or at random."""
     model: Model[List[Doc], Floats2d] = chain(
         tfidf(
             attr=attr,

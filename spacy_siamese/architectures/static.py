@@ -14,9 +14,8 @@ from ..layers.hashed_mean import DEFAULT_ATTRS, hashed_mean
 def build_static_encoder(
     *, width: int = 256, rows: int = 200000, attrs: Sequence[str] = DEFAULT_ATTRS, proj_width: int = 0, seed: int = 0
 ) -> Model[List[Doc], Floats2d]:
-    """The mean over a doc's tokens of its attributes' hashed embeddings (`hashed_mean.v1`:
-    one table of `rows` rows of `width`), then, if `proj_width` > 0, one linear map to that
-    width: a table look-up and an average per doc, far faster than the MWE CNN, context-blind."""
+    """`hashed_mean.v1` (a context-blind average of hashed embeddings), then, if `proj_width` > 0,
+    a linear map to that width."""
     if proj_width < 0:
         raise ValueError(f"StaticEncoder: need proj_width >= 0, got {proj_width}")
     embed = hashed_mean(width=width, rows=rows, attrs=attrs, seed=seed)

@@ -20,9 +20,8 @@ def build_tweak_encoder(
     min_df: int = 2,
     max_vocab: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """TWEAK (Yih 2009): the `spacy-siamese.tweak.v1` layer, whose document frequencies are
-    fitted on every training doc when the pipe is initialized (`attrs["fit_on_corpus"]`); the
-    weights start close to log(tf+1) + idf. Compare with `spacy-siamese.CosineSimilarity.v1`."""
+    """TWEAK (Yih 2009): the `tweak.v1` layer fitted on every training doc; compare with
+    CosineSimilarity.v1."""
     model = tweak(width=width, attr=attr, features=features, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab)
     model.attrs["fit_on_corpus"] = True
     return model

@@ -1,30 +1,16 @@
-"""Corpora: labelled pairs and labelled document collections read from their published
-formats (`read_pairs(path, format=...)`: see `PAIR_FORMATS`; `read_documents(collection, path)`:
-see `COLLECTIONS`) into `PairRecord` / `DocRecord`, seeded document-pair sampling, and the
-registered readers for `spacy train`. A malformed line raises a `PairFormatError` /
-`DocumentFormatError` naming the file and the line, or with `lenient=True` is skipped and
-reported in one warning; pairs with an empty side are kept and reported in one
-`EmptyTextWarning` per file.
+"""Labelled pairs (`read_pairs`) and document collections (`read_documents`) from their
+published formats, seeded document-pair sampling and the registered readers for `spacy train`.
 """
 
 from .base import DocRecord, DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord
 from .bimpm import detokenize_ptb
-from .document_files import COLLECTIONS, read_documents
+from .document_corpus import COLLECTIONS, DocumentPairs, HierarchyPairs, LabelledDocuments, read_documents
 from .jsonl import write_documents
 from .newsgroups import strip_header, strip_quoting, strip_signature
+from .pair_corpus import MultiPairCorpus, PairCorpus, read_pair_examples
 from .pair_files import PAIR_FORMATS, detect_format, read_pairs
 from .parallel import ParallelCorpus, ParallelPair, read_parallel, read_parallel_jsonl
-from .readers import (
-    DocumentPairs,
-    HierarchyPairs,
-    LabelledDocuments,
-    MultiPairCorpus,
-    PairCorpus,
-    create_document_pairs,
-    create_multi_pair_corpus,
-    create_pair_corpus,
-    read_pair_examples,
-)
+from .readers import create_document_pairs, create_multi_pair_corpus, create_pair_corpus
 from .sampling import PairIndex, doc_pair_examples, sample_pairs, split_documents
 from .stackexchange import html_to_text, stackexchange_text
 

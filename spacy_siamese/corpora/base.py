@@ -1,9 +1,4 @@
-"""Records, errors and line-numbered reading shared by the corpus formats.
-
-A malformed line or record becomes a `PairFormatError` / `DocumentFormatError` naming the file
-and the line (or archive member / document id); the caller raises it or, in lenient mode,
-skips it and reports all skipped records in one warning.
-"""
+"""Records, format errors (naming the file and line) and line-numbered reading for the corpus formats."""
 
 import json
 import math
@@ -47,9 +42,8 @@ class EmptyTextWarning(UserWarning):
 
 
 class PairRecord(NamedTuple):
-    """One labelled pair; `label` is in [0, 1], `line` is the 1-based line it starts on and
-    `group` the part of the file it comes from where the format says ("" if it does not):
-    STS Benchmark's source file (e.g. "MSRvid"), a JSON lines pair's "group"."""
+    """One labelled pair: `label` in [0, 1], its 1-based first `line`, and the `group` (part of
+    the file, e.g. STS's "MSRvid") where the format says."""
 
     text1: str
     text2: str
@@ -106,11 +100,8 @@ def not_text(head: bytes) -> Optional[str]:
 
 
 def numbered_lines(path: Path) -> Iterator[Line]:
-    """The lines of a UTF-8 file: "\\n" ends a line, and "\\r\\n" (a Windows line end); a CR
-    anywhere else is text, never a line break (as `wc -l` and `paste` count), and a file of
-    CR-ended lines without any "\\n" is an error on line 1. A leading BOM is dropped. A line
-    that does not decode has replacement characters and its `error` set; a compressed or UTF-16
-    file is one such line 1."""
+    """The lines of a UTF-8 file, ended by "\\n" or "\\r\\n" (a lone CR is text), without a leading
+    BOM; a line that does not decode, or a compressed or UTF-16 file, has its `error` set."""
     with path.open("rb") as file_:
         problem = not_text(file_.read(16))
         if problem is not None:
@@ -172,9 +163,8 @@ def split_fields(line: str, names: Sequence[str]) -> List[str]:
 
 
 def header_columns(names: Sequence[str], wanted: Sequence[Sequence[str]]) -> Optional[List[int]]:
-    """Indices of the wanted columns in a header (each given by its accepted names,
-    case-insensitively, first alternative first), or None if one is missing. A wanted
-    column named twice raises Malformed."""
+    """Indices of the wanted columns (each by its accepted names, case-insensitively) in a
+    header, or None if one is missing; a column named twice raises Malformed."""
     lower = [name.strip().lower() for name in names]
     found: List[int] = []
     for alternatives in wanted:

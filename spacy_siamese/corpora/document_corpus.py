@@ -1,8 +1,5 @@
-"""Labelled document collections as Examples for `spacy train`: seeded document pairs
-(`DocumentPairs`, `HierarchyPairs`) and labelled single docs (`LabelledDocuments`).
-
-Which documents a reader takes is one `Collection`: the file, its format and a seeded split.
-"""
+"""Labelled document collections (`read_documents`) as Examples for `spacy train`: seeded document pairs
+(`DocumentPairs`, `HierarchyPairs`) and labelled single docs (`LabelledDocuments`)."""
 
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -14,11 +11,59 @@ from spacy.training import Example
 from spacy.util import ensure_path
 
 from ..labelled import labelled_doc_example
-from . import jsonl, uci_news
-from .base import DocRecord, DocumentFormatError
-from .document_files import read_documents
+from . import jsonl, newsgroups, reuters, uci_news
+from .base import DocItem, DocRecord, DocumentFormatError, PairFormatError, skip_malformed, warn_skipped
 from .hierarchy import group_of, group_path, sample_hierarchy_pairs
 from .sampling import PairIndex, doc_pair_examples, sample_pairs, split_documents
+
+COLLECTIONS = (newsgroups.NAME, reuters.NAME, uci_news.NAME, jsonl.NAME)
+
+
+def read_documents(
+    collection: str,
+    path: Union[str, Path],
+    *,
+    split: str = "train",
+    strip_headers: bool = True,
+    strip_quotes: bool = True,
+    strip_signatures: bool = True,
+    lenient: bool = False,
+) -> List[DocRecord]:
+    """Read a labelled collection: "20news", "reuters", "news" (UCI) or "jsonl".
+
+    split (str): "train", "test" (20news, Reuters ModApte) or "all"; news and jsonl are read whole.
+    lenient (bool): skip malformed records and warn once, instead of raising DocumentFormatError.
+    """
+    if collection not in COLLECTIONS:
+        raise ValueError(f"Unknown document collection {collection!r}. Choose one of: {', '.join(COLLECTIONS)}.")
+    loc = Path(path)
+    if not loc.exists():
+        raise FileNotFoundError(f"Document collection not found: {loc}")
+    if collection in (newsgroups.NAME, reuters.NAME) and split not in ("train", "test", "all"):
+        raise ValueError(f"{collection} split must be 'train', 'test' or 'all', got {split!r}")
+    items: Iterator[DocItem]
+    if collection == newsgroups.NAME:
+        strip = {"strip_headers": strip_headers, "strip_quotes": strip_quotes, "strip_signatures": strip_signatures}
+        items = newsgroups.read_20news(loc, split=split, **strip)
+    elif collection == reuters.NAME:
+        items = reuters.read_reuters(loc, split=split)
+    elif collection == uci_news.NAME:
+        items = uci_news.read_news(_file(loc))
+    else:
+        items = jsonl.read_jsonl_documents(_file(loc))
+    skipped: List[PairFormatError] = []
+    docs = list(skip_malformed(items, lenient, skipped))
+    warn_skipped(skipped, f"Skipped {len(skipped)} malformed record(s) in {loc} (lenient=True)")
+    if not docs:
+        raise DocumentFormatError(loc, None, "no documents found")
+    return docs
+
+
+def _file(path: Path) -> Path:
+    if not path.is_file():
+        raise ValueError(f"Expected a file, but {path} is a directory or special file")
+    return path
+
 
 SPLITS = ("train", "dev", "all", "test")
 LABEL_FIELDS = ("labels", "group")
@@ -26,14 +71,9 @@ LABEL_FIELDS = ("labels", "group")
 
 @dataclass(frozen=True)
 class Collection:
-    """The documents of a labelled collection that a reader takes.
-
-    split: "train" / "dev" = the two parts of a seeded split (`dev_fraction`, `seed`) of the
-    collection's training part (Reuters: ModApte train), "all" = the whole training part,
-    "test" = the test part (Reuters: ModApte test; 20news: the archive's `*-test` root; a
-    jsonl or news collection has none and raises). With `test_fraction`, the test part is a
-    seeded fraction of the whole collection instead, and "train" / "dev" split the rest.
-    strip_*: 20news's headers, quotes and signatures. max_chars > 0 truncates every document.
+    """The documents of a labelled collection that a reader takes. split: "train" / "dev" = a
+    seeded split of the training part, "all" = the training part, "test" = the test part
+    (20news, Reuters only); with `test_fraction`, the test part is a seeded fraction instead.
     """
 
     path: Path
@@ -162,10 +202,8 @@ class DocumentPairs:
 
 
 class HierarchyPairs(DocumentPairs):
-    """Seeded document pairs graded by the lowest common ancestor of their dotted groups (a
-    document without one: its first label; `spacy_siamese.corpora.hierarchy`), about equally
-    many per score value; sampled once. split: see `Collection` (with `test_fraction`). `depth`
-    is the tree depth d (0 = from the groups)."""
+    """Seeded document pairs graded by the lowest common ancestor of their dotted groups
+    (`corpora.hierarchy`), about equally many per score; `depth` 0 = from the groups."""
 
     def __init__(
         self,
@@ -200,11 +238,8 @@ class HierarchyPairs(DocumentPairs):
 
 
 class LabelledDocuments:
-    """The documents of a labelled collection as labelled single-doc Examples, in collection
-    order, for in-batch triplet mining (`spacy-siamese.TripletLoss.v1`); read once.
-
-    split: see `Collection`. label: "labels" (20news: the newsgroup; UCI news: the story;
-    Reuters: the topics) or "group" (UCI news: the category). At most `limit` documents if > 0.
+    """A labelled collection's documents as labelled single-doc Examples, for TripletLoss.v1.
+    label: "labels" or "group"; at most `limit` documents if > 0; split: see `Collection`.
     """
 
     def __init__(

@@ -1,9 +1,6 @@
-"""Hierarchy-graded document pairs (Patel 2017): a pair scores by how deep the lowest common
-ancestor (LCA) of their groups lies in the tree of the dotted group names (`comp.sys.ibm.pc`
-is comp -> sys -> ibm -> pc). With `d` the tree depth and `l` the LCA's (the root is at 0), a
-pair scores `d / 2^(d - l)` over its maximum d, `2^(l - d)` in (0, 1]: 1 for two of one group,
-halving with each level the LCA lies higher. `d` defaults to one level below the deepest node
-two different groups share, so every level where groups branch gets its own score.
+"""Hierarchy-graded document pairs (Patel 2017): with d the depth of the tree of dotted group
+names (`comp.sys.ibm.pc`) and l the depth of the lowest common ancestor (LCA) of a pair's groups,
+the pair scores `d / 2^(d - l)` over its maximum d, i.e. `2^(l - d)` in (0, 1].
 """
 
 from collections import defaultdict
@@ -35,12 +32,8 @@ def shared_depth(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 class GroupTree:
-    """The tree of a set of dotted group names and the LCA scores of group pairs.
-
-    depth (int): the tree depth d, where two documents of the same group meet. 0 = one level
-        below the deepest node two different groups share. A smaller d merges the levels
-        below d - 1 into d - 1.
-    """
+    """The tree of dotted group names and the LCA scores of group pairs. depth (int): d; 0 = one
+    level below the deepest node two groups share."""
 
     def __init__(self, groups: Iterable[str], *, depth: int = 0) -> None:
         self.paths: Dict[str, Tuple[str, ...]] = {g: group_path(g) for g in sorted(set(groups))}
@@ -102,10 +95,8 @@ def check_groups(docs: Sequence[DocRecord]) -> None:
 def sample_hierarchy_pairs(
     docs: Sequence[DocRecord], *, n_pairs: int, depth: int = 0, seed: int = 0
 ) -> Tuple[List[PairIndex], GroupTree]:
-    """(`n_pairs` seeded pairs of document indices labelled with the LCA score of their groups,
-    in random order; the tree): about as many for every score value the collection can produce
-    (a group pair of the level, then a document of each group, uniformly). A document without
-    a group is placed by its first label."""
+    """(`n_pairs` seeded pairs of document indices labelled with their groups' LCA score, about
+    as many per score value, in random order; the tree)."""
     if n_pairs < 1:
         raise ValueError(f"sample_hierarchy_pairs: n_pairs must be >= 1, got {n_pairs}")
     check_groups(docs)

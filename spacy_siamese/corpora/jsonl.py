@@ -1,11 +1,5 @@
-"""JSON lines: one object per line, blank lines skipped.
-
-Pairs: `{"text1": str, "text2": str, "label": number or boolean in [0, 1]}`, optionally
-`"group": str` (a part of the file that `evaluate` also scores on its own): the canonical pair
-format that training reads, which `write_pairs` (and `python -m spacy_siamese convert`) writes.
-Documents: `{"text": str, "labels": [str, ...], "group": str, "id": str}` ("label": str
-instead of "labels"; group and id optional). `write_documents` writes this format.
-"""
+"""JSON lines, blank lines skipped. Pairs (the canonical format): `{"text1", "text2", "label"}`
+and optionally "group". Documents: `{"text", "labels" (or "label"), "group", "id"}`."""
 
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple, Union

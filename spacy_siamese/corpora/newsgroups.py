@@ -1,9 +1,5 @@
-"""20 Newsgroups "bydate": a tar archive with members `<root>/<newsgroup>/<message id>`,
-the official `20news-bydate.tar.gz` (roots `20news-bydate-train` and `-test`) or its
-train half alone. Label and group: the newsgroup. Headers, quoted replies and signatures
-can be stripped; the three strip functions give the same text as scikit-learn's
-`fetch_20newsgroups(remove=("headers", "quotes", "footers"))`.
-"""
+"""20 Newsgroups "bydate": a tar archive of `<root>/<newsgroup>/<message id>` members. The strip
+functions match scikit-learn's `fetch_20newsgroups(remove=("headers", "quotes", "footers"))`."""
 
 import re
 import tarfile

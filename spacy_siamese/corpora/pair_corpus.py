@@ -1,8 +1,5 @@
 """Pair files as pair Examples for `spacy train`: one file (`PairCorpus`), or several datasets
-tagged by name (`MultiPairCorpus`). The canonical format is JSON lines (`{"text1", "text2",
-"label"}`, as `python -m spacy_siamese convert` writes it); a raw format (`format = "tsv"`,
-"sts", "auto", ...) is read through the parser `convert` uses (`read_pairs`).
-"""
+tagged by name (`MultiPairCorpus`)."""
 
 import inspect
 from pathlib import Path
@@ -22,12 +19,9 @@ FORMATS = ("auto",) + PAIR_FORMATS
 
 
 class PairCorpus:
-    """A pair file as pair Examples, re-read on every call (epoch) like spacy.training.Corpus;
-    at most `limit` if > 0. These are also the settings of each dataset of `MultiPairCorpus`.
+    """A pair file as pair Examples, re-read every epoch; at most `limit` if > 0.
 
-    format: "jsonl" (canonical), "auto" (from the file's name or first line) or a raw format of
-    `read_pairs`. dataset: tag every Example with this name, as `MultiPairCorpus` does, so that
-    a pipe trained on several datasets is fine-tuned on one with its loss (null: untagged).
+    format: "jsonl", "auto" or a format of `read_pairs`. dataset: tag every Example with this name.
     """
 
     def __init__(
@@ -96,14 +90,11 @@ DATASET_FIELDS = [name for name in inspect.signature(PairCorpus).parameters if n
 
 
 class MultiPairCorpus:
-    """Several pair files as pair Examples tagged with their dataset's name, one dataset after
-    the other in config order, re-read on every call (epoch); every file must exist when the
-    corpus is made. Example: `configs/general.cfg`.
+    """Several pair files as pair Examples tagged with their dataset's name, in config order,
+    re-read every epoch (e.g. `configs/general.cfg`).
 
-    datasets: name -> {path, format ("auto"), limit (0 = all), lenient (false)}, as for
-    `spacy-siamese.PairCorpus.v1`. A name (lower-case letters, digits, "_") is what
-    `spacy-siamese.DatasetLosses.v1`, `spacy-siamese.batch_by_dataset.v1` (weights) and the
-    metrics of `spacy-siamese.dataset_scorer.v1` (sim_<name>_auc) call the dataset.
+    datasets: name (lower-case letters, digits, "_") -> {path, format, limit, lenient}, as for
+        PairCorpus.v1; DatasetLosses.v1, batch_by_dataset.v1 and dataset_scorer.v1 use the names.
     root: the directory relative paths are read from (default: the working directory).
     """
 

@@ -3,17 +3,69 @@
 from pathlib import Path
 from typing import Callable, Dict, Generator, Iterator, List, Tuple, Union
 
-from . import bimpm, jsonl, mrpc, sick, stackexchange, sts, tsv, twitter_url
+from . import bimpm, jsonl, stackexchange, tsv, twitter_url
 from .base import (
+    Malformed,
     PairFormatError,
     PairItem,
     PairRecord,
     check_path,
+    named_columns,
     numbered_lines,
+    parse_lines,
+    scaled_label,
     skip_malformed,
     warn_empty_texts,
     warn_skipped,
 )
+
+# Tab-separated with a header naming the columns (text1, text2, label); quotes are text.
+# SICK (`pair_ID sentence_A sentence_B relatedness_score entailment_judgment`): score 1-5 -> (score - 1) / 4.
+# MRPC (`Quality #1 ID #2 ID #1 String #2 String`, UTF-8 with a BOM): Quality 0 or 1.
+_NAMED = {
+    "sick": ((("sentence_A",), ("sentence_B",), ("relatedness_score",)), {"low": 1.0, "high": 5.0, "what": "SICK"}),
+    "mrpc": ((("#1 String",), ("#2 String",), ("Quality",)), {"binary": True, "what": "MRPC"}),
+}
+_NAMED_SNIFF = {
+    "sick": {"pair_id", "sentence_a", "sentence_b", "relatedness_score"},
+    "mrpc": {"quality", "#1 string", "#2 string"},
+}
+
+# STS Benchmark (`sts-train.csv`): tab-separated despite the name, no header, these columns plus, on some
+# rows, two licence/source columns; quotes are text. Score 0-5 -> score / 5; group: the source file
+# (e.g. "MSRvid"), since the splits mix them differently (see `stsb_readme.txt`).
+STS_COLUMNS = ("genre", "filename", "year", "id", "score", "sentence1", "sentence2")
+STS_EXTRA = 2
+
+
+def _read_named(name: str) -> Callable[[Path], Iterator[PairItem]]:
+    wanted, scale = _NAMED[name]
+    return lambda path: named_columns(path, wanted, **scale)  # type: ignore[arg-type]
+
+
+def _looks_named(name: str) -> Callable[[List[str]], bool]:
+    return lambda fields: _NAMED_SNIFF[name] <= {f.strip().lower() for f in fields}
+
+
+def _sts_line(line: str) -> Tuple[str, str, float, str]:
+    fields = line.split("\t")
+    if len(fields) not in (len(STS_COLUMNS), len(STS_COLUMNS) + STS_EXTRA):
+        raise Malformed(
+            f"expected {len(STS_COLUMNS)} tab-separated fields ({', '.join(STS_COLUMNS)}), optionally "
+            f"followed by {STS_EXTRA} source columns; found {len(fields)}"
+        )
+    return fields[5], fields[6], scaled_label(fields[4], high=5.0), fields[1]
+
+
+def _looks_sts(fields: List[str]) -> bool:
+    if len(fields) not in (len(STS_COLUMNS), len(STS_COLUMNS) + STS_EXTRA):
+        return False
+    try:
+        scaled_label(fields[4], high=5.0)
+    except Malformed:
+        return False
+    return True
+
 
 PAIR_FORMATS = ("tsv", "bimpm", "jsonl", "stackexchange", "sts", "sick", "mrpc", "twitter_url")
 _READERS: Dict[str, Callable[[Path], Iterator[PairItem]]] = {
@@ -21,25 +73,30 @@ _READERS: Dict[str, Callable[[Path], Iterator[PairItem]]] = {
     bimpm.NAME: bimpm.read_bimpm,
     jsonl.NAME: jsonl.read_jsonl_pairs,
     stackexchange.NAME: stackexchange.read_stackexchange,
-    sts.NAME: sts.read_sts,
-    sick.NAME: sick.read_sick,
-    mrpc.NAME: mrpc.read_mrpc,
+    "sts": lambda path: parse_lines(path, _sts_line),
+    "sick": _read_named("sick"),
+    "mrpc": _read_named("mrpc"),
     twitter_url.NAME: twitter_url.read_twitter_url,
 }
 # Tried in order on the fields of the first non-blank line.
-_SNIFFERS: Tuple[Tuple[str, Callable[[List[str]], bool]], ...] = tuple(
-    (module.NAME, module.looks_like) for module in (tsv, sick, mrpc, stackexchange, bimpm, sts, jsonl)
+_SNIFFERS: Tuple[Tuple[str, Callable[[List[str]], bool]], ...] = (
+    (tsv.NAME, tsv.looks_like),
+    ("sick", _looks_named("sick")),
+    ("mrpc", _looks_named("mrpc")),
+    (stackexchange.NAME, stackexchange.looks_like),
+    (bimpm.NAME, bimpm.looks_like),
+    ("sts", _looks_sts),
+    (jsonl.NAME, jsonl.looks_like),
 )
 
 
 def read_pairs(
     path: Union[str, Path], *, format: str = "auto", lenient: bool = False
 ) -> Generator[PairRecord, None, None]:
-    """Lazily read the labelled pairs in `path` (a file; for "twitter_url" its directory).
+    """Lazily read the labelled pairs in `path` (for "twitter_url" a directory).
 
     format (str): "auto" or one of PAIR_FORMATS.
-    lenient (bool): skip malformed lines and warn once at the end, instead of
-        raising a PairFormatError at the first one. Header problems always raise.
+    lenient (bool): skip malformed lines and warn once instead of raising PairFormatError.
     """
     if format not in ("auto",) + PAIR_FORMATS:
         raise ValueError(f"Unknown pair format {format!r}. Choose one of: {', '.join(('auto',) + PAIR_FORMATS)}.")

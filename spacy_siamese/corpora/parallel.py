@@ -1,16 +1,12 @@
-"""Parallel text: line-aligned translation files, their dev split and pseudo-documents.
-
-Line i of `train.en` translates line i of `train.es` (line i of `train.source`, if given, names
-its origin, e.g. "newstest2012"). As JSON lines: `{"en": str, "es": str}` (the languages' codes),
-optionally `"origin"` and `"group"`; or the pair format `{"text1", "text2", "label"}` (1: a
-translation). A problem (unequal line counts, an empty line against a text, bytes that are not
-UTF-8, a missing key, a row with both kinds of keys) is a `PairFormatError` naming the file and the line.
+"""Parallel text: line-aligned translation files (`train.en`, `train.es`, optionally
+`train.source`) or JSON lines (`{"en", "es"}` or `{"text1", "text2", "label"}`), their dev split
+and pseudo-documents. A problem is a `PairFormatError` naming the file and the line.
 """
 
 import random
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import srsly
 from spacy.language import Language
@@ -42,8 +38,7 @@ LENGTH_SLACK = 10
 
 
 class ParallelPair(NamedTuple):
-    """One translation pair, the 1-based line it was read from, its origin, its part of the data
-    and its label (1: a translation; 0 only in a pair file's non-translations)."""
+    """One translation pair, its 1-based line, origin, group and label (1: a translation)."""
 
     text_a: str
     text_b: str
@@ -54,11 +49,8 @@ class ParallelPair(NamedTuple):
 
 
 def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathLike] = None) -> List[ParallelPair]:
-    """The pairs of two line-aligned files (and the origin of each from a third, if given); only
-    "\\n" ends a line, a CR inside one is text. A line empty in one file but not in another, or a
-    file with fewer lines than the others, is an error naming the files and the line; a line empty
-    in all of them is skipped. Pairs whose lengths differ by far (`LENGTH_RATIO`) are reported in
-    one warning: they are kept, but many of them mean the files are misaligned."""
+    """The pairs of two line-aligned files (origins from a third, if given). Unequal line counts
+    or a line empty on one side only raise; pairs of very different lengths warn once."""
     paths = [Path(path_a), Path(path_b)] + ([Path(origins)] if origins is not None else [])
     columns = [list(_decoded_lines(path)) for path in paths]
     pairs, far = [], []
@@ -100,10 +92,8 @@ def read_parallel(path_a: PathLike, path_b: PathLike, *, origins: Optional[PathL
 
 
 def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[ParallelPair]:
-    """The pairs of a JSON lines file whose objects hold the two languages' texts under their
-    codes (`langs`, e.g. ("en", "es")), with an optional "origin" and "group", or under "text1"
-    and "text2" with a "label" (a pair file); blank lines are skipped. One language twice, a file
-    without pairs or a row with both kinds of fields (ambiguous) is an error."""
+    """The pairs of a JSON lines file of `{lang: text}` objects (`langs`, optionally "origin" and
+    "group") or of pair objects; a row with both kinds of keys is an error."""
     if langs[0] == langs[1]:
         raise ValueError(f"Two different languages are needed, got {langs[0]!r} twice.")
     path = Path(path)
@@ -139,10 +129,8 @@ def split_parallel(
     sentence_prefix: str = SENTENCE_PREFIX,
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
-    """(train, dev): dev holds every pair of `dev_origins` (news sets, kept whole and in document
-    order) and a seeded sample of `dev_sentences` pairs whose origin starts with
-    `sentence_prefix`. A training pair that shares a text with a dev pair (either side,
-    whitespace- and case-normalised) is left out of train, so no sentence is in both."""
+    """(train, dev): dev holds every pair of `dev_origins` and a seeded sample of `dev_sentences`
+    `sentence_prefix` pairs; a training pair sharing a (normalised) text with dev is left out."""
     missing = [origin for origin in dev_origins if not any(p.origin == origin for p in pairs)]
     if missing:
         found = sorted({p.origin for p in pairs})
@@ -168,11 +156,8 @@ def split_parallel(
 def pseudo_documents(
     pairs: Sequence[ParallelPair], *, size: int = WINDOW, sentence_prefix: str = SENTENCE_PREFIX
 ) -> List[ParallelPair]:
-    """Non-overlapping windows of `size` consecutive lines of one document-order origin (news),
-    each side's lines joined by a space: a pseudo-document pair whose line is the window's first.
-    Lines are consecutive when their line numbers are (a pair left out breaks a window); a run's
-    last lines that fill no window are left out; independent sentences (`sentence_prefix`) make
-    no documents."""
+    """Pseudo-document pairs: non-overlapping windows of `size` consecutive lines of one
+    document-order origin, joined by spaces (`sentence_prefix` origins make none)."""
     if size < 1:
         raise ValueError(f"A pseudo-document needs at least 1 line, got size={size}.")
     docs = []
@@ -193,10 +178,8 @@ def crosslingual_corpus(
     sentence_prefix: str = SENTENCE_PREFIX,
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
-    """(train, dev) for cross-lingual retrieval: the split of `split_parallel`, each part's pairs
-    tagged with their group ("sentences": independent sentences, "news": lines of a document-order
-    origin), and the pseudo-documents of each part's news lines (`window` lines each, group
-    "documents") after them. 0 makes no documents."""
+    """(train, dev) of `split_parallel`, pairs grouped "sentences" or "news", then `window`-line
+    pseudo-documents of the news lines ("documents"; 0: none)."""
     train, dev = split_parallel(
         pairs, dev_origins=dev_origins, dev_sentences=dev_sentences, sentence_prefix=sentence_prefix, seed=seed
     )
@@ -275,42 +258,26 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-@registry.readers("spacy-siamese.ParallelCorpus.v1")
-def create_parallel_corpus(
-    path: Optional[Path],
-    *,
-    langs: Sequence[str] = ("en", "es"),
-    groups: Optional[Sequence[str]] = None,
-    negatives: bool = False,
-    limit: int = 0,
-    seed: int = 0,
-) -> Callable[[Language], Iterator[Example]]:
-    """Translation pairs of a parallel JSON lines file (`read_parallel_jsonl`) as pair Examples
-    labelled 1 (a pair file: its own labels), re-read every epoch. Only the pairs of `groups` if
-    given; at most `limit` if > 0. `negatives` adds for each pair one labelled 0, its first text
-    with the second text of another pair (a seeded derangement): dev pairs for the pair scorer."""
-    if path is None:
-        raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
-    if len(langs) != 2:
-        raise ValueError(f"spacy-siamese.ParallelCorpus.v1: langs names two languages, got {list(langs)}")
-    return ParallelCorpus(path, langs=(langs[0], langs[1]), groups=groups, negatives=negatives, limit=limit, seed=seed)
-
-
 class ParallelCorpus:
-    """Callable corpus like spacy.training.Corpus over a parallel JSON lines file."""
+    """Translation pairs of `read_parallel_jsonl` as pair Examples labelled 1, re-read every
+    epoch (only `groups`, at most `limit`); `negatives` adds a seeded mismatched pair for each."""
 
     def __init__(
         self,
-        path: PathLike,
+        path: Optional[PathLike],
         *,
-        langs: Tuple[str, str],
+        langs: Sequence[str] = ("en", "es"),
         groups: Optional[Sequence[str]] = None,
         negatives: bool = False,
         limit: int = 0,
         seed: int = 0,
     ) -> None:
+        if path is None:
+            raise ValueError("spacy-siamese.ParallelCorpus.v1: the corpus path is None. Set paths.train and paths.dev.")
+        if len(langs) != 2:
+            raise ValueError(f"spacy-siamese.ParallelCorpus.v1: langs names two languages, got {list(langs)}")
         self.path = Path(path)
-        self.langs = langs
+        self.langs = (langs[0], langs[1])
         self.groups = None if groups is None else set(groups)
         self.negatives = negatives
         self.limit = limit
@@ -330,3 +297,6 @@ class ParallelCorpus:
             # each pair's first text with the next one's second text in a shuffled cycle: never its own
             for i, j in zip(order, order[1:] + order[:1]):
                 yield make_pair_example(nlp, pairs[i].text_a, pairs[j].text_b, 0.0)
+
+
+create_parallel_corpus = registry.readers("spacy-siamese.ParallelCorpus.v1")(ParallelCorpus)

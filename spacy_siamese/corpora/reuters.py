@@ -1,8 +1,5 @@
-"""Reuters-21578: the `reut2-*.sgm` files (SGML, latin-1) in a directory, or the
-official `reuters21578.tar.gz`. Labels: the TOPICS categories (two stories are similar
-when they share one); group: the first topic. ModApte (Lewis) split: "train" =
-LEWISSPLIT TRAIN, "test" = LEWISSPLIT TEST, both with TOPICS="YES"; "all" = every
-story; only stories with at least one topic are kept."""
+"""Reuters-21578 (`reut2-*.sgm` in a directory or tar archive): labels are the TOPICS, group the
+first; "train" / "test" is the ModApte split; only stories with a topic are kept."""
 
 import html
 import re

@@ -42,9 +42,8 @@ def sample_pairs(
     hard_negative_ratio: float = 0.0,
     seed: int = 0,
 ) -> List[PairIndex]:
-    """Draw `n_pairs` seeded pairs of document indices: positives share a label, negatives
-    share none. A `hard_negative_ratio` of the negatives come from the anchor's group
-    (e.g. same news category, other story) where the group has such a document."""
+    """`n_pairs` seeded pairs of document indices: positives share a label, negatives none (a
+    `hard_negative_ratio` of them from the anchor's group)."""
     if n_pairs < 1:
         raise ValueError(f"sample_pairs: n_pairs must be >= 1, got {n_pairs}")
     if not 0.0 <= positive_ratio <= 1.0 or not 0.0 <= hard_negative_ratio <= 1.0:
@@ -135,9 +134,7 @@ def grouped_split(
     pairs: Sequence[Sourced], key: Callable[[str], str], dev_fraction: float, seed: int
 ) -> Tuple[List[Sourced], List[Sourced]]:
     """Seeded question-disjoint train/dev split, stratified by (source, label): each connected
-    component of the question graph stays on one side. Components are shuffled with
-    `random.Random(seed)` and taken into dev while no stratum exceeds its share of
-    `dev_fraction`; the rest is train. Both keep the input order."""
+    component of the question graph stays on one side; both keep the input order."""
     if not 0.0 < dev_fraction < 1.0:
         raise ValueError(f"dev_fraction must be between 0 and 1, got {dev_fraction}")
     strata = [(source, p.label >= 0.5) for source, p in pairs]

@@ -1,6 +1,5 @@
-"""StackExchange duplicate questions (Bogdanova et al. 2015): no header,
-`label<TAB>question1<TAB>question2`, labels duplicate/non-duplicate, each question a
-title followed directly by an HTML body. The HTML is reduced to plain text."""
+"""StackExchange duplicate questions (Bogdanova et al. 2015): `label<TAB>question1<TAB>question2`,
+label duplicate/non-duplicate, each question a title and an HTML body (made plain text)."""
 
 import html
 import re

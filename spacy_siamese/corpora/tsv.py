@@ -1,13 +1,7 @@
-"""Tab-separated pairs with a header naming the columns: the official Quora release
-(`id qid1 qid2 question1 question2 is_duplicate`, CSV quoting, a few questions over
-several lines) and QQP-style mirrors (`label question1 question2 quora_id`, raw text).
-
-Text columns: question1/question2, text1/text2 or sentence1/sentence2; label column:
-is_duplicate or label, a number in [0, 1]. A field written with CSV quoting is
-unquoted; a double quote that opens a field and never closes is raw text when the line
-has the header's number of fields, else an error. A quoted field may span lines, but
-a record never swallows a line that reads as a record of its own: such input is
-ambiguous and raises an error naming the line where the quote opens.
+"""Tab-separated pairs under a header naming the columns (question1/2, text1/2 or sentence1/2,
+and is_duplicate or label): the Quora release (CSV quoting, fields over several lines) and QQP
+mirrors (raw text). A quoted field may span lines but never swallows a line that reads as a
+record of its own; an unclosed quote is raw text when the line has the header's field count.
 """
 
 import csv

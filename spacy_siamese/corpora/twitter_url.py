@@ -1,7 +1,5 @@
-"""Twitter URL paraphrase corpus (Lan et al. 2017, castorini's tokenized release): a
-directory with three line-aligned files, `a.toks` and `b.toks` (lowercased, tokenized
-tweets) and `sim.txt` (label 0 or 1). Line i of the three files is pair i; a line blank
-in all three is skipped."""
+"""Twitter URL paraphrase corpus (Lan et al. 2017): a directory with line-aligned `a.toks`,
+`b.toks` and `sim.txt` (label 0 or 1)."""
 
 from itertools import zip_longest
 from pathlib import Path

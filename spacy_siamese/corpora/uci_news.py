@@ -1,7 +1,4 @@
-"""UCI News Aggregator: a comma-separated CSV with RFC-4180 quoting and the header
-`ID,TITLE,URL,PUBLISHER,CATEGORY,STORY,HOSTNAME,TIMESTAMP`. Text: the headline; label:
-STORY (headlines of one story are near-paraphrases); group: CATEGORY, so a headline of
-the same category but another story is a hard negative."""
+"""UCI News Aggregator CSV: text the headline (TITLE), label the STORY, group the CATEGORY."""
 
 import csv
 from pathlib import Path

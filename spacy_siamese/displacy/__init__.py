@@ -1,7 +1,5 @@
-"""Look at similarities, in the manner of spaCy's displaCy (examples: docs/explain.md): `render` returns
-the HTML of a pair explanation, a query's hits or the duplicate groups of a dedupe run, and shows it in
-a notebook; `serve` serves the page to a browser: a pair form over a pipeline, a search box over a saved
-index, the groups of a file."""
+"""Look at similarities in the manner of spaCy's displaCy: `render` (HTML, or a notebook) and
+`serve` (the page in a browser). Examples: docs/explain.md."""
 
 import logging
 import warnings
@@ -28,15 +26,11 @@ def render(
 ) -> Optional[str]:
     """Render a similarity visualisation as HTML.
 
-    obj: "pair": a pair explanation's dict (`explain_pair(nlp, a, b).to_dict()`, or the
-        explanation itself), or a list of them; "search": {"query", "hits": [{"id", "text",
-        "score"}]} (a `search --output-json` result), or a list; "groups": the rows of a
-        `dedupe --groups` file, or its path.
+    obj: for "pair" an explanation (or its dict, or a list); for "search" {"query", "hits"} (or
+        a list); for "groups" the rows of a `dedupe --groups` file, or its path.
     style (str): "pair", "search" or "groups".
-    page (bool): Render a whole HTML page instead of a fragment.
-    jupyter (bool): Display in a notebook; None detects one.
-    options (dict): "colors" ({"positive": "#rrggbb", "negative": ...}) for pairs, "limit"
-        (the largest groups only) for groups.
+    page (bool): a whole HTML page instead of a fragment. jupyter (bool): None detects a notebook.
+    options (dict): "colors" ({"positive": "#rrggbb", "negative": ...}); "limit" for groups.
     RETURNS (str): The markup; None when displayed in a notebook.
     """
     opts = dict(options or {})
@@ -68,17 +62,12 @@ def serve(
     """Serve the page at http://host:port until interrupted (Ctrl+C).
 
     obj, style: something to `render`, shown at /.
-    nlp (Language): A pipeline with a similarity pipe: the pair view (/pair), two texts whose
-        explanation (`explain`, default `explain_pair(nlp, a, b).to_dict()`) is shown shaded.
-    index (SimilarityIndex or str / Path): An index, or the directory `python -m spacy_siamese
-        index` wrote (loaded with `nlp`): the search view (/search).
-    groups (str / Path or rows): A `dedupe --groups` file: the groups view (/groups).
-    options (dict): As `render`'s; for the groups view, "limit" is the groups a page (100).
-    port (int), host (str): Where to serve (this machine only unless `host` says otherwise, e.g.
-        "0.0.0.0"); `auto_select_port` takes the next free port.
-    hosts (strings): Host names besides `host`, localhost and this machine's name that requests
-        may name (the Host header; IP addresses always may): others get a 403 (DNS rebinding).
-    explain_budget (float): Seconds an explanation of the pipeline may take (EXPLAIN_BUDGET).
+    nlp (Language): a pipeline with a similarity pipe: the pair view (/pair).
+    index (SimilarityIndex or path): an index or the directory `index` wrote: the search view.
+    groups (path or rows): a `dedupe --groups` file: the groups view.
+    options (dict): as `render`'s; for groups, "limit" is the groups a page.
+    hosts (strings): further host names requests may name; others get a 403 (DNS rebinding).
+    explain_budget (float): seconds an explanation may take.
     """
     if is_in_jupyter():
         warnings.warn("displacy.serve blocks the notebook: use displacy.render to show the HTML in it", stacklevel=2)

@@ -1,6 +1,5 @@
-"""HTML for the three views: a pair with its tokens shaded by contribution, a query's hits, and
-the duplicate groups of a dedupe run. Every text is HTML-escaped; the markup is styled by the
-package's stylesheet (`static/displacy.css`), which `page` and `fragment` inline."""
+"""HTML for the three views (a pair's shaded tokens, a query's hits, duplicate groups); every text
+is escaped, styled by `static/displacy.css`."""
 
 import math
 from html import escape
@@ -123,9 +122,8 @@ def hex_to_rgb(color: str) -> Tuple[int, int, int]:
 
 
 def render_search(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str:
-    """A query and its hits ({"query": str, "hits": [{"id", "text", "score"}, ...]}, as the
-    `search` command's --output-json results), best first; each hit's verdict at the threshold of
-    `data` or `options` (if any), and with options["links"], a link to the pair view."""
+    """A query and its hits ({"query", "hits": [{"id", "text", "score"}]}), best first, with
+    verdicts at the threshold (if any) and, with options["links"], links to the pair view."""
     if "hits" not in data:
         raise ValueError("A search result to render needs the key hits (and query)")
     hits = list(data["hits"])
@@ -150,9 +148,8 @@ def render_search(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> s
 def render_groups(
     groups: Iterable[Mapping[str, Any]], limit: Optional[int] = None, offset: int = 0, options: Mapping[str, Any] = {}
 ) -> str:
-    """Duplicate groups (rows of `dedupe --groups`: {"group", "size", "members": [{"id", "text"}]}),
-    largest first; `limit` groups from `offset` of that order. A member with a "score" (its
-    similarity to the group's first member) shows it with its verdict at options["threshold"]."""
+    """Duplicate groups (rows of `dedupe --groups`), largest first, `limit` from `offset`; a
+    member's "score" shows with its verdict at options["threshold"]."""
     ordered = sort_groups(groups)
     shown = ordered[offset : offset + limit if limit is not None else None]
     sections = "".join(

@@ -1,7 +1,5 @@
-"""The served page: a WSGI app over a pipeline (pair view), a saved index (search view) and a
-dedupe groups file (groups view), with JSON endpoints for the page's script, and a threaded
-`wsgiref` server for it (standard library only): a thread a connection, a listen backlog for a
-crowd, and the searches that arrive together encoded and scored as one batch."""
+"""The served page: a WSGI app (pair, search and groups views, JSON endpoints) and a threaded
+`wsgiref` server that batches the searches that arrive together."""
 
 import io
 import json
@@ -74,10 +72,8 @@ CSP = (
 
 
 class DisplacyApp:
-    """The WSGI app of `serve`. Views: /pair (with `nlp`), /search (with `index`), /groups (with
-    `groups`), and / (the `markup` rendered by `serve(obj, style)`, else the first view).
-    Endpoints: /api/explain?a=&b= (GET or POST) and /api/search?q=&k= answer JSON with the data
-    and its rendered `html`. `options` are `render`'s; for groups, "limit" is the groups a page."""
+    """The WSGI app of `serve`: views /pair, /search, /groups and / (`markup`, else the first
+    view); /api/explain?a=&b= and /api/search?q=&k= answer JSON with the data and its `html`."""
 
     def __init__(
         self,

@@ -1,7 +1,5 @@
-"""Ray Data engine (extra `spacy-siamese[ray]`): encode a Ray Dataset on an actor pool, write the
-vectors with their ids as Parquet, and find the duplicates of the encoded collection: the pairs of
-`find_duplicates` on the collection ordered by id (see docs/design.md and docs/search.md).
-"""
+"""Ray Data engine: encode a Dataset on an actor pool, write the vectors as Parquet and find
+the duplicates of the encoded collection (docs/search.md)."""
 
 import time
 from pathlib import Path
@@ -41,9 +39,8 @@ BLOCK_SIZE = 2048
 
 
 class EncodeBatch:
-    """A Ray Data actor that loads the pipeline once and encodes blocks of texts. With `output`, it
-    writes each block as one Parquet file there and returns the file's name, or for a block with a
-    bad row the error (raised by `write_encoded`); without, it returns the rows, raising on a bad row."""
+    """A Ray Data actor that loads the pipeline once and encodes blocks of texts: the rows, or with
+    `output` one Parquet file a block (its name, or a bad row's error)."""
 
     def __init__(
         self, model: str, text_column: str, id_column: str, pipe_name: str, batch_size: int, output: Optional[str]
@@ -104,9 +101,8 @@ def jsonl_files(path: Path) -> List[Path]:
 
 
 def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
-    """Check the uncompressed files of `jsonl_files(path)` as `dedupe` reads them, and that their
-    records have ids (ids repeated across files are refused by `collect_vectors`). Returns the number
-    of records checked; raises ValueError naming the file and line."""
+    """Check the files of `jsonl_files(path)` as `dedupe` reads them, with ids; returns the number
+    of records, raises ValueError naming the file and line."""
     n = 0
     for file in jsonl_files(path):
         if file.suffix.lower() in COMPRESSIONS:
@@ -155,10 +151,8 @@ def encode_dataset(
     workers: int = 2,
     output: Optional[str] = None,
 ) -> Any:
-    """`dataset` encoded on `workers` actors, `block_size` rows a task and `batch_size` docs a `nlp.pipe`
-    batch: rows of id, vector, model_id and a hybrid's sparse lexical columns. With `output` (a local
-    directory or a URI such as s3://bucket/vectors), the rows are written there as Parquet files
-    instead, and the Dataset's rows name the files: see `write_encoded`."""
+    """`dataset` encoded on `workers` actors: rows of id, vector, model_id (and a hybrid's lexical
+    columns), or with `output` (directory or URI) Parquet files there, named by the rows."""
     settings = dict(text_column=text_column, id_column=id_column, pipe_name=pipe_name, batch_size=batch_size)
     return _on_actors(dataset, EncodeBatch, dict(model=str(model), output=output, **settings), block_size, workers)
 
@@ -225,11 +219,9 @@ def find_duplicates_dataset(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Duplicate pairs (id_a, id_b, score), id_a < id_b, best first, of an encoded Dataset or of the
-    Parquet directory `write_encoded` wrote (its `files` only, if given): the pairs of `find_duplicates`
-    on the collection ordered by id. The driver builds the index once; actors search shards of the
-    queries, and Ray runs a shard again if its actor dies. `nlp`: the pipeline at `model`, if loaded
-    already. `stages`, if given, gets the seconds of each stage (collect, index, search)."""
+    """Duplicate pairs (id_a, id_b, score), id_a < id_b, best first, of an encoded Dataset or of
+    `write_encoded`'s Parquet directory, as `find_duplicates` gives them; actors search shards of
+    the queries. `stages`, if given, gets the seconds of each stage."""
     nlp = spacy.load(model) if nlp is None else nlp
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)  # before the reads
@@ -274,12 +266,9 @@ def dedupe_jsonl(
     nlp: Optional[Language] = None,
     stages: Optional[Dict[str, float]] = None,
 ) -> List[IdPair]:
-    """Encode a JSONL collection ('text' and unique 'id' fields) on Ray (RAY_ADDRESS, else a local Ray
-    started here), write its vectors as Parquet to `vectors`, and return its duplicate pairs as
-    `find_duplicates_dataset` does. A local input (the files of `jsonl_files`, each checked by
-    `check_jsonl`), `vectors`, `candidates` and the threshold are checked before Ray starts; a URI input
-    is checked block by block in the actors. Errors are raised as ValueError. `progress` shows Ray Data's
-    progress bars; `nlp` and `stages` (here also start and encode) are as for `find_duplicates_dataset`."""
+    """Encode a JSONL collection ('text', unique 'id') on Ray (RAY_ADDRESS, else a local Ray),
+    write its vectors as Parquet to `vectors` and return its duplicate pairs as
+    `find_duplicates_dataset` does. Local inputs are checked before Ray starts. Raises ValueError."""
     ray = _ray()
     # Everything that can be checked here, before Ray starts and encodes the collection
     paths: Union[str, List[str]] = input  # a remote directory: Ray lists it

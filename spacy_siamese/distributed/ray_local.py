@@ -1,9 +1,5 @@
-"""A local Ray that the driver starts and that ends with it, however it ends: a driver killed with SIGKILL
-leaves some of Ray's processes waiting for a minute or two, or forever, so a reaper process (this file,
-run as a script) kills every process of that Ray session still running when the driver's end closes its
-stdin. A process of the session names the session directory on its command line or holds a file in it
-(its logs): so do the agents and workers that Ray starts after `ray.init` returns, and orphaned ones.
-"""
+"""A local Ray that ends with the driver that started it, even a killed one: a reaper (this file,
+run as a script) kills the session's processes when the driver's end closes its stdin."""
 
 import os
 import signal

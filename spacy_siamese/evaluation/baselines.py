@@ -59,9 +59,7 @@ def tfidf_cosine(model: Model, docs_a: Sequence[Doc], docs_b: Sequence[Doc]) -> 
 
 
 def lsa(fit_rows: csr_matrix, rows: csr_matrix, *, width: int, seed: int = 0) -> numpy.ndarray:
-    """LSA: `rows` projected on the top `width` right singular vectors of a truncated SVD of
-    `fit_rows` (e.g. the TF-IDF matrix of the training documents, repeated rows once). The
-    width is at most the number of distinct rows or terms, less one."""
+    """LSA: `rows` projected on the top `width` right singular vectors of `fit_rows`' distinct rows."""
     fit_rows = _distinct_rows(csr_matrix(fit_rows))
     width = min(width, fit_rows.shape[1] - 1, fit_rows.shape[0] - 1)
     if width < 1:
@@ -97,9 +95,8 @@ def has_vectors(nlp: Language) -> bool:
 
 
 def averaged_vectors(nlp: Language, texts_a: Sequence[str], texts_b: Sequence[str]) -> numpy.ndarray:
-    """spaCy's default `Doc.similarity` of paired texts: the cosine of the mean static
-    token vectors, with docs made by `nlp`'s tokenizer only (no component, no similarity
-    hooks). A doc without vectors scores 0, as in spaCy."""
+    """spaCy's default `Doc.similarity` of paired texts (cosine of mean static vectors, docs from
+    the tokenizer only)."""
     if not has_vectors(nlp):
         raise ValueError("The pipeline has no static word vectors.")
     texts = distinct_pair_texts(zip(texts_a, texts_b))

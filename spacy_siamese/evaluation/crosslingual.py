@@ -1,7 +1,5 @@
-"""Cross-lingual retrieval (Yih et al. 2011, section 4.1): each text of one language is a query
-against every text of the other, and its translation is the one relevant answer. acc@1 and MRR
-in both directions and their mean, for the pipe and for TF-IDF cosine, CL-LSI and OPCA fitted on
-the same training pairs."""
+"""Cross-lingual retrieval (Yih et al. 2011, 4.1): each text queries the other language, its
+translation the one answer; acc@1 and MRR for the pipe, TF-IDF, CL-LSI and OPCA."""
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
@@ -30,11 +28,9 @@ OPCA_RIDGE = 1e-3  # added to the pair differences' covariance, relative to its 
 def translation_metrics(
     scores: numpy.ndarray, texts_a: Optional[Sequence[str]] = None, texts_b: Optional[Sequence[str]] = None
 ) -> Dict[str, float]:
-    """acc@1 and MRR of a square score matrix whose row i's answer is column i: rows as queries
-    ("a_b"), columns as queries ("b_a") and the mean of both. A tie with the answer counts
-    against it (the answer ranks below every text that scores as high), except, given the texts,
-    a tie with a copy of it: a pair j with the query's text or the answer's text (a_j = a_i or
-    b_j = b_i) is one more right answer, and the best-scored right answer is the one ranked."""
+    """acc@1 and MRR of a square score matrix whose row i's answer is column i, by rows ("a_b"),
+    columns ("b_a") and both. Ties count against the answer; given the texts, a copy of the
+    query's or the answer's text is one more right answer."""
     scores = numpy.asarray(scores, dtype="f8")
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1] or not len(scores):
         raise ValueError(f"translation_metrics takes a non-empty square score matrix, got shape {scores.shape}.")
@@ -99,10 +95,8 @@ def evaluate_crosslingual(
     seed: int = 0,
     pipe_name: str = PIPE_NAME,
 ) -> Dict[str, Any]:
-    """Each dev group ranked with the pipe (the scores `doc.similarity` gives) and, with
-    `baselines`, the cosine of word TF-IDF, of the pipe's own joint TF-IDF, and of CL-LSI and OPCA
-    (`opca`) at the pipe's width, all fitted on the training translations (pairs labelled 1). A
-    dev text that occurs more than once is scored as `translation_metrics` says: any copy is right."""
+    """Each dev group ranked by the pipe and, with `baselines`, by TF-IDF, the pipe's TF-IDF,
+    CL-LSI and OPCA, fitted on the training translations (`translation_metrics`)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     wrong = [p.line for p in dev if p.label < 1.0]
     if wrong:

@@ -167,9 +167,8 @@ def evaluate_duplicates(
     pipe_name: str = PIPE_NAME,
     progress: bool = False,
 ) -> Dict[str, Any]:
-    """A JSON-ready report of mrr, mrr@k and recall@k on the same queries for the pipe of `nlp`
-    (None: none), the pipelines of `compare` (by label) and, given `fit_texts`, TF-IDF cosine fitted
-    on them (`fit_note`: how they were chosen). `bootstrap` > 0: `.uncertainty.rank_intervals`."""
+    """A JSON-ready report of mrr, mrr@k and recall@k on the same queries for `nlp`'s pipe, the
+    pipelines of `compare` and, given `fit_texts`, TF-IDF; `bootstrap` > 0 adds intervals."""
     check_bootstrap(bootstrap, confidence)
     check_ks(ks)
     if nlp is None and fit_texts is None and not compare:

@@ -105,15 +105,11 @@ def evaluate_pairs(
     seed: int = 0,
     progress: bool = False,
 ) -> PairEvaluation:
-    """Score `records` with the trained pipe at its stored threshold; with `baselines`, also TF-IDF
-    cosine (fitted on `fit_texts`, default the evaluated texts; `fit_note`: how they were chosen)
-    and averaged static word vectors (of `vectors`, default the pipeline's; skipped with a note if
-    none). `teachers` maps a label to a scorer of (text1, text2) pairs (e.g. a partial of
-    `teacher.models.teacher_pair_scores`), scored as `teacher_method(label)`. Baselines and
-    teachers are read at the accuracy-optimal threshold on these pairs, the pipelines of
-    `compare` (by label) at their stored ones. Records of several
-    groups are also scored per group; `bootstrap` > 0 adds `confidence` intervals (`.uncertainty`).
-    `doc.similarity` is checked against the pipe's batch scores on `n_check` pairs."""
+    """Score `records` with the trained pipe at its stored threshold, beside the `baselines`
+    (TF-IDF fitted on `fit_texts`, averaged word vectors), `teachers` (label -> pair scorer) and
+    the pipelines of `compare` (at their stored thresholds); baselines and teachers at the
+    accuracy-optimal threshold on these pairs. Also per group, with `bootstrap` > 0 intervals,
+    and `doc.similarity` checked against the batch scores on `n_check` pairs."""
     if not len(records):
         raise ValueError("Cannot evaluate an empty set of pairs.")
     check_bootstrap(bootstrap, confidence)

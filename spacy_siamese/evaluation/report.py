@@ -254,10 +254,7 @@ DETAILS = {"pairs": pair_detail_markdown, "retrieval": retrieval_markdown, DUPLI
 
 
 def summary_markdown(reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """One summary table per kind of report (binary pairs, graded pairs, retrieval, duplicate
-    retrieval), then each report's own table (with its example pairs and their scores). A pair
-    report's AUC or Spearman, and a duplicate retrieval's MRR@10, carries its bootstrap interval
-    where it has one."""
+    """One summary table per kind of report, then each report's own table and example pairs."""
     kinds: Dict[str, Dict[str, Mapping[str, Any]]] = {kind: {} for kind in SUMMARIES}
     for name, rep in reports.items():
         task = rep.get("task", "pairs")

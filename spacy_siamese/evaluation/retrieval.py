@@ -29,10 +29,8 @@ def heldout_documents(
     max_docs: int = 0,
     lenient: bool = False,
 ) -> Tuple[List[DocRecord], List[DocRecord]]:
-    """(training documents, held-out documents) of a collection. "dev": the seeded split of
-    its training part that `spacy-siamese.DocumentPairs.v1` makes with the same
-    `dev_fraction` and `seed`; "test": the collection's test part against its training part.
-    At most `max_docs` held-out documents (0 = all), a seeded sample in collection order."""
+    """(training documents, held-out documents): "dev" as DocumentPairs.v1 splits, or "test";
+    at most `max_docs` held-out documents (0 = all)."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     docs = read_documents(collection, path, split="train", lenient=lenient)
@@ -60,11 +58,8 @@ def evaluate_retrieval(
     pipe_name: str = PIPE_NAME,
     progress: bool = False,
 ) -> Dict[str, Any]:
-    """Each held-out document as a query against the others (relevant = a shared label), ranked
-    by the cosine of the pipe's vectors; with `baselines` also by TF-IDF cosine (the pipe's own
-    featuriser if it has one, else `tfidf` fitted on `train_docs`) and by LSA of the training
-    documents' TF-IDF at the pipe's width. Pair AUC is on `n_eval_pairs` seeded held-out pairs.
-    Held-out documents with one text count once (`distinct_documents`); the report names the copies."""
+    """Each held-out document as a query against the others (relevant: a shared label), ranked
+    by the pipe's cosine, and with `baselines` by TF-IDF and LSA; pair AUC on `n_eval_pairs`."""
     heldout, copies = distinct_documents(heldout)
     if len(heldout) < 2:
         raise ValueError(f"Need at least 2 held-out documents with different texts, got {len(heldout)}.")

@@ -1,6 +1,4 @@
-"""How far a figure on a pair file can be trusted: percentile bootstrap intervals (scipy) over
-the pairs or the queries of a duplicate retrieval, and the figures of each group of pairs
-(`PairRecord.group`, e.g. the STS Benchmark's source files)."""
+"""Percentile bootstrap intervals over pairs or queries, and the figures of each group of pairs."""
 
 import warnings
 from collections import Counter
@@ -29,9 +27,8 @@ def check_bootstrap(n_resamples: int, confidence: float) -> None:
 def interval(
     statistic: Callable[[numpy.ndarray], float], n: int, *, n_resamples: int, confidence: float, seed: int
 ) -> Optional[List[float]]:
-    """The percentile bootstrap interval of `statistic(indices)` over resamples of range(n);
-    None if the statistic is undefined on a resample (one class left, a constant side) or there
-    are fewer than two items to resample."""
+    """The percentile bootstrap interval of `statistic(indices)` over resamples of range(n), or None
+    where it is undefined."""
     if n < 2:
         return None
     with warnings.catch_warnings():
@@ -59,9 +56,8 @@ def pair_intervals(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Dict[str, Any]:
-    """Intervals of every method's `figures` (acc at the method's threshold, held fixed) and of
-    `reference`'s lead over each other method on the main figure (AUC or Spearman), both
-    methods scored on the same resampled pairs (a paired bootstrap)."""
+    """Intervals of every method's `figures` and of `reference`'s lead over each other method on
+    the main figure (a paired bootstrap over the pairs)."""
     y = numpy.asarray(labels, dtype="f8")
     n = len(y)
     settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
@@ -100,9 +96,8 @@ def rank_intervals(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Dict[str, Any]:
-    """Intervals of every method's mrr@k (k > 1) and recall@k from its partners' 1-based `ranks`
-    (one per query, the same queries for every method), and of `reference`'s lead over each other
-    method on mrr@k of the largest k, both ranked on the same resampled queries (a paired bootstrap)."""
+    """Intervals of every method's mrr@k (k > 1) and recall@k from its partners' 1-based `ranks`,
+    and of `reference`'s lead on mrr@max(k) (a paired bootstrap over the queries)."""
     settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     out = _skeleton("queries", **settings)
     sizes = {len(r) for r in ranks.values()}
@@ -141,9 +136,7 @@ def group_results(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Dict[str, Dict[str, Any]]:
-    """Each group's figures (`figures`: the same for every group, so 0/1 groups of a graded file
-    get correlations), largest group first; with `n_resamples` > 0 also their intervals.
-    Pairs without a group form the group NO_GROUP."""
+    """Each group's `figures`, largest group first (no group: NO_GROUP); intervals with `n_resamples` > 0."""
     y = numpy.asarray(labels, dtype="f8")
     names = numpy.asarray([group or NO_GROUP for group in groups], dtype=object)
     if len(names) != len(y):

@@ -11,10 +11,8 @@ InT = Tuple[Floats2d, Floats2d]
 def with_auxiliary(
     *, main: Model[InT, Floats2d], auxiliary: Model[InT, Floats2d], weight: float = 1.0
 ) -> Model[InT, Floats2d]:
-    """Train a second comparison head (e.g. a FeatureHead) beside `main` on the same pair
-    vectors. In training the output has two columns, (main, auxiliary), and the auxiliary
-    head's gradient is scaled by `weight`; at prediction only `main` runs.
-    """
+    """Train a second head beside `main`: in training the columns (main, auxiliary), the
+    auxiliary gradient scaled by `weight`; at prediction only `main` runs."""
     if not weight >= 0:
         raise ValueError(f"WithAuxiliary: weight must be >= 0, got {weight}")
     return Model(

@@ -17,11 +17,7 @@ def bag_of_words(
     min_df: int = 2,
     max_vocab: int = 10000,
 ) -> Model[List[Doc], csr_matrix]:
-    """Binary bag-of-words vectors of docs as a scipy CSR matrix (n_docs, n_terms): 1 where a
-    term of the vocabulary occurs in the doc. Terms as in `spacy-siamese.tfidf.v2`; the
-    vocabulary, the `max_vocab` most frequent terms (0 = all) in at least `min_df` distinct
-    training docs, is fitted in `initialize`. A doc without a known term is a zero row.
-    """
+    """Binary bag-of-words vectors (CSR, n_docs x n_terms), terms and vocabulary as `tfidf.v2`'s."""
     check_term_settings("bag_of_words", attr=attr, min_df=min_df, max_vocab=max_vocab)
     return Model("bag_of_words", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
 

@@ -12,12 +12,8 @@ InT = Tuple[Floats2d, Floats2d]
 
 @registry.architectures("spacy-siamese.TrainCalibrated.v1")
 def train_calibrated(*, comparison: Model[InT, Floats2d], eps: float = 1e-6) -> Model[InT, Floats2d]:
-    """Train `comparison`, a (0, 1) score, through a learned Platt scaling; predict with its
-    raw score. In training the output is sigmoid(a + c * logit(s)) of the comparison's score s
-    (clipped to [eps, 1 - eps]), with a and c = softplus(b) > 0 learned. The map is strictly
-    increasing, so the ranking of pairs is the same either way. For Cauchy, logit(s) = -log d:
-    a logistic model on the log distance with a free slope instead of the fixed slope 1.
-    """
+    """Train `comparison` (a (0, 1) score s) through a learned Platt scaling,
+    sigmoid(a + c * logit(s)) with c = softplus(b) > 0; predict with the raw, equally ranked s."""
     if not 0.0 < eps < 0.5:
         raise ValueError(f"TrainCalibrated: eps must be in (0, 0.5), got {eps}")
     return Model(

@@ -10,11 +10,7 @@ InT = Tuple[Floats2d, Floats2d]
 
 @registry.architectures("spacy-siamese.CauchySimilarity.v1")
 def cauchy_similarity(*, nI: Optional[int] = None) -> Model[InT, Floats2d]:
-    """Cauchy similarity of paired vectors: 1 / (1 + sum_i w_i (a_i - b_i)^2).
-
-    The weights are kept positive as w = softplus(v) of a free parameter v, so
-    the score stays in (0, 1]. Output shape: (n_pairs, 1).
-    """
+    """Cauchy similarity 1 / (1 + sum_i w_i (a_i - b_i)^2), w = softplus(v) > 0; (n_pairs, 1)."""
     return Model("cauchy_similarity", forward, init=init, dims={"nI": nI, "nO": 1}, params={"v": None})
 
 

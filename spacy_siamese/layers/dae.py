@@ -17,15 +17,10 @@ def denoising_autoencoder(
     reconstruction_weight: float = 1.0,
     seed: int = 0,
 ) -> Model[InT, Floats2d]:
-    """Denoising autoencoder of binary term vectors (Tajima et al. 2016), a scipy CSR matrix
-    (e.g. from `spacy-siamese.bag_of_words.v1`) or a dense array. The output is the hidden layer
-    h = sigmoid(x W + c) - sigmoid(c): an all-zero x maps to the zero vector.
-
-    In training each non-zero input element is zeroed with probability `noise` before the
-    encoder, the decoder reconstructs the clean input from the noisy h, y = sigmoid(h V + d),
-    and the backward pass adds the gradient of `reconstruction_weight` times the reconstruction
-    cross-entropy (summed over the input elements, averaged over the docs) to the gradient of
-    the loss on h. At prediction the decoder does not run.
+    """Denoising autoencoder of binary term vectors (Tajima et al. 2016; CSR or dense): outputs
+    h = sigmoid(x W + c) - sigmoid(c). In training, non-zero inputs are zeroed with probability
+    `noise`, y = sigmoid(h V + d) reconstructs the clean input, and `reconstruction_weight` times
+    its cross-entropy joins the loss on h.
     """
     if not 0.0 <= noise < 1.0:
         raise ValueError(f"dae: noise must be in [0, 1), got {noise}")

@@ -11,9 +11,7 @@ InT = Tuple[Floats2d, Floats2d]
 
 @registry.architectures("spacy-siamese.DotSimilarity.v1")
 def dot_similarity(*, nI: Optional[int] = None) -> Model[InT, Floats2d]:
-    """Inner product of paired vectors, shape (n_pairs, 1): the similarity of the DAE + triplet
-    model (Tajima et al. 2016). Unbounded: its score range is (-inf, inf), and a zero vector
-    scores 0 against everything."""
+    """Inner product of paired vectors, (n_pairs, 1), unbounded: the DAE + triplet model's similarity."""
     return Model(
         "dot_similarity",
         forward,

@@ -12,13 +12,8 @@ NORMS = ("l1", "l2")
 
 @registry.architectures("spacy-siamese.ExpL1Similarity.v1")
 def exp_l1_similarity(*, norm: str = "l1", scale: float = 1.0, nI: Optional[int] = None) -> Model[InT, Floats2d]:
-    """MaLSTM similarity of paired vectors: exp(-scale * ||a - b||), in (0, 1], which float32
-    rounds to 0 once scale * distance passes about 104.
-
-    `norm = "l1"` is the paper's Manhattan distance, `"l2"` the Euclidean one. `scale` is a
-    fixed, non-negative temperature (1.0 in the paper); it has no trained weights. At a == b
-    the gradient is the subgradient 0. Output shape: (n_pairs, 1).
-    """
+    """MaLSTM similarity exp(-scale * ||a - b||) in (0, 1], `norm` "l1" (the paper) or "l2";
+    `scale` is a fixed temperature. Output shape: (n_pairs, 1)."""
     if norm not in NORMS:
         raise ValueError(f"ExpL1Similarity: norm must be one of {', '.join(map(repr, NORMS))}, got {norm!r}")
     if not 0.0 <= scale < float("inf"):  # an infinite scale made identical vectors score NaN (inf * 0)

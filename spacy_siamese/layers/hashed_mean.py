@@ -14,11 +14,8 @@ DEFAULT_ATTRS = ("NORM", "PREFIX", "SUFFIX", "SHAPE")
 def hashed_mean(
     *, width: int, rows: int, attrs: Sequence[str] = DEFAULT_ATTRS, seed: int = 0
 ) -> Model[List[Doc], Floats2d]:
-    """One vector of `width` per doc: the mean over its tokens of the summed embeddings of the
-    token's attributes (the word's NORM and its PREFIX, SUFFIX and SHAPE by default), each
-    attribute's value hashed (with its own seed) into one table of `rows` rows. No context, no
-    nonlinearity: a static embedding as in model2vec, learned here. A doc without tokens gets
-    zeros."""
+    """The mean over a doc's tokens of the summed hash embeddings (`rows` rows) of their `attrs`:
+    a learned static embedding, as in model2vec; an empty doc gets zeros."""
     unknown = [attr for attr in attrs if attr.upper() not in IDS]
     if unknown or not attrs:
         raise ValueError(f"hashed_mean: need spaCy token attributes (e.g. NORM, PREFIX), got {list(attrs)}")

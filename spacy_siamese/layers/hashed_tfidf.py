@@ -12,11 +12,8 @@ SIGN_BIT = numpy.uint64(32)
 
 @registry.layers("spacy-siamese.hashed_tfidf.v1")
 def hashed_tfidf(*, tfidf: Model[List[Doc], csr_matrix], width: int = 2048) -> Model[List[Doc], Floats2d]:
-    """Dense lexical vectors: a `tfidf` layer's rows with each term hashed into one of `width`
-    columns with a sign taken from its hash, then l2-normalised. The inner product of two rows
-    is the cosine of their TF-IDF vectors up to hash collisions (the signs make their error zero
-    on average; the normalisation leaves a bias of order 1 / width). A doc without a known term
-    is a zero row. No parameters."""
+    """Dense lexical vectors: `tfidf` rows signed-hashed into `width` columns, l2-normalised, so
+    an inner product is the TF-IDF cosine up to hash collisions. No parameters."""
     if width < 1:
         raise ValueError(f"hashed_tfidf: width must be positive, got {width}")
     return Model("hashed_tfidf", forward, init=init, layers=[tfidf], dims={"nO": width})

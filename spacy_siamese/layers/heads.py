@@ -1,10 +1,5 @@
-"""Which head of a comparison scores, and in what range.
-
-Combinators wrap the comparison that answers `doc.similarity`: `WithInBatchScores.v1` (adds
-in-batch scores in training), `WithAuxiliary.v1` (trains a second head; `main` predicts) and
-`TrainCalibrated.v1` (trains through a Platt scaling; its inner comparison predicts).
-`HybridSimilarity.v1` is not looked through: its mixed score is what predicts.
-"""
+"""Which head of a comparison scores, and in what range, looking through WithInBatchScores.v1,
+WithAuxiliary.v1 and TrainCalibrated.v1."""
 
 from typing import Tuple
 
@@ -15,10 +10,8 @@ HYBRID = "hybrid_similarity"  # the name of HybridSimilarity.v1 layers
 
 
 def predicting_head(comparison: Model, *, training: bool = False) -> Model:
-    """The comparison inside `comparison` whose score is the prediction. With `training=True`,
-    `TrainCalibrated.v1` is kept: its calibrated score is what the losses, and so the in-batch
-    and triplet scores of a batch, see in training. Otherwise the walk goes through it to the
-    raw comparison, which `doc.similarity`, the score range and vector search need."""
+    """The comparison inside `comparison` whose score is the prediction; with `training=True`,
+    `TrainCalibrated.v1` is kept (the losses see its calibrated score)."""
     while True:
         if comparison.name == "with_in_batch_scores":
             comparison = comparison.get_ref("comparison")

@@ -15,13 +15,9 @@ LAYER_NAME = HYBRID
 def hybrid_similarity(
     *, comparison: Model[InT, Floats2d], lexical_width: int, weight: float = 0.15
 ) -> Model[InT, Floats2d]:
-    """The similarity of a `HybridEncoder.v1` pipe: on vectors whose last `lexical_width`
-    columns are the lexical (hashed TF-IDF) part,
-
-        score(a, b) = (1 - weight) * comparison(a_learned, b_learned) + weight * clip(a_lex . b_lex, 0, 1)
-
-    In training the output is the `comparison`'s own training output on the learned part (the
-    lexical part has no parameters); the mixed score is what predicts.
+    """A `HybridEncoder.v1` pipe's similarity, the last `lexical_width` columns being lexical:
+    (1 - weight) * comparison(a_learned, b_learned) + weight * clip(a_lex . b_lex, 0, 1).
+    In training, the output is the comparison's on the learned part alone.
     """
     _check_weight(weight)
     if lexical_width < 1:
@@ -43,9 +39,7 @@ def is_hybrid_similarity(model: Model) -> bool:
 
 
 def set_hybrid_weight(model: Model, weight: float) -> None:
-    """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on. Its
-    training output never sees the weight, so the learned part stays as trained (its score range,
-    `heads.score_range`, follows the weight)."""
+    """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on."""
     _check_weight(weight)
     model.attrs["weight"] = float(weight)
 

@@ -12,11 +12,8 @@ InT = Tuple[Floats2d, Floats2d]
 
 @registry.architectures("spacy-siamese.WithInBatchScores.v1")
 def with_in_batch_scores(*, comparison: Model[InT, Floats2d]) -> Model[InT, Floats2d]:
-    """Add the scores of every side A against every side B of the batch to a comparison's
-    training output, for an in-batch loss (`spacy-siamese.InBatchNegatives.v1`): (n, k + n) for
-    n pairs, the comparison's own k training columns, then M[i, j] = score(A_i, B_j) of its
-    predicting head in training mode. At prediction the comparison's score, unchanged.
-    """
+    """In training, append M[i, j] = score(A_i, B_j) of the batch to the comparison's k columns,
+    (n, k + n), for an in-batch loss; at prediction the comparison's score, unchanged."""
     scorer = predicting_head(comparison, training=True)
     return Model(
         "with_in_batch_scores",

@@ -31,17 +31,9 @@ def ngram_tfidf(
     max_vocab: int = 0,
     sublinear_tf: bool = True,
 ) -> Model[List[Doc], csr_matrix]:
-    """TF-IDF vectors of docs over words and character n-grams, as a scipy CSR matrix.
-
-    A doc's terms are its lower-cased words (punctuation and spaces dropped, accents too with
-    `strip_accents`) and the character n-grams of each word framed as "<word>", of the sizes in
-    `ngram_sizes` (a word shorter than a size gives none of it; `[]`: words only). Texts of two
-    languages share the n-grams of their names, numbers and cognates. The vocabulary (terms in
-    at least `min_df` distinct training docs, the `max_vocab` most frequent if > 0) and the
-    smoothed idf, ln((1 + n) / (1 + df)) + 1, are fitted in `initialize`. tf is 1 + ln(count)
-    with `sublinear_tf`. The word part and the n-gram part of a row are l2-normalised apart and
-    weighted sqrt(word_weight) and sqrt(1 - word_weight), so their cosines mix in that ratio. A
-    doc without a known term is a zero row.
+    """TF-IDF vectors (CSR) over lower-cased words and the character n-grams (`ngram_sizes`) of
+    each word framed as "<word>", fitted as `tfidf`'s. The word and n-gram parts are l2-normalised
+    apart and weighted sqrt(word_weight) and sqrt(1 - word_weight), so their cosines mix in that ratio.
     """
     check_term_settings("ngram_tfidf", attr="lower", min_df=min_df, max_vocab=max_vocab)
     sizes = [int(n) for n in ngram_sizes]

@@ -9,10 +9,8 @@ from thinc.types import Floats2d
 
 
 def skip_features_without_tokens(chained: Model[List[Doc], Floats2d], width: int) -> Model[List[Doc], Floats2d]:
-    """The chain, except that on a batch without a single token its first layer (the token
-    features, of `width`; spaCy's StaticVectors and MultiHashEmbed fail on it) is not run: each
-    doc gets a (0, `width`) array, so an empty doc gets the same vector in any batch. The same
-    name, layers and dims as `chained`, so pipelines saved with the plain chain load unchanged."""
+    """The chain, except that on a batch without a token its first layer (token features of
+    `width`, which fail on it) is not run: each doc gets a (0, `width`) array."""
     dims = {name: chained.maybe_get_dim(name) for name in chained.dim_names}
     forward = partial(_forward, width=width)  # a module-level function: the model still pickles
     return Model(chained.name, forward, init=chain_init, layers=chained.layers, dims=dims)
@@ -41,11 +39,8 @@ def _forward(
 
 
 def encode_docs(encoder: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
-    """Run any encoder on docs, checking it gives one row of its width per doc. The package's
-    encoders take a batch without a single token (e.g. one empty doc); an encoder of one's own
-    that fails on it, or gives rows of another shape, gets the batch beside a one-token doc
-    whose row is dropped (and gets no gradient), so each empty doc gets the vector it gets
-    beside other docs, in prediction and in training."""
+    """Run any encoder on docs, checking it gives one row of its width per doc; an encoder that
+    fails on a batch without a token gets it beside a one-token doc whose row is dropped."""
     width = encoder.get_dim("nO")
     if not docs:
         return encoder.ops.alloc2f(0, width), lambda dY: []

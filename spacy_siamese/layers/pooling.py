@@ -6,11 +6,7 @@ from thinc.types import Floats2d, Ints2d, Ragged
 
 @registry.layers("spacy-siamese.mean_max_pool.v1")
 def mean_max_pool() -> Model[Ragged, Floats2d]:
-    """Concatenate mean and max pooling over each sequence: (n_docs, 2 * width).
-
-    Unlike Thinc's reduce_max, an empty sequence is allowed: it pools to zeros
-    and passes no gradient back.
-    """
+    """Mean and max pooling over each sequence, (n_docs, 2 * width); an empty one pools to zeros."""
     return Model("mean_max_pool", forward, init=init, dims={"nI": None, "nO": None})
 
 

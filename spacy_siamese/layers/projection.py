@@ -14,11 +14,8 @@ INITS = ("lsa", "random")
 def projection(
     *, nO: Optional[int] = None, nI: Optional[int] = None, init: str = "lsa", seed: int = 0
 ) -> Model[InT, Floats2d]:
-    """Linear projection without bias, Y = X @ W with W (nI, nO): the S2Net concept vector
-    A^T f of each row f of X, a scipy CSR matrix (the gradient touches only the rows of W of the
-    batch's terms) or a dense array. W starts as the right singular vectors of the
-    initialization matrix (`init="lsa"`: Y starts as the LSA projection) or at random.
-    """
+    """Y = X @ W without bias (S2Net's A^T f) for CSR or dense X; W starts as the LSA
+    projection of the initialization matrix (`init="lsa"`) or at random."""
     if init not in INITS:
         raise ValueError(f"projection: init must be one of {', '.join(INITS)}, got {init!r}")
     return Model(

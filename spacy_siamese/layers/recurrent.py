@@ -12,13 +12,9 @@ Cache = Tuple[Array, Array, Array]  # hidden states, cell states, gate activatio
 def lstm(
     *, nO: Optional[int] = None, nI: Optional[int] = None, bidirectional: bool = False, depth: int = 1
 ) -> Model[List[Floats2d], List[Floats2d]]:
-    """An LSTM over each sequence of a list: (n_i, nI) -> (n_i, nO), with its own forward and
-    backward pass. Gates i, f, g, o; zero initial states; the forget gate's bias starts at 1.
-    Bidirectional: the forward and backward outputs, nO / 2 each, are concatenated (forward
-    first). Layers are stacked `depth` times. Empty sequences give empty outputs.
-
-    Thinc's own `LSTM` layer is not used: its CPU backward pass gives wrong gradients
-    (thinc 8.3, `NumpyOps.backprop_lstm`).
+    """An LSTM over each sequence of a list, (n_i, nI) -> (n_i, nO), `depth` layers; `bi`
+    concatenates forward and backward outputs (nO / 2 each). Not Thinc's `LSTM`: its CPU
+    backward pass gives wrong gradients (thinc 8.3, `NumpyOps.backprop_lstm`).
     """
     if depth < 1:
         raise ValueError(f"LSTM: depth must be at least 1, got {depth}")

@@ -10,10 +10,8 @@ from thinc.types import Floats2d
 
 @registry.layers("spacy-siamese.sentence_vectors.v1")
 def sentence_vectors() -> Model[List[Doc], List[Floats2d]]:
-    """Each doc as a sequence of sentence vectors: (n_sentences, vector width), the mean of the
-    static vectors of a sentence's tokens (tokens without a vector count as zeros). Sentences
-    are the doc's own boundaries when it has them, else spaCy's sentencizer rule (the doc is
-    not changed). An empty doc has no sentences. No weights, no gradient."""
+    """Each doc as its sentences' mean static vectors, (n_sentences, width), by the doc's own
+    boundaries or the sentencizer rule. No weights, no gradient."""
     return Model("sentence_vectors", forward, dims={"nO": None}, init=init)
 
 

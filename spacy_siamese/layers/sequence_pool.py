@@ -8,13 +8,8 @@ POOLINGS = ("last", "mean", "max")
 
 @registry.layers("spacy-siamese.sequence_pool.v1")
 def sequence_pool(*, mode: str = "last", bidirectional: bool = False) -> Model[List[Floats2d], Floats2d]:
-    """One vector per sequence of RNN outputs: (n_seqs, width).
-
-    `last` is the final hidden state: the output at the last position, and for a bidirectional
-    RNN (halves: forward, backward) the forward half at the last position beside the backward
-    half at the first. `mean` and `max` pool over the positions. An empty sequence gives zeros
-    and passes no gradient back.
-    """
+    """One vector per sequence of RNN outputs, (n_seqs, width): the final hidden state ("last";
+    bidirectional: forward half at the end, backward half at the start), "mean" or "max"."""
     if mode not in POOLINGS:
         raise ValueError(f"sequence_pool: mode must be one of {', '.join(map(repr, POOLINGS))}, got {mode!r}")
     return Model(

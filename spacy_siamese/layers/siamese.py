@@ -30,9 +30,8 @@ def siamese(
 
 
 def check_hybrid(encoder: Model, comparison: Model) -> None:
-    """A `HybridSimilarity.v1` reads the last `lexical_width` columns of the vectors as their
-    lexical part: refuse an encoder that is not a `HybridEncoder.v1` of the same `lexical_width`,
-    whose learned columns would otherwise be mixed into the lexical score without a word."""
+    """Refuse, for a `HybridSimilarity.v1`, an encoder that is not a `HybridEncoder.v1` of the same
+    `lexical_width`."""
     similarity = next((node for node in comparison.walk() if is_hybrid_similarity(node)), None)
     if similarity is None:
         return

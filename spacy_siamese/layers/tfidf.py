@@ -64,15 +64,10 @@ def tfidf(
     sublinear_tf: bool = True,
     normalize: bool = True,
 ) -> Model[List[Doc], csr_matrix]:
-    """TF-IDF vectors of docs as a scipy CSR matrix (n_docs, n_terms).
-
-    Terms are the tokens' `attr` ("lower", "lemma" (lower-case where a token has no
-    lemma), "norm" or "orth"), optionally without stop words and punctuation. The
-    vocabulary (terms in at least `min_df` distinct training docs, the `max_vocab` most
-    frequent if > 0) and the smoothed idf, ln((1 + n) / (1 + df)) + 1, are fitted in
-    `initialize` and saved with the model. tf is the count, or 1 + ln(count) with
-    `sublinear_tf`; rows are l2-normalised with `normalize`. Unknown terms are ignored;
-    a doc without a known term is a zero row.
+    """TF-IDF vectors of docs (CSR, n_docs x n_terms) over the tokens' `attr`. The vocabulary
+    (in >= `min_df` training docs, the `max_vocab` most frequent if > 0) and the smoothed idf,
+    ln((1 + n) / (1 + df)) + 1, are fitted in `initialize`; tf is the count or, with
+    `sublinear_tf`, 1 + ln(count). A doc without a known term is a zero row.
     """
     check_term_settings("tfidf", attr=attr, min_df=min_df, max_vocab=max_vocab)
     return Model("tfidf", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
@@ -169,9 +164,8 @@ def term_keys(model: Model, doc: Doc) -> numpy.ndarray:
 
 
 def term_array(model: Model, doc: Doc, extra: Sequence[int] = ()) -> Tuple[numpy.ndarray, ...]:
-    """(arr, keys, keep) of a term layer's doc: the uint64 array of the attrs term, LOWER,
-    IS_STOP, IS_PUNCT, IS_SPACE and `extra`; each token's term hash; and the kept tokens (no
-    spaces, punctuation with `drop_punct`, stop words with `drop_stop` if the layer has it)."""
+    """(arr, keys, keep) of a doc: the array of its term, LOWER, IS_STOP, IS_PUNCT, IS_SPACE and
+    `extra` attributes, each token's term hash, and the mask of the tokens the layer keeps."""
     attrs = [TERM_ATTRS[model.attrs["attr"]], LOWER, IS_STOP, IS_PUNCT, IS_SPACE, *extra]
     arr = doc.to_array(attrs).astype("uint64") if len(doc) else numpy.zeros((0, len(attrs)), dtype="uint64")
     keys = arr[:, 0]
@@ -188,9 +182,8 @@ def term_array(model: Model, doc: Doc, extra: Sequence[int] = ()) -> Tuple[numpy
 def document_frequencies(
     docs: Iterable[Doc], term_keys: Callable[[Doc], numpy.ndarray], *, min_df: int = 1
 ) -> Tuple[List[str], numpy.ndarray, int]:
-    """The terms (in hash order) that occur in at least `min_df` distinct texts of `docs`, their
-    document frequencies, and the number of distinct texts. `term_keys` gives a doc's term hashes;
-    each distinct text counts once, however many pairs hold it."""
+    """The terms (in hash order) in at least `min_df` distinct texts of `docs`, their document
+    frequencies, and the number of distinct texts."""
     seen = set()
     unique: List[numpy.ndarray] = []
     stores = {}

@@ -75,21 +75,11 @@ def tweak(
     min_df: int = 2,
     max_vocab: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """TWEAK (Yih 2009) term weighting: each kept term t of a doc D (its `attr`: "lower",
-    "lemma", "norm" or "orth"; spaces, and punctuation with `drop_punct`, are dropped) gets
-    the weight tw(t, D) = softplus(sum_j w_j phi_j(t, D)) >= 0 of its features: a bias, and the
-    feature groups in `features`:
-
-    - "paper": log(tf+1), log(df+1), capitalised (any occurrence title- or upper-case),
-      log(loc+1), loc/len, log(len+1), with loc the first position among the doc's len terms;
-    - "stop": a stop word; "pos": the share of occurrences with each coarse POS (zeros when the
-      doc has no POS); "ent": in a named entity; "sent": first occurs in the first sentence (the
-      whole doc without sentence boundaries); "oov": not in the fitted df table.
-
-    The document frequencies (terms in at least `min_df` distinct training docs, the
-    `max_vocab` most frequent if > 0) are fitted in `initialize` and saved with the model.
-    The weighted term vector is signed-hashed into `width` columns as in `hashed_tfidf`, not
-    normalised: pair it with CosineSimilarity.v1. An empty doc is a zero row.
+    """TWEAK (Yih 2009): term t of doc D weighs softplus(sum_j w_j phi_j(t, D)) over a bias and
+    the `features` groups: "paper" (log(tf+1), log(df+1), capitalised, log(loc+1), loc/len,
+    log(len+1)), "stop", "pos" (share of each coarse POS), "ent", "sent" (in the first sentence),
+    "oov". Document frequencies are fitted in `initialize`; the weighted term vector is
+    signed-hashed into `width` columns, not normalised (pair it with CosineSimilarity.v1).
     """
     if attr not in TERM_ATTRS:
         raise ValueError(f"tweak: attr must be one of {', '.join(TERM_ATTRS)}, got {attr!r}")

@@ -13,9 +13,7 @@ Loss = Callable[[Floats2d, Floats1d], Tuple[Floats2d, float]]  # (scores, labels
 
 
 def check_truths(truths: Floats1d, n: int, loss: str) -> Any:
-    """The labels of a batch of n pairs as float64; raise for a number of labels other than n and
-    for a label that is not a finite number in [0, 1] (a nan label would make the loss nan, or
-    silently drop its pair from a ranking loss)."""
+    """The labels of a batch of n pairs as float64; raise unless there are n, each finite in [0, 1]."""
     xp = get_array_module(truths)
     y = xp.asarray(truths, dtype="float64")
     if y.ndim != 1 or len(y) != n:
@@ -43,9 +41,8 @@ def in_batch_columns(scores: Floats2d, n: int, loss: str, hint: str = "") -> Tup
 
 
 def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: Any) -> numpy.ndarray:
-    """(n, n) bools, True at [i, j] (i != j) when A_i and B_j are the same text or are joined by a
-    chain of the batch's duplicate pairs (`positive`): the in-batch "negatives" that are known
-    positives (false negatives)."""
+    """(n, n) bools, True at [i, j] (i != j) when A_i and B_j are the same text or joined by the
+    batch's duplicate pairs: in-batch "negatives" known to be positives."""
     flags = numpy.asarray(positive.tolist(), dtype=bool)
     if not len(texts_a) == len(texts_b) == len(flags):
         raise ValueError(f"Got {len(texts_a)} and {len(texts_b)} texts for a batch of {len(flags)} pairs")

@@ -10,15 +10,9 @@ from ._util import check_truths
 
 @registry.losses("spacy-siamese.CoSENTLoss.v1")
 class CoSENTLoss:
-    """CoSENT loss (Su 2022), a ranking loss for graded (STS, SICK) or 0/1 labels in [0, 1]:
-    only their order matters. Scores (n, k): each column is ranked on its own and the losses
-    summed. Over O = {(i, j): y_i > y_j}, for each score column s:
-
-        loss = log(1 + sum_(i,j) in O exp(scale * (s_j - s_i)))
-
-    and 0, with a zero gradient, when O is empty; the worst-ordered pairs dominate the gradient.
+    """CoSENT loss (Su 2022) for graded or 0/1 labels: only their order matters. Per score
+    column s, summed: log(1 + sum over y_i > y_j of exp(scale * (s_j - s_i))); 0 if no such pair.
     `scale` 20 suits cosine in [-1, 1]; a score in [0, 1] needs about twice that.
-    Returns (d_scores, loss).
     """
 
     def __init__(self, scale: float = 20.0) -> None:

@@ -10,15 +10,10 @@ from ._util import Loss, in_batch_columns
 
 
 class DatasetLosses:
-    """Pick the loss of a batch by the dataset its pairs come from.
-
-    The pipe reads the dataset tag of the batch's pair examples (`spacy-siamese.MultiPairCorpus.v1`,
-    batched by `spacy-siamese.batch_by_dataset.v1`) and calls `for_dataset(name)`: the loss in
-    `losses` under that name, else `default` (also for an untagged batch). A dataset with neither
-    is an error, and so is a name in `losses` that the training corpus does not have
-    (`check_datasets`, at initialize). With WithInBatchScores.v1, a loss that uses the in-batch
-    columns (`uses_in_batch_scores`) gets all columns; any other gets the pair columns only, and
-    the in-batch columns get a zero gradient.
+    """Pick a batch's loss by its dataset (MultiPairCorpus.v1, batch_by_dataset.v1):
+    `for_dataset(name)` is `losses[name]`, else `default`; neither, or a name in `losses` that
+    the corpus lacks (`check_datasets`), is an error. A loss without `uses_in_batch_scores`
+    gets the pair columns only, and the in-batch columns a zero gradient.
     """
 
     def __init__(self, losses: Mapping[str, Loss], default: Optional[Loss] = None) -> None:
@@ -87,7 +82,5 @@ def make_dataset_losses(
     losses: Dict[str, Any],  # name -> loss; Any: confection does not check registered functions inside a dict
     default: Optional[Callable] = None,
 ) -> DatasetLosses:
-    """A loss per dataset of a multi-dataset corpus (DatasetLosses), e.g. in-batch negatives
-    for duplicate questions and CoSENT for graded similarity: `losses` maps dataset names to
-    losses; `default` serves the other datasets."""
+    """A loss per dataset (`DatasetLosses`): `losses` by dataset name, `default` for the others."""
     return DatasetLosses(losses, default)

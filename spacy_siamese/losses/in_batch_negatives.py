@@ -15,22 +15,14 @@ LOGITS = ("scaled", "logit")
 
 @registry.losses("spacy-siamese.InBatchNegatives.v1")
 class InBatchNegativesLoss:
-    """Multiple-negatives ranking loss over a batch plus a pair loss, to train for retrieval,
-    where a text's duplicate must outscore every other text of a corpus. Wrap the comparison in
-    `spacy-siamese.WithInBatchScores.v1`, and batch with `spacy-siamese.batch_by_clusters.v1` so
-    that the other texts of a batch are true negatives.
+    """Multiple-negatives ranking loss plus a pair loss, to train for retrieval. Wrap the
+    comparison in WithInBatchScores.v1 and batch with batch_by_clusters.v1.
 
-    Scores (n, k + n): the comparison's k pair columns, which the pair loss (default LogLoss.v2)
-    sees, then M[i, j] = score(A_i, B_j). Labels: n values in {0, 1}; y >= 0.5 are the duplicate
-    pairs P. On logits Z = scale * M ("scaled") or Z = scale * logit(M) ("logit"; for Cauchy
-    logit(s) = -log d), a softmax cross-entropy over row i and over column i of each i in P:
-
-        rank = -1/(2|P|) * sum_i in P [log softmax(Z[i, :])_i + log softmax(Z[:, i])_i]
-        loss = pair_loss + weight * rank
-
-    With the batch's texts (`for_texts`, which the pipe calls), a text that is a known duplicate
-    of the query (the same text as its positive, or joined to it by the batch's duplicate pairs)
-    is left out of the softmax. Returns (d_scores, loss).
+    Scores (n, k + n): k pair columns (for `pair_loss`, default LogLoss.v2), then
+    M[i, j] = score(A_i, B_j); P = the pairs with label >= 0.5. With Z = scale * M ("scaled") or
+    scale * logit(M) ("logit"), loss = pair_loss + weight * rank, where
+    rank = -1/(2|P|) * sum_i in P [log softmax(Z[i, :])_i + log softmax(Z[:, i])_i].
+    A known duplicate of the query (`for_texts`) is left out of the softmax.
     """
 
     uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)

@@ -10,20 +10,12 @@ from ._util import check_truths
 
 @registry.losses("spacy-siamese.LogLoss.v2")
 class PairLogLoss:
-    """Binary cross-entropy on similarity scores in [0, 1], summed over the score columns; the
-    pipe's default loss. Scores (n, k), one column per head: k = 2 with WithAuxiliary.v1 (main
-    head first). Labels: n values in {0, 1}; values in between act as soft targets. A label that
-    is not a number in [0, 1] is an error.
-
-    Loss, with p = clip(s, eps, 1 - eps):
+    """Binary cross-entropy on scores in [0, 1] (n, k heads), summed over the heads; the pipe's
+    default loss. Labels in [0, 1] (in between: soft targets). With p = clip(s, eps, 1 - eps):
 
         t = y * (1 - label_smoothing) + label_smoothing / 2
         t[:, 0] = (1 - distill) * t[:, 0] + distill * p[:, 1]    (k > 1; p[:, 1] held constant)
         loss = -1/n * sum_ic [t log p + (1 - t) log(1 - p)]
-
-    `label_smoothing` in [0, 1) keeps the targets off 0 and 1; `distill` in [0, 1] moves the
-    main head's target toward the auxiliary head's score (online distillation). Returns
-    (d_scores, loss).
     """
 
     def __init__(self, eps: float = 1e-5, label_smoothing: float = 0.0, distill: float = 0.0) -> None:
@@ -52,10 +44,7 @@ class PairLogLoss:
 
 @registry.losses("spacy-siamese.LogLoss.v1")
 class PairLogLossV1:
-    """Frozen LogLoss.v1, for pipelines saved with it (new configs use LogLoss.v2): binary
-    cross-entropy on the first score column, p = clip(s[:, 0], eps, 1 - eps),
-    -1/n * sum_i [y log p + (1 - y) log(1 - p)]; the gradient has shape (n, 1).
-    """
+    """Frozen LogLoss.v1 (new configs use v2): binary cross-entropy on the first score column."""
 
     def __init__(self, *, eps: float = 1e-5) -> None:
         self.eps = eps

@@ -10,13 +10,8 @@ from ._util import check_truths, softplus_sigmoid
 
 @registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
 class PairwiseLogisticLoss:
-    """S2Net's pairwise logistic loss, for when only the ranking of the scores matters (e.g. a
-    cosine whose scores are not probabilities); each batch needs pairs with different labels.
-    Scores (n, 1); labels: n values in [0, 1], 0/1 or graded. Over O = {(i, j): y_i > y_j}:
-
-        loss = 1/|O| * sum_(i,j) in O log(1 + exp(-gamma * (s_i - s_j)))
-
-    and 0, with a zero gradient, when O is empty. Returns (d_scores, loss).
+    """S2Net's pairwise logistic loss, where only the ranking of the scores (n, 1) matters:
+    1/|O| * sum over O = {(i, j): y_i > y_j} of log(1 + exp(-gamma * (s_i - s_j))); 0 if O is empty.
     """
 
     def __init__(self, gamma: float = 10.0) -> None:

@@ -10,13 +10,8 @@ from ._util import check_truths
 
 @registry.losses("spacy-siamese.SquaredError.v1")
 class PairSquaredError:
-    """Mean squared error against graded labels in [0, 1] (STS, SICK rescaled), summed over the
-    score columns, for when the score itself should match the degree of similarity:
-
-        loss = 1/n * sum_ic (s_ic - y_i)^2,    d_scores = 2 (s - y) / n
-
-    Returns (d_scores, loss).
-    """
+    """Mean squared error against graded labels in [0, 1], summed over the score columns:
+    loss = 1/n * sum_ic (s_ic - y_i)^2."""
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         y = check_truths(truths, len(scores), "SquaredError").astype(scores.dtype)[:, None]

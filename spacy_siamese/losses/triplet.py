@@ -16,27 +16,15 @@ Penalty = Callable[[Any], Tuple[Any, Any]]
 
 @registry.losses("spacy-siamese.TripletLoss.v1")
 class TripletLoss:
-    """Triplet loss with in-batch mining, for any encoder and comparison, from labelled docs or
-    from labelled pairs. For an anchor a, a positive p and a negative q, the penalty of
-    x = s(a, q) - s(a, p) is
+    """Triplet loss with in-batch mining. With x = s(a, q) - s(a, p) for anchor a, positive p
+    and negative q, the penalty is log(1 + exp(scale * x)) ("logistic", Tajima et al. 2016) or
+    max(0, margin + x) ("margin"), averaged over every triplet (`mining="all"`) or over each
+    anchor's hardest positive and negative ("hard", Hermans et al. 2017), times `weight`.
 
-        logistic:  log(1 + exp(scale * x))    (Tajima et al. 2016: scale 1, inner products)
-        margin:    max(0, margin + x)
-
-    `mining="all"` averages it over every valid triplet of the batch, `mining="hard"` over the
-    anchors, each with its lowest-scoring positive and highest-scoring negative (Hermans et al.
-    2017). The loss is scaled by `weight` (alpha); a batch without a triplet has loss 0.
-
-    From labelled docs (`from_labels`, for `spacy-siamese.LabelledDocuments.v1`; batch with
-    `spacy-siamese.batch_by_labels.v1`): the (n, n) score matrix M[i, j] = s(doc_i, doc_j); the
-    positives share a label with the anchor, the negatives do not.
-
-    From labelled pairs (`__call__`, the comparison wrapped in WithInBatchScores.v1): scores
-    (n, k + n) as for InBatchNegatives.v1 and n labels in {0, 1}. For each duplicate pair
-    (A_i, B_i), B_i is the positive of anchor A_i and every other B_j a negative, and the same
-    with the sides swapped; the two directions are averaged. With the batch's texts
-    (`for_texts`), a known duplicate of the anchor is not a negative. `pair_loss`, if given,
-    trains the k pair columns too.
+    From labelled docs (`from_labels`; LabelledDocuments.v1, batch_by_labels.v1): positives share
+    a label with the anchor. From pairs (`__call__`, scores (n, k + n) as for InBatchNegatives.v1):
+    B_i is A_i's positive and every other B_j a negative, both directions averaged; a known
+    duplicate (`for_texts`) is no negative; `pair_loss`, if given, trains the k pair columns.
     """
 
     uses_in_batch_scores = True  # on pairs, takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
