@@ -49,9 +49,9 @@ def main(
 ) -> None:
     if collection not in COLLECTIONS:
         fail(f"unknown collection {collection!r}; choose {', '.join(COLLECTIONS)}.")
-    require_sources(sources, "assets-documents")
+    require_sources(sources, "convert-documents")
     require_output_dir(output_dir)
-    with exit_on_error(collection, f"{collection} collection", "assets-documents"):
+    with exit_on_error(collection, f"{collection} collection", "convert-documents"):
         docs = read_documents(collection, collection_path(sources), split="train")
     output_dir.mkdir(parents=True, exist_ok=True)
     write_documents(docs, output_dir / "documents.jsonl")

@@ -159,8 +159,8 @@ def main(
     mrpc_dev_pairs: int = typer.Option(500, "--mrpc-dev-pairs", help="The last N MRPC training pairs become dev"),
     twitter_dev_fraction: float = typer.Option(0.1, "--twitter-dev-fraction", help="Share of Twitter URL pairs in dev"),
 ) -> None:
-    require_sources(corpus / "sts" / "sources.json", "assets-sts")
-    require_sources(corpus / "paraphrase" / "sources.json", "assets-paraphrase")
+    require_sources(corpus / "sts" / "sources.json", "convert-sts")
+    require_sources(corpus / "paraphrase" / "sources.json", "convert-general")
     require_output_dir(output_dir)
     with exit_on_error("general", "pair file", "assets"):
         stats = convert(corpus, output_dir, seed, mrpc_dev_pairs, twitter_dev_fraction)

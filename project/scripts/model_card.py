@@ -51,6 +51,11 @@ DATA: Dict[str, Tuple[str, str, str]] = {
         "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
         "Apache 2.0 (the model)",
     ),
+    "silver": (
+        "silver pairs labelled by a teacher fine-tuned from all-MiniLM-L6-v2 on the same gold pairs",
+        "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+        "Apache 2.0 (the base model)",
+    ),
     "20news": ("20 Newsgroups, bydate train half", "http://qwone.com/~jason/20Newsgroups/", "research use"),
     "reuters": (
         "Reuters-21578, ModApte training documents",

@@ -182,6 +182,26 @@ def assert_model_card(package_dir: Path) -> Dict:
     return meta
 
 
+def scores_without_torch(model: Path) -> float:
+    """Load a trained pipeline in a new process in which any import of torch fails, and return its
+    score of one pair of questions; fails with the process's error output if it cannot."""
+    code = (
+        "import importlib.abc, sys\n"
+        "class NoTorch(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] == 'torch':\n"
+        "            raise ImportError('no torch in this process')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "import spacy\n"
+        f"nlp = spacy.load({str(model)!r})\n"
+        "print(round(nlp('How do I learn Python?').similarity(nlp('How can I learn Python?')), 6))\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return float(result.stdout.strip().splitlines()[-1])
+
+
 def run_workflow(tmp: Path, workflow: str, **overrides) -> Tuple[Project, subprocess.CompletedProcess]:
     """Run a workflow in a new project copy under `tmp`; fails with the output's tail if it fails."""
     project = Project(tmp)

@@ -39,13 +39,13 @@ def test_official_download_with_wrong_checksum_fails(project):
 def test_truncated_sgm_fails_the_checksum(project):
     sgm = project.mirror / "documents/reuters21578/reut2-003.sgm"
     sgm.write_text(sgm.read_text(encoding="latin-1")[:200], encoding="latin-1")
-    result = project("assets-documents")
+    result = project("convert-documents")
     assert result.returncode != 0
     assert "Wrong checksum for" in result.output and "reut2-003.sgm" in result.output
 
 
 def test_sts_assets_are_copied_and_verified(project):
-    result = project("assets-sts")
+    result = project("convert-sts")
     assert result.returncode == 0, result.output[-3000:]
     for name in ("sts-train.csv", "sts-dev.csv", "SICK_train.txt", "SICK_trial.txt"):
         copied = project.dir / "assets/sts" / name
@@ -55,7 +55,7 @@ def test_sts_assets_are_copied_and_verified(project):
 
 def test_missing_sts_file_fails_and_names_it(project):
     (project.mirror / "sts/SICK_trial.txt").unlink()
-    result = project("assets-sts")
+    result = project("convert-sts")
     assert result.returncode != 0
     assert "Missing asset: sts/SICK_trial.txt" in result.output
 
@@ -63,7 +63,7 @@ def test_missing_sts_file_fails_and_names_it(project):
 def test_sts_files_without_a_mirror_must_be_placed_by_hand(project):
     """The official STS Benchmark and SICK releases are archives: without a mirror, the check asks
     for the extracted files in assets/sts/ and never tries the network."""
-    result = project("assets-sts", mirror="none")
+    result = project("convert-sts", mirror="none")
     assert result.returncode != 0
     assert "Missing asset: sts/sts-train.csv is not in assets" in result.output
     assert "place the file there yourself" in result.output
@@ -92,7 +92,9 @@ def test_failed_official_download_is_a_message(project):
 
 
 def test_paraphrase_assets_are_copied_and_verified(project):
-    result = project("assets-paraphrase")
+    for step in ("assets", "convert-quora", "convert-stackexchange", "convert-sts"):  # what convert-general reads
+        assert project(step).returncode == 0
+    result = project("convert-general", mrpc_dev_pairs=10, twitter_dev_fraction=0.2)
     assert result.returncode == 0, result.output[-3000:]
     for name in ("msr_paraphrase_train.txt", "twitter_url_train/a.toks", "twitter_url_train/sim.txt"):
         copied = project.dir / "assets/paraphrase" / name

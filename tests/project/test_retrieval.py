@@ -1,4 +1,4 @@
-"""The `retrieval` workflow, run once for the module: assets-documents -> convert -> S2Net
+"""The `retrieval` workflow, run once for the module: convert-documents (assets + convert) -> S2Net
 with `spacy train` -> evaluate-retrieval -> package with the model cards -> report."""
 
 import json

@@ -32,7 +32,7 @@ TINY_GENERAL = {
 }
 DATASETS = ("quora", "stackexchange", "sts", "sick", "mrpc", "twitter_url")
 GRADED = ("sts", "sick")
-BEFORE_TEACHER = ("assets", "assets-sts", "assets-paraphrase", "vectors", "convert-quora", "convert-stackexchange")
+BEFORE_TEACHER = ("assets", "vectors", "convert-quora", "convert-stackexchange")
 BEFORE_TEACHER += ("convert-sts", "convert-general")
 AFTER_TEACHER = ("train-general-distilled", "continue-general-distilled", "evaluate-general", "train-graded")
 AFTER_TEACHER += ("evaluate-graded", "package-general", "package-library", "report")
