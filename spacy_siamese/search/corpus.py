@@ -6,7 +6,7 @@ brute-force search gives them, so a collection with many copies of a text is not
 """
 
 import hashlib
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy
 from spacy.language import Language
@@ -30,6 +30,7 @@ from .compact import (
     npy_bytes,
 )
 from .index import best_k
+from .precision import search_threshold
 from .space import vector_space
 from .store import MemoryStore
 
@@ -118,11 +119,24 @@ class CorpusIndex:
         c: int = CANDIDATES,
         query_ids: Optional[Sequence[int]] = None,
         progress: bool = False,
+        texts_at: Optional[Callable[[Set[int]], Dict[int, Any]]] = None,
     ) -> List[DuplicatePair]:
         """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k best-scoring
-        candidates (every item with "flat", else its c nearest); `query_ids` restricts the queries (a shard)."""
+        candidates (every item with "flat", else its c nearest); `query_ids` restricts the queries (a shard).
+        A compact store's pairs are searched below the threshold and rescored (`rescore`) on the full
+        vectors of their texts, `texts_at(ids)`; ValueError without it."""
         check_ks((k,), name="k")
         check_ks((c,), name="c")
+        if not self.store.exact:
+            if texts_at is None:
+                raise ValueError(f"The {self.store.precision} vectors of {self.store.path} need their texts to rescore")
+            near = self._duplicates(search_threshold(threshold, self.store.precision), k, c, query_ids, progress)
+            return rescore(self.pipe, near, texts_at, threshold)
+        return self._duplicates(threshold, k, c, query_ids, progress)
+
+    def _duplicates(
+        self, threshold: float, k: int, c: int, query_ids: Optional[Sequence[int]], progress: bool
+    ) -> List[DuplicatePair]:
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
         is_query = numpy.zeros(len(self), dtype=bool)
         is_query[queries] = True
@@ -242,6 +256,23 @@ class CorpusIndex:
         for s in range(0, len(a), 8192):
             out[s : s + 8192] = self.pipe.compare(self.store.rows(a[s : s + 8192]), self.store.rows(b[s : s + 8192]))
         return out
+
+
+def rescore(
+    pipe: Any, pairs: List[DuplicatePair], texts_at: Callable[[Set[int]], Dict[int, Any]], threshold: float
+) -> List[DuplicatePair]:
+    """Pairs found on compact vectors scored again with `pipe.compare` of their items' full vectors,
+    encoded again from their texts (`texts_at(ids)`: {id: text or doc}), so that each score is
+    `doc.similarity`; the pairs below `threshold` are dropped."""
+    ids = sorted({i for pair in pairs for i in pair[:2]})
+    texts = texts_at(set(ids))
+    vectors = pipe.encode([texts[i] for i in ids]) if ids else None
+    where = {item: row for row, item in enumerate(ids)}
+    a, b = (numpy.asarray([where[pair[side]] for pair in pairs], dtype="int64") for side in (0, 1))
+    scores = numpy.zeros(len(pairs), dtype="float32")
+    for s in range(0, len(pairs), 8192):
+        scores[s : s + 8192] = pipe.compare(vectors[a[s : s + 8192]], vectors[b[s : s + 8192]])
+    return sort_pairs((i, j, float(score)) for (i, j, _), score in zip(pairs, scores) if score >= threshold)
 
 
 def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
