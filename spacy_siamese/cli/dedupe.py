@@ -28,6 +28,7 @@ from .app import (
     versions,
     warnings_as_lines,
 )
+from .encode import DIMS, PRECISION
 
 
 @app.command("dedupe")
@@ -57,6 +58,8 @@ def dedupe_command(
         0, "--n-process", callback=at_least(-1), help="Encoding processes (0 or -1: one per CPU core)"
     ),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
+    precision: str = PRECISION,
+    dims: Optional[int] = DIMS,
     progress: bool = PROGRESS,
 ) -> None:
     """Find the duplicate pairs of a collection with a trained pipeline.
@@ -70,6 +73,7 @@ def dedupe_command(
     from ..files import check_outputs
     from ..search.corpus import check_candidates
     from ..search.dedupe import dedupe_collection
+    from ..search.precision import check_precision
     from ..search.store import check_replaceable
     from ..util import timed
 
@@ -79,6 +83,7 @@ def dedupe_command(
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
         check_outputs([input, *pipeline], [output, groups, stats_json], output_dirs=[work_dir])
         check_candidates(candidates)
+        check_precision(precision, dims, 10**9)
         check_replaceable(work_dir)
         stages: Dict[str, float] = {}
         with timed(stages, "scan"):
@@ -90,6 +95,7 @@ def dedupe_command(
             nlp, collection, output, work_dir, threshold=limit, groups=groups, k=k, candidates=candidates, c=c,
             method=method, min_size=min_size, fresh=fresh, chunk_size=chunk_size, batch_size=batch_size,
             n_process=n_process if n_process > 0 else os.cpu_count() or 1, progress=progress,
+            precision=precision, dims=dims,
         )  # fmt: skip
         typer.echo(f"Wrote {stats['n_pairs']:,} duplicate pairs among {collection.n:,} docs to {output}")
         if groups is not None:

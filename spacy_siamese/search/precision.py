@@ -13,9 +13,14 @@
 Scores of dequantised rows are approximate: candidates found with them are rescored on full vectors.
 """
 
-from typing import Any, Tuple
+from pathlib import Path
+from typing import Any, Optional, Tuple, Union
 
 import numpy
+import srsly
+from scipy.sparse import csr_matrix, load_npz, save_npz
+
+from ..files import atomic_write
 
 PRECISIONS = ("float32", "float16", "int8", "binary")
 # Candidates are searched this far below the threshold on dequantised vectors (scores in [0, 1]),
@@ -61,7 +66,7 @@ def quantize(learned: numpy.ndarray, precision: str, dims: int) -> numpy.ndarray
         safe = numpy.where(out["scale"] > 0, out["scale"], 1.0)[:, None]
         out["codes"] = numpy.clip(numpy.rint(learned / safe), -127, 127)
     else:
-        out["scale"] = numpy.abs(learned).mean(axis=1) if dims else 0.0
+        out["scale"] = numpy.abs(learned).mean(axis=1, dtype="float64") if dims else 0.0
         out["bits"] = numpy.packbits(learned > 0, axis=1)
     return out
 
@@ -97,3 +102,38 @@ class Dequantized:
         if isinstance(index, (int, numpy.integer)):
             return self[[index]][0]
         return dequantize(self.rows[index], self.precision, self.dims, self.width)
+
+
+def save_vectors(path: Path, vectors: numpy.ndarray, precision: str, dims: Optional[int], lexical_width: int) -> None:
+    """Write full vectors compactly: the learned columns' stored rows at `path` (.npy), a hybrid's
+    lexical columns at PATH.lexical.npz (sparse, exact) and the settings at PATH.precision.json."""
+    width = vectors.shape[1] - lexical_width
+    dims = check_precision(precision, dims, width)
+    with atomic_write(path) as file:
+        numpy.save(file, quantize(vectors[:, :width], precision, dims), allow_pickle=False)
+    if lexical_width:
+        with atomic_write(path.with_name(path.name + ".lexical.npz")) as file:
+            save_npz(file, csr_matrix(vectors[:, width:]))
+    settings = {"precision": precision, "dims": dims, "learned_width": width, "lexical_width": lexical_width}
+    with atomic_write(path.with_name(path.name + ".precision.json")) as file:
+        file.write(srsly.json_dumps(settings, indent=2).encode("utf8"))
+
+
+def load_vectors(path: Union[str, Path]) -> numpy.ndarray:
+    """float32 (n, width) vectors written by `save_vectors` (`encode --precision`); a ValueError naming
+    PATH.precision.json when it records a precision or dims this version cannot read."""
+    path = Path(path)
+    file = path.with_name(path.name + ".precision.json")
+    settings = srsly.read_json(file)
+    try:
+        precision, width, lexical = settings["precision"], settings["learned_width"], settings["lexical_width"]
+        dims = check_precision(precision, settings["dims"], width)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{file} records vectors this version cannot read ({err})") from None
+    rows = numpy.load(path, allow_pickle=False)
+    if rows.dtype != layout(precision, dims)[0]:
+        raise ValueError(f"{path} holds {rows.dtype} rows, not the {precision} rows that {file} records")
+    learned = dequantize(rows, precision, dims, width)
+    if not lexical:
+        return learned
+    return numpy.hstack([learned, load_npz(path.with_name(path.name + ".lexical.npz")).toarray()])

@@ -4,7 +4,7 @@ import numpy
 import pytest
 import srsly
 
-from spacy_siamese.search import VectorStore, encode_collection, find_duplicates
+from spacy_siamese.search import SimilarityIndex, VectorStore, encode_collection, find_duplicates
 from spacy_siamese.search.precision import PRECISIONS, dequantize, layout, quantize
 from spacy_siamese.search.store import MANIFEST
 
@@ -101,3 +101,29 @@ def test_compact_pairs_are_rescored_to_doc_similarity(models, name, precision):
     found = {(i, j) for i, j, _ in compact}
     recall = len(found & {(i, j) for i, j, _ in exact}) / max(1, len(exact))
     assert recall >= {"float16": 0.99, "int8": 0.97, "binary": 0.5}[precision], recall  # 64 bits a text here
+
+
+@pytest.mark.parametrize("precision,dims", [("int8", None), ("binary", None), ("float16", 20)])
+def test_a_compact_index_saves_small_and_its_search_scores_are_doc_similarity(models, tmp_path, precision, dims):
+    nlp = models["hybrid_cauchy"]
+    index = SimilarityIndex.build(nlp, CORPUS, progress=False, precision=precision, dims=dims)
+    exact = SimilarityIndex.build(nlp, CORPUS, progress=False)
+    index.save(tmp_path / "compact")
+    exact.save(tmp_path / "exact")
+    loaded = SimilarityIndex.load(tmp_path / "compact", nlp)
+    assert (loaded.precision, loaded.exact) == (precision, False)
+    numpy.testing.assert_array_equal(loaded.vectors, index.vectors)
+    size = (tmp_path / "compact" / "learned.npy").stat().st_size
+    assert size < 0.6 * (tmp_path / "exact" / "learned.npy").stat().st_size
+    queries = CORPUS[:12]
+    docs = {t: nlp(t) for t in CORPUS}
+    for q, hits in zip(queries, loaded.search(queries, k=5)):
+        assert len(hits) == 5
+        for i, score in hits:
+            assert score == pytest.approx(docs[q].similarity(docs[CORPUS[i]]), abs=1e-6)
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+
+
+def test_a_compact_index_keeps_its_texts(models):
+    with pytest.raises(ValueError, match="keeps its texts to rescore"):
+        SimilarityIndex.build(models["cauchy"], CORPUS, progress=False, precision="int8", store_texts=False)
