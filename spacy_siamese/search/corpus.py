@@ -264,11 +264,11 @@ def rescore(
     """Pairs found on compact vectors scored again with `pipe.compare` of their items' full vectors,
     encoded again from their texts (`texts_at(ids)`: {id: text or doc}), so that each score is
     `doc.similarity`; the pairs below `threshold` are dropped."""
-    ids = sorted({i for pair in pairs for i in pair[:2]})
+    ids = sorted({i for i, j, _ in pairs} | {j for i, j, _ in pairs})
     texts = texts_at(set(ids))
-    vectors = pipe.encode([texts[i] for i in ids]) if ids else None
+    vectors = pipe.encode([texts[i] for i in ids]) if ids else numpy.zeros((0, 0), dtype="float32")
     where = {item: row for row, item in enumerate(ids)}
-    a, b = (numpy.asarray([where[pair[side]] for pair in pairs], dtype="int64") for side in (0, 1))
+    a, b = (numpy.asarray([where[int(pair[side])] for pair in pairs], dtype="int64") for side in (0, 1))
     scores = numpy.zeros(len(pairs), dtype="float32")
     for s in range(0, len(pairs), 8192):
         scores[s : s + 8192] = pipe.compare(vectors[a[s : s + 8192]], vectors[b[s : s + 8192]])
