@@ -72,25 +72,27 @@ def main() -> None:
     threshold = dedupe_threshold(nlp.get_pipe("siamese_similarity"), args.threshold)
     collection = scan_collection(args.texts, format="auto", field="text")
     texts = [t for _, t in zip(range(args.n), collection.texts())]
-    rows = []
+    rows: List[Dict[str, Any]] = []
+    print(f"{len(texts):,} texts, threshold {threshold:g}")
+    print("precision  dims  bytes/text  work dir  shrink  index  shrink  recall  pairs  encode_s  search_s  rescore_s")
     for dims in [None] + ([args.dims] if args.dims else []):
         for precision in PRECISIONS:
-            rows.append(run(nlp, texts, precision, dims, threshold, args))
-    exact = {(i, j) for i, j, _ in rows[0]["pairs"]}
-    base = rows[0]
-    print(f"{len(texts):,} texts, threshold {threshold:g}, {len(exact):,} exact pairs")
-    print("precision  dims  bytes/text  work dir  shrink  index  shrink  recall  encode_s  search_s  rescore_s")
-    for row in rows:
-        found = {(i, j) for i, j, _ in row.pop("pairs")}
-        row["recall"] = len(found & exact) / max(1, len(exact))
-        row["n_pairs"] = len(found)
-        row["work_dir_shrink"] = base["work_dir_bytes"] / row["work_dir_bytes"]
-        row["index_shrink"] = base["index_bytes"] / row["index_bytes"]
-        print(
-            f"{row['precision']:9}  {row['dims']:4}  {row['bytes_a_text']:10.0f}  {row['work_dir_bytes'] / 2**20:7.1f}M"
-            f"  {row['work_dir_shrink']:5.2f}x  {row['index_bytes'] / 2**20:4.1f}M  {row['index_shrink']:5.2f}x"
-            f"  {row['recall']:6.4f}  {row['encode_s']:8.1f}  {row['search_s']:8.1f}  {row['rescore_s']:9.1f}"
-        )
+            row = run(nlp, texts, precision, dims, threshold, args)
+            base = rows[0] if rows else row
+            found = {(i, j) for i, j, _ in row.pop("pairs")}
+            exact = base.get("exact", found)
+            row.update(recall=len(found & exact) / max(1, len(exact)), n_pairs=len(found))
+            row["work_dir_shrink"] = base["work_dir_bytes"] / row["work_dir_bytes"]
+            row["index_shrink"] = base["index_bytes"] / row["index_bytes"]
+            rows.append({**row, "exact": found} if not rows else row)
+            print(
+                f"{precision:9}  {row['dims']:4}  {row['bytes_a_text']:10.0f}  {row['work_dir_bytes'] / 2**20:7.2f}M"
+                f"  {row['work_dir_shrink']:5.2f}x  {row['index_bytes'] / 2**20:4.2f}M  {row['index_shrink']:5.2f}x"
+                f"  {row['recall']:6.4f}  {len(found):5}  {row['encode_s']:8.1f}  {row['search_s']:8.1f}"
+                f"  {row['rescore_s']:9.1f}",
+                flush=True,
+            )
+    rows[0].pop("exact")
     if args.output_json:
         args.output_json.write_text(json.dumps({"n": len(texts), "threshold": threshold, "rows": rows}, indent=2))
 
