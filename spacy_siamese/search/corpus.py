@@ -93,7 +93,7 @@ class CorpusIndex:
         if self.kind != "flat":
             compact = self.compact[self.reps]
             self.candidates = CandidateIndex(compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
-            if state is None and serialized is None:
+            if state is None and serialized is None and store.exact:  # a compact store stays compact
                 store.save_file(saved, self.candidates.serialize().tobytes())
 
     def state(self) -> Dict[str, Any]:
@@ -322,7 +322,8 @@ def _compact(
                 space.metric_learned(store.learned[block])
             )
             bar.update(block.stop - block.start)
-    store.save_file(names[0], compact_space.to_bytes())
-    for name, array in zip(names[1:], (compact, residual, error)):
-        store.save_file(name, npy_bytes(array))
+    if store.exact:  # a compact store (`precision.py`) is not grown by this cache: a rerun computes it again
+        store.save_file(names[0], compact_space.to_bytes())
+        for name, array in zip(names[1:], (compact, residual, error)):
+            store.save_file(name, npy_bytes(array))
     return compact_space, compact, residual, error

@@ -127,3 +127,12 @@ def test_a_compact_index_saves_small_and_its_search_scores_are_doc_similarity(mo
 def test_a_compact_index_keeps_its_texts(models):
     with pytest.raises(ValueError, match="keeps its texts to rescore"):
         SimilarityIndex.build(models["cauchy"], CORPUS, progress=False, precision="int8", store_texts=False)
+
+
+def test_a_compact_work_dir_keeps_no_float16_cache(models, tmp_path):
+    """The compact candidates' cache (float16 PCA vectors, 264 bytes a text) would outweigh int8 rows."""
+    nlp = models["cauchy"]
+    for precision in ("float32", "int8"):
+        find_duplicates(nlp, CORPUS, threshold=0.6, work_dir=tmp_path / precision, progress=False, precision=precision)
+    assert any(p.name.startswith("compact-") for p in (tmp_path / "float32").iterdir())
+    assert not any(p.name.startswith("compact-") for p in (tmp_path / "int8").iterdir())
