@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--c", type=int, default=50)
     parser.add_argument("--candidates", default="auto")
+    parser.add_argument("--precisions", default=",".join(PRECISIONS), help="Comma-separated, float32 first")
     parser.add_argument("--output-json", type=Path, default=None)
     args = parser.parse_args()
     nlp = spacy.load(args.model)
@@ -76,7 +77,7 @@ def main() -> None:
     print(f"{len(texts):,} texts, threshold {threshold:g}")
     print("precision  dims  bytes/text  work dir  shrink  index  shrink  recall  pairs  encode_s  search_s  rescore_s")
     for dims in [None] + ([args.dims] if args.dims else []):
-        for precision in PRECISIONS:
+        for precision in args.precisions.split(","):
             row = run(nlp, texts, precision, dims, threshold, args)
             base = rows[0] if rows else row
             found = {(i, j) for i, j, _ in row.pop("pairs")}
