@@ -97,6 +97,14 @@ N_CANDIDATES = typer.Option(
 THRESHOLD = typer.Option(
     None, "--threshold", "-t", help="Minimum score (default: the pipe's dedupe threshold, not its pair threshold)"
 )
+PRECISION = typer.Option(
+    "float32",
+    "--precision",
+    help="Stored learned columns: float32, float16, int8 (a scale a row) or binary (sign bits)",
+)
+DIMS = typer.Option(
+    None, "--dims", help="Keep only the first N learned columns (a hybrid's lexical columns are kept whole)"
+)
 BATCH = typer.Option(BATCH_SIZE, "--batch-size", "-b", help="Docs per batch when encoding")
 
 

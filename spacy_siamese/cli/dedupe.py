@@ -12,10 +12,12 @@ from .app import (
     BATCH,
     CANDIDATES_HELP,
     COLLECTION,
+    DIMS,
     FIELD,
     MODEL,
     N_CANDIDATES,
     N_PROCESS_HELP,
+    PRECISION,
     PROGRESS,
     TEXTS_FORMAT,
     THRESHOLD,
@@ -64,6 +66,8 @@ def dedupe_command(
         help=f"{N_PROCESS_HELP}; -1 by default here, as dedupe is built for whole collections (encode and index: 1)",
     ),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write stage timings and settings as JSON"),
+    precision: str = PRECISION,
+    dims: Optional[int] = DIMS,
     progress: bool = PROGRESS,
 ) -> None:
     """Find the duplicate pairs of a collection with a trained pipeline.
@@ -77,6 +81,7 @@ def dedupe_command(
     from ..files import check_outputs
     from ..search.corpus import check_candidates
     from ..search.dedupe import dedupe_collection
+    from ..search.precision import check_precision
     from ..search.store import check_replaceable
     from ..util import timed
 
@@ -86,6 +91,7 @@ def dedupe_command(
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
         check_outputs([input, *pipeline], [output, groups, stats_json], output_dirs=[work_dir])
         check_candidates(candidates)
+        check_precision(precision, dims, 10**9)
         check_replaceable(work_dir)
         stages: Dict[str, float] = {}
         with timed(stages, "scan"):
@@ -97,6 +103,7 @@ def dedupe_command(
             nlp, collection, output, work_dir, threshold=limit, groups=groups, k=k, candidates=candidates,
             c=n_candidates, method=group_method, min_size=min_size, fresh=fresh, chunk_size=chunk_size,
             batch_size=batch_size, n_process=n_process if n_process > 0 else os.cpu_count() or 1, progress=progress,
+            precision=precision, dims=dims,
         )  # fmt: skip
         typer.echo(f"Wrote {stats['n_pairs']:,} duplicate pairs among {collection.n:,} docs to {output}")
         if groups is not None:

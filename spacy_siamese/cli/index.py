@@ -1,6 +1,7 @@
 """`index`: encode a collection and save a searchable index."""
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -8,9 +9,11 @@ from .app import (
     BATCH,
     CANDIDATES_HELP,
     COLLECTION,
+    DIMS,
     FIELD,
     MODEL,
     N_PROCESS,
+    PRECISION,
     PROGRESS,
     TEXTS_FORMAT,
     app,
@@ -35,24 +38,29 @@ def index_command(
     ),
     batch_size: int = BATCH,
     n_process: int = N_PROCESS,
+    precision: str = PRECISION,
+    dims: Optional[int] = DIMS,
     progress: bool = PROGRESS,
 ) -> None:
-    """Encode a collection with a trained pipeline and save a searchable index."""
+    """Encode a collection with a trained pipeline and save a searchable index (with --precision or
+    --dims, compact: a search rescores its candidates on the full vectors of their texts)."""
     from ..files import check_outputs
     from ..search import SimilarityIndex
     from ..search.compact import check_candidates
+    from ..search.precision import check_precision
     from ..search.store import check_replaceable
 
     with errors():
         pipeline = [model] if Path(model).exists() else []  # a directory, not a package name
         check_outputs([input, *pipeline], [], output_dirs=[output])
         check_candidates(candidates)
+        check_precision(precision, dims, 10**9)
         check_replaceable(output)
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
         index = SimilarityIndex.build(
             nlp, list(collection.texts()), candidates=candidates, batch_size=batch_size, n_process=n_process,
-            progress=progress,
+            progress=progress, precision=precision, dims=dims,
         )  # fmt: skip
         # an absolute path, so that `search` finds the pipeline from any directory
         index.save(output, model=str(Path(model).resolve()) if Path(model).exists() else model, ids=collection.ids)

@@ -6,7 +6,7 @@ brute-force search gives them, so a collection with many copies of a text is not
 """
 
 import hashlib
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy
 from spacy.language import Language
@@ -31,6 +31,7 @@ from .compact import (
     npy_bytes,
 )
 from .index import best_k
+from .precision import search_threshold
 from .space import vector_space
 from .store import MemoryStore
 
@@ -92,7 +93,7 @@ class CorpusIndex:
         if self.kind != "flat":
             compact = self.compact[self.reps]
             self.candidates = CandidateIndex(compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
-            if state is None and serialized is None:
+            if state is None and serialized is None and store.exact:  # a compact store stays compact
                 store.save_file(saved, self.candidates.serialize().tobytes())
 
     def state(self) -> Dict[str, Any]:
@@ -118,11 +119,24 @@ class CorpusIndex:
         c: int = CANDIDATES,
         query_ids: Optional[Sequence[int]] = None,
         progress: bool = False,
+        texts_at: Optional[Callable[[Set[int]], Dict[int, Any]]] = None,
     ) -> List[DuplicatePair]:
         """Pairs (i, j, score), i < j, best first, with score >= threshold among each item's k best-scoring
-        candidates (every item with "flat", else its c nearest); `query_ids` restricts the queries (a shard)."""
+        candidates (every item with "flat", else its c nearest); `query_ids` restricts the queries (a shard).
+        A compact store's pairs are searched below the threshold and rescored (`rescore`) on the full
+        vectors of their texts, `texts_at(ids)`; ValueError without it."""
         check_ks((k,), name="k")
         check_ks((c,), name="c")
+        if not self.store.exact:
+            if texts_at is None:
+                raise ValueError(f"The {self.store.precision} vectors of {self.store.path} need their texts to rescore")
+            near = self._duplicates(search_threshold(threshold, self.store.precision), k, c, query_ids, progress)
+            return rescore(self.pipe, near, texts_at, threshold)
+        return self._duplicates(threshold, k, c, query_ids, progress)
+
+    def _duplicates(
+        self, threshold: float, k: int, c: int, query_ids: Optional[Sequence[int]], progress: bool
+    ) -> List[DuplicatePair]:
         queries = numpy.arange(len(self)) if query_ids is None else numpy.asarray(query_ids, dtype="int64")
         is_query = numpy.zeros(len(self), dtype=bool)
         is_query[queries] = True
@@ -244,6 +258,23 @@ class CorpusIndex:
         return out
 
 
+def rescore(
+    pipe: Any, pairs: List[DuplicatePair], texts_at: Callable[[Set[int]], Dict[int, Any]], threshold: float
+) -> List[DuplicatePair]:
+    """Pairs found on compact vectors scored again with `pipe.compare` of their items' full vectors,
+    encoded again from their texts (`texts_at(ids)`: {id: text or doc}), so that each score is
+    `doc.similarity`; the pairs below `threshold` are dropped."""
+    ids = sorted({i for i, j, _ in pairs} | {j for i, j, _ in pairs})
+    texts = texts_at(set(ids))
+    vectors = pipe.encode([texts[i] for i in ids]) if ids else numpy.zeros((0, 0), dtype="float32")
+    where = {item: row for row, item in enumerate(ids)}
+    a, b = (numpy.asarray([where[int(pair[side])] for pair in pairs], dtype="int64") for side in (0, 1))
+    scores = numpy.zeros(len(pairs), dtype="float32")
+    for s in range(0, len(pairs), 8192):
+        scores[s : s + 8192] = pipe.compare(vectors[a[s : s + 8192]], vectors[b[s : s + 8192]])
+    return sort_pairs((i, j, float(score)) for (i, j, _), score in zip(pairs, scores) if score >= threshold)
+
+
 def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
     """Pairs best first, then by (i, j), each unordered pair once."""
     unique = {(i, j): s for i, j, s in pairs}
@@ -291,7 +322,8 @@ def _compact(
                 space.metric_learned(store.learned[block])
             )
             bar.update(block.stop - block.start)
-    store.save_file(names[0], compact_space.to_bytes())
-    for name, array in zip(names[1:], (compact, residual, error)):
-        store.save_file(name, npy_bytes(array))
+    if store.exact:  # a compact store (`precision.py`) is not grown by this cache: a rerun computes it again
+        store.save_file(names[0], compact_space.to_bytes())
+        for name, array in zip(names[1:], (compact, residual, error)):
+            store.save_file(name, npy_bytes(array))
     return compact_space, compact, residual, error

@@ -80,13 +80,16 @@ def find_duplicates(
     n_process: int = 1,
     progress: bool = True,
     pipe_name: str = PIPE_NAME,
+    precision: str = "float32",
+    dims: Optional[int] = None,
 ) -> Duplicates:
     """Pairs (i, j, score), i < j (positions in `texts_or_docs`), each once, best first, with score >=
     threshold (default: `dedupe_threshold(pipe)`) among each item's k best-scoring others, each score
     exactly `doc.similarity` (a `Duplicates` list, which `cluster_duplicates` groups). `candidates`: "flat"
     (every item, the brute-force result), "ivf" / "hnsw" (each item's `c` nearest compact vectors; extra
     `spacy-siamese[ann]`) or "auto" (flat for small collections). The vectors are encoded into a temporary
-    store, or into `work_dir`, which a restarted call resumes."""
+    store, or into `work_dir`, which a restarted call resumes, at `precision` with the first `dims` learned
+    columns (`search/precision.py`: compact pairs are rescored on full vectors encoded again)."""
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     limit = dedupe_threshold(pipe, threshold)
     check_ks((k,), name="k")
@@ -104,9 +107,12 @@ def find_duplicates(
             batch_size=batch_size,
             n_process=n_process,
             progress=progress,
+            precision=precision,
+            dims=dims,
         )
         index = CorpusIndex(nlp, store, pipe_name=pipe_name, candidates=candidates, progress=progress)
-        return Duplicates(index.duplicates(limit, k=k, c=c, progress=progress), n=len(items), threshold=limit, k=k)
+        pairs = index.duplicates(limit, k=k, c=c, progress=progress, texts_at=lambda ids: {i: items[i] for i in ids})
+        return Duplicates(pairs, n=len(items), threshold=limit, k=k)
 
 
 def dedupe_collection(
@@ -127,6 +133,8 @@ def dedupe_collection(
     batch_size: int = 256,
     n_process: int = 1,
     progress: bool = True,
+    precision: str = "float32",
+    dims: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Write a collection's duplicate pairs (JSONL: id1, id2, score, text1, text2) to `output` and,
     given `groups`, its groups of duplicates there, as `find_duplicates` and `group_pairs` find them.
@@ -137,11 +145,12 @@ def dedupe_collection(
         store = encode_collection(
             nlp, collection.texts(), collection.n, work_dir, source=collection.source(), fresh=fresh,
             chunk_size=chunk_size, batch_size=batch_size, n_process=n_process, progress=progress,
+            precision=precision, dims=dims,
         )  # fmt: skip
     with timed(stages, "index"):
         index = CorpusIndex(nlp, store, candidates=candidates, progress=progress)
     with timed(stages, "search"):
-        pairs = index.duplicates(threshold, k=k, c=c, progress=progress)
+        pairs = index.duplicates(threshold, k=k, c=c, progress=progress, texts_at=collection.texts_at)
     ids = collection.ids
     with timed(stages, "pairs"):
         texts = collection.texts_at({i for pair in pairs for i in pair[:2]})
@@ -166,7 +175,7 @@ def dedupe_collection(
         "threshold": threshold, "k": k, "candidates": index.kind, "c": c,
         **(index.candidates.settings if index.candidates is not None else {}),
         "dims": index.compact_space.dims, "n_process": n_process, "chunk_size": chunk_size,
-        "batch_size": batch_size, "method": method,
+        "batch_size": batch_size, "method": method, "precision": precision, "learned_dims": store.manifest["dims"],
     }  # fmt: skip
     return stats
 

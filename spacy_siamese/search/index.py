@@ -18,6 +18,7 @@ from ..metrics import check_ks
 from ..pairwise import vector_pair_scores, vector_similarity_matrix
 from .compact import CandidateIndex, check_candidates, choose_candidates
 from .encode import TextOrDoc, encode_with_texts
+from .precision import check_precision, dequantize, quantize
 from .space import vector_space
 from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
@@ -43,6 +44,8 @@ class SimilarityIndex:
         approximate; extra `spacy-siamese[ann]`) or "auto" (flat up to 30,000 items, then ivf).
     c (int): Candidates re-scored per query (ivf, hnsw; with flat, a comparison that is not a metric
         re-scores its c nearest by L2 instead of every item).
+    precision (str), dims (int): the items' learned columns are kept compact (`precision.py`), in memory
+        and saved; `search` rescores 2k + 10 candidates on the full vectors of their texts, encoded again.
     A flat search maps the items to its space once and keeps them (a copy for Cauchy and cosine).
     """
 
@@ -55,6 +58,8 @@ class SimilarityIndex:
         pipe_name: str = PIPE_NAME,
         texts: Optional[List[str]] = None,
         c: Optional[int] = None,
+        precision: str = "float32",
+        dims: Optional[int] = None,
     ) -> None:
         check_candidates(candidates)
         if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
@@ -67,6 +72,8 @@ class SimilarityIndex:
         self.candidates = candidates
         self.c = c  # candidates re-scored per query, as `find_duplicates`' c
         width = self.pipe.encoder.get_dim("nO")
+        self.precision, self.dims = precision, check_precision(precision, dims, width - self.space.lexical_width)
+        self.exact = precision == "float32" and self.dims == width - self.space.lexical_width
         self._rows = numpy.zeros((0, width), dtype="float32")  # capacity; the first len(self) rows are in use
         self._size = 0
         self.texts: Optional[List[str]] = [] if texts is not None or vectors is None else None
@@ -89,9 +96,14 @@ class SimilarityIndex:
         pipe_name: str = PIPE_NAME,
         c: Optional[int] = None,
         store_texts: bool = True,
+        precision: str = "float32",
+        dims: Optional[int] = None,
     ) -> "SimilarityIndex":
-        """Encode texts (with the pipeline) or docs and index their vectors; ids are positions."""
-        index = cls(nlp, candidates=candidates, pipe_name=pipe_name, c=c)
+        """Encode texts (with the pipeline) or docs and index their vectors; ids are positions. A compact
+        index (`precision`, `dims`) keeps its texts to rescore: ValueError with `store_texts=False`."""
+        index = cls(nlp, candidates=candidates, pipe_name=pipe_name, c=c, precision=precision, dims=dims)
+        if not store_texts and not index.exact:
+            raise ValueError(f"A {precision} index (dims {dims}) keeps its texts to rescore: store_texts must be True")
         if not store_texts:
             index.texts = None
         index.add(texts_or_docs, batch_size=batch_size, n_process=n_process, progress=progress)
@@ -136,6 +148,11 @@ class SimilarityIndex:
     def add_vectors(self, vectors: numpy.ndarray, texts: Optional[List[str]] = None) -> List[int]:
         """Add vectors of this model (e.g. read back from `encode` output); returns their ids."""
         vectors = check_vectors(vectors, self.vectors.shape[1], "vectors")
+        if not self.exact:  # the compact vectors, as saved and loaded
+            learned, vectors = vectors[:, : vectors.shape[1] - self.space.lexical_width], vectors.copy()
+            vectors[:, : learned.shape[1]] = dequantize(
+                quantize(learned, self.precision, self.dims), self.precision, self.dims, learned.shape[1]
+            )
         start = len(self)
         if not start:
             self.vectors = vectors
@@ -163,7 +180,10 @@ class SimilarityIndex:
         self._check_model()
         items = texts_or_docs_list(queries)
         vectors = self.pipe.encode(items, batch_size=batch_size, progress=progress)
-        hits = to_hits(*self.search_vectors(vectors, k))
+        if self.exact:
+            hits = to_hits(*self.search_vectors(vectors, k))
+        else:
+            hits = to_hits(*self._rescored(vectors, k, batch_size))
         return [row if (q if isinstance(q, str) else q.text).strip() else [] for q, row in zip(items, hits)]
 
     def search_vectors(
@@ -186,6 +206,20 @@ class SimilarityIndex:
             block_ids, block_scores = top_k(rows, cols, vals, len(queries[s : s + step]), k)
             ids[s : s + step], scores[s : s + step] = block_ids, block_scores
         return ids, scores
+
+    def _rescored(self, queries: numpy.ndarray, k: int, batch_size: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The k best of 2k + 10 candidates from the compact vectors, scored with `pipe.compare` on
+        the full vectors of their texts (encoded again), as `search_vectors` returns them."""
+        if self.texts is None:
+            raise ValueError(f"This {self.precision} index has no texts to rescore its candidates with")
+        found, _ = self.search_vectors(queries, 2 * k + 10)
+        rows, cols = numpy.nonzero(found >= 0)
+        ids = numpy.unique(found[rows, cols])
+        scores = numpy.zeros(0, dtype="float32")
+        if len(ids):
+            full = self.pipe.encode([self.texts[i] for i in ids], batch_size=batch_size)
+            scores = self.pipe.compare(queries[rows], full[numpy.searchsorted(ids, found[rows, cols])])
+        return top_k(rows, found[rows, cols], scores, len(queries), min(k, max(1, len(self))))
 
     # -- candidates and exact scores ----------------------------------------------------
 
@@ -279,7 +313,10 @@ class SimilarityIndex:
         if ids is not None and len(ids) != len(self):
             raise ValueError(f"{len(ids):,} ids for the {len(self):,} items of the index")
         with atomic_directory(path) as tmp:
-            store = write_store(tmp, self.vectors, model_id=self.model_id, space=self.space, pipe_name=self.pipe_name)
+            store = write_store(
+                tmp, self.vectors, model_id=self.model_id, space=self.space, pipe_name=self.pipe_name,
+                precision=self.precision, dims=self.dims,
+            )  # fmt: skip
             for name, values, key in (("texts.jsonl", self.texts, "text"), ("ids.jsonl", ids, "id")):
                 if values is not None:
                     store.save_file(name, "".join(json.dumps({key: v}) + "\n" for v in values).encode("utf8"))
@@ -304,7 +341,10 @@ class SimilarityIndex:
                 "different spaces. Load the pipeline that built the index, or build it again."
             )
         vectors = store.rows(numpy.arange(len(store)))
-        index = cls(nlp, vectors, candidates=meta["candidates"], pipe_name=meta["pipe_name"], c=meta["c"])
+        index = cls(
+            nlp, vectors, candidates=meta["candidates"], pipe_name=meta["pipe_name"], c=meta["c"],
+            precision=store.precision, dims=store.manifest["dims"],
+        )  # fmt: skip
         texts, ids = (store.read_file(name) for name in ("texts.jsonl", "ids.jsonl"))
         index.texts = None if texts is None else [json.loads(line)["text"] for line in texts.splitlines()]
         index.ids = None if ids is None else [json.loads(line)["id"] for line in ids.splitlines()]

@@ -55,11 +55,14 @@ def encode_collection(
     n_process: int = 1,
     progress: bool = True,
     fresh: bool = False,
+    precision: str = "float32",
+    dims: Optional[int] = None,
 ) -> VectorStore:
     """Encode the `n` texts or docs of `texts` into a vector store at `path`, resuming one that a run
     with the same model, `source` (what identifies the input, e.g. a hash of its bytes) and chunk size
     left there, unless `fresh`. `n_process > 1` encodes chunks in forked processes, one BLAS thread each;
-    at most 2 * n_process chunks of texts are read ahead."""
+    at most 2 * n_process chunks of texts are read ahead. `precision` and `dims`: the stored learned
+    columns (`precision.py`); ValueError for an unknown precision."""
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
     if n_process < 1:
@@ -68,7 +71,7 @@ def encode_collection(
     pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
     space = vector_space(pipe.comparison)
     width = pipe.encoder.get_dim("nO")
-    key = store_key(str(pipe.model_id), pipe_name, space, n, chunk_size, width, source)
+    key = store_key(str(pipe.model_id), pipe_name, space, n, chunk_size, width, source, precision, dims)
     manifest = _resume_or_create(path, key, fresh=fresh)
     done = set(manifest["done"])
     total = n_chunks(n, chunk_size)
@@ -97,7 +100,7 @@ def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[s
         changed = [field for field, value in key.items() if manifest.get(field) != value]
         if not changed:
             manifest = read_manifest(path, fix=fix)  # its fields checked
-            open_learned(path / LEARNED, (key["n"], key["learned_width"]), fix)
+            open_learned(path / LEARNED, key, fix)
             return manifest
         check_replaceable(path)
         message = f"{path} holds vectors of other settings ({', '.join(changed)}): starting afresh"

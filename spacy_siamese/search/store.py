@@ -5,7 +5,8 @@ dir, an `index` directory), written by the resumable encoding run (`resumable.py
 - `manifest.json`: what decides the content (model id, pipe, comparison, the input's fingerprint,
   chunk size, widths), the finished chunks with a SHA-256 of each chunk's rows and lexical file, and
   the SHA-256 of every other file it lists; replaced atomically after each finished chunk or file.
-- `learned.npy`: the learned columns, float32 (n, learned_width), allocated when the store is made.
+- `learned.npy`: the learned columns, float32 (n, learned_width) or compact (`precision.py`: the
+  manifest's `precision` and `dims`), allocated when the store is made.
 - `lexical-NNNNN.npz`: a hybrid pipe's lexical columns of chunk NNNNN, as an exact sparse matrix.
 
 A file whose checksum is not the recorded one is an error naming it.
@@ -27,6 +28,7 @@ from scipy.sparse import csr_matrix, load_npz, save_npz, vstack
 from ..component import PIPE_NAME
 from ..defaults import CHUNK_SIZE
 from ..files import DirKind, atomic_write, check_outputs
+from .precision import Dequantized, check_precision, layout, quantize
 
 FORMAT = "spacy_siamese.vector_store.v2"
 MANIFEST = "manifest.json"
@@ -45,6 +47,8 @@ class MemoryStore:
     hybrid), with the interface of `VectorStore`: e.g. shipped to Ray workers."""
 
     path: Optional[Path] = None
+    precision = "float32"  # of the learned columns (`precision.py`)
+    exact = True  # whether rows are the full vectors (not compact: lower precision or truncated)
 
     def __init__(self, learned: numpy.ndarray, lexical: Optional[csr_matrix], model_id: str) -> None:
         self.learned = learned
@@ -86,7 +90,14 @@ class VectorStore(MemoryStore):
         self.manifest = read_manifest(path, fix=self.fix)
         if not self.complete:
             raise ValueError(f"The vector store at {path} is not complete: run the encoding again to finish it.")
-        learned = self._learned()
+        learned: Any = self._learned()
+        precision, dims = (
+            self.manifest.get("precision", "float32"),
+            self.manifest.get("dims", self.manifest["learned_width"]),
+        )
+        self.precision, self.exact = precision, precision == "float32" and dims == self.manifest["learned_width"]
+        if not self.exact:
+            learned = Dequantized(learned, precision, dims, self.manifest["learned_width"])
         lexical = None
         if self.manifest["lexical_width"]:
             parts = [self._lexical(i) for i in range(self.n_chunks)]
@@ -121,7 +132,7 @@ class VectorStore(MemoryStore):
     def _learned(self) -> numpy.ndarray:
         """learned.npy, memory-mapped, after checking its shape and each chunk's checksum."""
         file = self.path / LEARNED
-        learned = open_learned(file, (self.manifest["n"], self.manifest["learned_width"]), self.fix)
+        learned = open_learned(file, self.manifest, self.fix)
         size = self.manifest["chunk_size"]
         for i in range(self.n_chunks):
             if sha256(learned[i * size : (i + 1) * size].tobytes()) != self.manifest["checksums"][str(i)]:
@@ -161,11 +172,13 @@ def write_store(
     space: Any,
     pipe_name: str = PIPE_NAME,
     chunk_size: int = CHUNK_SIZE,
+    precision: str = "float32",
+    dims: Optional[int] = None,
 ) -> VectorStore:
     """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. held by an index) by
-    model `model_id` with that `VectorSpace`."""
+    model `model_id` with that `VectorSpace`, stored at `precision` (see `precision.py`)."""
     path = Path(path)
-    key = store_key(model_id, pipe_name, space, len(vectors), chunk_size, vectors.shape[1])
+    key = store_key(model_id, pipe_name, space, len(vectors), chunk_size, vectors.shape[1], None, precision, dims)
     check_replaceable(path)
     manifest = create_store(path, key)
     for i in range(n_chunks(len(vectors), chunk_size)):
@@ -175,10 +188,20 @@ def write_store(
 
 
 def store_key(
-    model_id: str, pipe_name: str, space: Any, n: int, chunk_size: int, width: int, source: Any = None
+    model_id: str,
+    pipe_name: str,
+    space: Any,
+    n: int,
+    chunk_size: int,
+    width: int,
+    source: Any = None,
+    precision: str = "float32",
+    dims: Optional[int] = None,
 ) -> Dict[str, Any]:
     """What decides a store's content (a store is resumed only when all of it is the same); the
-    comparison's kind and lexical weight as text (JSON rounds floats)."""
+    comparison's kind and lexical weight as text (JSON rounds floats). ValueError for an unknown
+    precision or dims outside the learned columns."""
+    learned_width = int(width - space.lexical_width)
     return {
         "format": FORMAT,
         "model_id": model_id,
@@ -186,9 +209,11 @@ def store_key(
         "comparison": {"kind": space.kind, "weight": repr(space.weight)},
         "n": int(n),
         "chunk_size": int(chunk_size),
-        "learned_width": int(width - space.lexical_width),
+        "learned_width": learned_width,
         "lexical_width": int(space.lexical_width),
         "source": source or {},
+        "precision": precision,
+        "dims": check_precision(precision, dims, learned_width),
     }
 
 
@@ -209,19 +234,32 @@ def read_manifest(path: Union[str, Path], *, fix: Optional[str] = None) -> Dict[
         bad += ["checksums"] if any(not isinstance(sums.get(str(i)), str) for i in manifest["done"]) else []
     if bad:
         raise damaged(file, f"no valid {', '.join(bad)}", fix)
+    try:  # a store of an earlier version has neither: float32, every column
+        check_precision(manifest.get("precision", "float32"), manifest.get("dims"), manifest["learned_width"])
+    except ValueError as err:
+        raise ValueError(f"{file} records vectors this version cannot read ({err}): {fix}") from None
     return manifest
 
 
-def open_learned(file: Path, shape: Tuple[int, int], fix: str) -> numpy.ndarray:
+def open_learned(file: Path, key: Dict[str, Any], fix: str) -> numpy.ndarray:
     """A store's learned.npy, memory-mapped read-only, or a ValueError naming the file and the fix
-    if it is not float32 of `shape` (e.g. empty: numpy's EOFError, which a CLI reports as "Aborted.")."""
+    if it is not of the manifest's (`key`'s) dtype and shape (e.g. empty: numpy's EOFError, which a
+    CLI reports as "Aborted.")."""
+    dtype, shape = learned_layout(key)
     try:
-        learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype="<f4")
+        learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype=dtype)
     except (OSError, ValueError, EOFError) as err:
         raise damaged(file, str(err) or type(err).__name__, fix) from None
-    if learned.shape != shape or learned.dtype != numpy.dtype("<f4"):
-        raise damaged(file, f"{learned.dtype} {learned.shape}, not float32 {shape}", fix)
+    if learned.shape != shape or learned.dtype != dtype:
+        raise damaged(file, f"{learned.dtype} {learned.shape}, not {dtype} {shape}", fix)
     return learned
+
+
+def learned_layout(key: Dict[str, Any]) -> Tuple[numpy.dtype, Tuple[int, ...]]:
+    """The dtype and shape of a store's learned.npy."""
+    dims = key.get("dims", key["learned_width"])
+    dtype, tail = layout(key.get("precision", "float32"), dims)
+    return dtype, (key["n"], *tail)
 
 
 def create_store(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
@@ -231,7 +269,7 @@ def create_store(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
         shutil.rmtree(path)
     with disk_errors(path / LEARNED):
         path.mkdir(parents=True)
-        _allocate(path / LEARNED, (key["n"], key["learned_width"]))
+        _allocate(path / LEARNED, *learned_layout(key))
     manifest = {**key, "done": [], "checksums": {}}
     write_manifest(path, manifest)
     return manifest
@@ -259,10 +297,10 @@ def read_json(file: Path, fix: str) -> Dict[str, Any]:
     return manifest
 
 
-def _allocate(file: Path, shape: Tuple[int, int]) -> None:
-    """An .npy file of float32 `shape` whose blocks are allocated on disk: a full disk fails here,
+def _allocate(file: Path, dtype: numpy.dtype, shape: Tuple[int, ...]) -> None:
+    """An .npy file of `dtype` and `shape` whose blocks are allocated on disk: a full disk fails here,
     not later (a sparse file's first write to a full disk kills a memory-mapped writer: SIGBUS)."""
-    numpy.lib.format.open_memmap(file, mode="w+", dtype="<f4", shape=shape).flush()
+    numpy.lib.format.open_memmap(file, mode="w+", dtype=dtype, shape=shape).flush()
     with open(file, "ab") as out:
         if hasattr(os, "posix_fallocate") and out.seek(0, 2):
             try:
@@ -281,10 +319,14 @@ def write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) ->
     """Write chunk i's rows (ordinary writes into the allocated file, flushed to disk) and lexical
     file; their checksums."""
     width = key["learned_width"]
-    learned = numpy.ascontiguousarray(full[:, :width], dtype="<f4").tobytes()
+    rows = quantize(full[:, :width], key.get("precision", "float32"), key.get("dims", width))
+    learned = rows.tobytes()
     file = path / LEARNED
     with disk_errors(file), open(file, "r+b") as out:
-        out.seek(numpy.load(file, mmap_mode="r").offset + i * key["chunk_size"] * 4 * width)
+        dtype, shape = learned_layout(key)
+        out.seek(
+            numpy.load(file, mmap_mode="r").offset + i * key["chunk_size"] * dtype.itemsize * int(numpy.prod(shape[1:]))
+        )
         out.write(learned)
         out.flush()
         os.fsync(out.fileno())
