@@ -39,8 +39,9 @@ def encode_command(
     """Write the pipe's learned vector of every text of a collection (`pipe.encode`), row i for
     the text with position i; the ids go beside it as OUTPUT.ids.json.
 
-    With --precision or --dims, OUTPUT holds the compact learned columns (`spacy_siamese.search.precision.layout`), a hybrid's
-    lexical columns go exactly to OUTPUT.lexical.npz and the settings to OUTPUT.precision.json:
+    With --precision or --dims, OUTPUT holds the compact learned columns
+    (`spacy_siamese.search.precision.layout`), a hybrid's lexical columns go exactly to
+    OUTPUT.lexical.npz and the settings to OUTPUT.precision.json:
     `spacy_siamese.search.precision.load_vectors(OUTPUT)` reads the float32 vectors back."""
     import numpy
     import srsly
