@@ -18,6 +18,7 @@ from .defaults import BATCH_SIZE
 from .identity import ModelIdentity
 from .pair_examples import get_label, get_partner
 from .pairwise import vector_similarity_matrix
+from .space import vector_space
 from .util import check_n_process, show_progress
 from .validation import check_scores
 from .vectors import stored_vector
@@ -88,8 +89,6 @@ class Encoding(ModelIdentity):
         as `encode` does. A comparison of dot products and norms (cosine, Cauchy, exp(-L2) and
         hybrids of them) is scored by matrix products, equal up to float32 rounding; any other
         (e.g. a FeatureHead) pair by pair with `compare`, exactly."""
-        from .search.space import vector_space  # the search package imports the pipe
-
         vectors_a = self.encode(docs_a)
         vectors_b = None if docs_b is None else self.encode(docs_b)
         space = vector_space(self.comparison)

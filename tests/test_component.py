@@ -14,7 +14,7 @@ from spacy_siamese.labelled import labelled_doc_example
 from spacy_siamese.layers.heads import predicting_head
 from spacy_siamese.pair_examples import get_partner
 from spacy_siamese.pairwise import vector_similarity_matrix
-from spacy_siamese.search.space import vector_space
+from spacy_siamese.space import vector_space
 from spacy_siamese.vectors import VECTOR_KEY, stored_vector
 
 from .conftest import (

@@ -49,7 +49,7 @@ def encode_command(
     from ..component import get_similarity_pipe
     from ..files import atomic_write, check_outputs
     from ..search.precision import check_precision, save_vectors
-    from ..search.space import vector_space
+    from ..space import vector_space
 
     with errors():
         if output.suffix != ".npy":  # numpy.save would add .npy: the vectors would not be at OUTPUT

@@ -40,8 +40,8 @@ def find_columns(names: Sequence[str]) -> Optional[Tuple[int, int, int]]:
 def looks_like(fields: List[str]) -> bool:
     try:
         return find_columns([f.strip().strip('"') for f in fields]) is not None
-    except Malformed:
-        return True  # a header with a duplicated column: let the reader say so
+    except Malformed:  # a column named twice: a header if it names a label column (the reader says so)
+        return bool({f.strip().strip('"').lower() for f in fields} & set(LABEL_COLUMNS))
 
 
 def is_quoted(field: str) -> bool:

@@ -13,8 +13,8 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..files import atomic_directory
 from ..search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pairs
 from ..search.dedupe import dedupe_threshold
-from ..search.space import vector_space
 from ..search.texts import JSONL_SUFFIXES, scan_collection
+from ..space import vector_space
 from ..util import import_extra, one_thread, show_progress, timed
 from .parquet import PART, collect_vectors, encoded_table, write_part
 from .ray_local import init_local_ray

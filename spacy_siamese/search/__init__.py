@@ -1,12 +1,12 @@
 """Corpus-scale similarity: N x M matrices, a searchable index, duplicate mining and clustering
 (single machine), and a Ray Data engine in `spacy_siamese.distributed` (extra `[ray]`)."""
 
+from ..space import VectorSpace, vector_space
 from .corpus import CorpusIndex
 from .dedupe import LargeGroupWarning, cluster_duplicates, find_duplicates, group_pairs
 from .encode import encode_with_texts
 from .index import SimilarityIndex
 from .resumable import encode_collection
-from .space import VectorSpace, vector_space
 from .store import VectorStore
 
 __all__ = [

@@ -15,6 +15,7 @@ from tqdm import tqdm
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..defaults import CANDIDATES
 from ..metrics import check_ks
+from ..space import vector_space
 from ..util import show_progress
 from .compact import (
     BOUND_TOLERANCE,
@@ -32,7 +33,6 @@ from .compact import (
 )
 from .index import best_k
 from .precision import search_threshold
-from .space import vector_space
 from .store import MemoryStore
 
 FLAT_BLOCK_CELLS = 2**25

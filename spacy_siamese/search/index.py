@@ -1,7 +1,7 @@
 """`SimilarityIndex`: search a collection with the pipe's own similarity (see docs/search.md).
 
 Candidates come from a vector space where a fast metric ranks like the comparison
-(`spacy_siamese.search.space`), and every returned score is `pipe.compare` of the query and the hit.
+(`spacy_siamese.space`), and every returned score is `pipe.compare` of the query and the hit.
 """
 
 import json
@@ -16,10 +16,10 @@ from ..encoding import texts_or_docs_list
 from ..files import atomic_directory
 from ..metrics import check_ks
 from ..pairwise import vector_pair_scores, vector_similarity_matrix
+from ..space import vector_space
 from .compact import CandidateIndex, check_candidates, choose_candidates
 from .encode import TextOrDoc, encode_with_texts
 from .precision import check_precision, dequantize, quantize
-from .space import vector_space
 from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
 OLD_FORMAT = "spacy_siamese.index.v1"

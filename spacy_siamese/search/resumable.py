@@ -15,9 +15,9 @@ from spacy.util import minibatch
 from tqdm import tqdm
 
 from ..component import PIPE_NAME, get_similarity_pipe
+from ..space import vector_space
 from ..util import one_thread, show_progress
 from .encode import TextOrDoc
-from .space import vector_space
 from .store import (
     CHUNK_SIZE,
     LEARNED,

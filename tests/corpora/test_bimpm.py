@@ -25,6 +25,14 @@ def test_bimpm_unescapes_and_detokenizes(tmp_path):
     assert records[2].text2 == "How do you explain the phrase 'still waters run deep'?"
 
 
+def test_a_first_row_whose_texts_are_column_names_is_no_header(tmp_path):
+    """A BiMPM row with the text "SENTENCE1" twice names no label column: auto-detection reads it
+    as BiMPM, not as a tab-separated header naming a column twice (found by the CI fuzz profile)."""
+    path = write(tmp_path, "pairs.txt", "0\tSENTENCE1\tSENTENCE1\t0\n" + BIMPM)
+    records = list(read_pairs(path))
+    assert [r.label for r in records] == [0.0, 1.0, 0.0, 1.0] and records[0].text1 == "SENTENCE1"
+
+
 @pytest.mark.parametrize(
     "tokens,text",
     [

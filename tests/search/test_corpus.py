@@ -13,8 +13,8 @@ from spacy_siamese.files import atomic_write
 from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.search import CorpusIndex, VectorStore, compact, encode_collection
 from spacy_siamese.search.compact import CompactSpace, distance_bound
-from spacy_siamese.search.space import vector_space
 from spacy_siamese.search.store import write_store
+from spacy_siamese.space import vector_space
 
 from .conftest import COMPARISONS, CORPUS
 

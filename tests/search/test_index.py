@@ -6,7 +6,7 @@ from spacy_siamese import SimilarityIndex
 from spacy_siamese.layers.heads import predicting_head
 from spacy_siamese.pairwise import vector_similarity_matrix
 from spacy_siamese.search import encode_with_texts
-from spacy_siamese.search.space import COSINE, OTHER, vector_space
+from spacy_siamese.space import COSINE, OTHER, vector_space
 
 from ..conftest import make_nlp, train
 from .conftest import CORPUS, exact_matrix

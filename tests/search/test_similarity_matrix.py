@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from spacy_siamese.search.space import VectorSpace
+from spacy_siamese.space import VectorSpace
 
 from .conftest import CORPUS
 

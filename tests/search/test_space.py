@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from spacy_siamese.search.space import COSINE, VectorSpace
+from spacy_siamese.space import COSINE, VectorSpace
 
 
 @pytest.mark.parametrize("magnitude", [1e-30, 1e-3, 1.0, 1e20, 1e37])

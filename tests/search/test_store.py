@@ -23,8 +23,8 @@ from spacy_siamese.search import (
     resumable,
 )
 from spacy_siamese.search.resumable import StoreWarning
-from spacy_siamese.search.space import OTHER, VectorSpace
 from spacy_siamese.search.store import MANIFEST, write_store
+from spacy_siamese.space import OTHER, VectorSpace
 
 from .conftest import CORPUS
 

@@ -13,8 +13,8 @@ from typing import Optional, Tuple
 import numpy
 from thinc.api import Model
 
-from ..layers.heads import predicting_head
-from ..layers.hybrid import is_hybrid_similarity
+from .layers.heads import predicting_head
+from .layers.hybrid import is_hybrid_similarity
 
 CAUCHY = "cauchy"
 COSINE = "cosine"
