@@ -31,7 +31,7 @@ from spacy_siamese.corpora import read_pairs
 from spacy_siamese.evaluation.duplicates import duplicate_queries, partner_ranks, pipe_vectors, rank_metrics
 from spacy_siamese.metrics import correlation, is_binary
 from spacy_siamese.search import vector_space
-from spacy_siamese.search.space import HYBRID
+from spacy_siamese.space import HYBRID
 from spacy_siamese.util import distinct_pair_texts, given_path, pair_rows
 
 WEIGHTS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
