@@ -17,7 +17,6 @@ Usage (from the repository root):
 """
 
 import json
-import platform
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -25,10 +24,11 @@ import numpy
 import spacy
 import typer
 
-import spacy_siamese
+from spacy_siamese.cli.app import versions
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.corpora import PairFormatError
 from spacy_siamese.corpora.base import Malformed, check_path, json_object, json_type, numbered_lines
+from spacy_siamese.files import atomic_write, check_outputs
 from spacy_siamese.teacher.models import is_cross_encoder, teacher_label, teacher_pair_scores
 from spacy_siamese.util import distinct_texts, given_path
 
@@ -151,6 +151,7 @@ def main(
     if not models and not teacher:
         raise typer.BadParameter("give at least one pipeline or --teacher", param_hint="MODELS")
     try:
+        check_outputs([triples_file, *(models or [])], [output_json, output_md])
         triples = read_triples(triples_file)
         results = []
         for path in models or []:
@@ -167,22 +168,12 @@ def main(
         raise typer.Exit(1) from None
     table = markdown(results)
     typer.echo(table, nl=False)
-    if output_md is not None:
-        output_md.parent.mkdir(parents=True, exist_ok=True)
-        output_md.write_text(table, encoding="utf8")
-    if output_json is not None:
-        report = {
-            "triples": given_path(triples_file),
-            "n_triples": len(triples),
-            "models": results,
-            "versions": {
-                "python": platform.python_version(),
-                "spacy": spacy.__version__,
-                "spacy_siamese": spacy_siamese.__version__,
-            },
-        }
-        output_json.parent.mkdir(parents=True, exist_ok=True)
-        output_json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf8")
+    report = {"triples": given_path(triples_file), "n_triples": len(triples), "models": results, "versions": versions()}
+    for path, text in ((output_md, table), (output_json, json.dumps(report, indent=2) + "\n")):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(path) as file:
+                file.write(text.encode("utf8"))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,6 @@ Usage (from the repository root):
 import importlib.util
 import json
 import os
-import platform
 import statistics
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -40,10 +39,11 @@ import numpy
 import spacy
 import typer
 
-import spacy_siamese
+from spacy_siamese.cli.app import versions
 from spacy_siamese.component import get_similarity_pipe
 from spacy_siamese.corpora import read_pairs
 from spacy_siamese.evaluation.pair_evaluation import pipe_scores, score_method
+from spacy_siamese.files import atomic_write, check_outputs
 from spacy_siamese.metrics import is_binary
 from spacy_siamese.teacher.models import teacher_label, teacher_pair_scores
 from spacy_siamese.util import distinct_pair_texts, given_path, pair_rows
@@ -163,7 +163,9 @@ def main(
     if finetuned is not None and finetuned.exists():
         raise typer.BadParameter(f"{finetuned} exists: name a new directory", param_hint="--finetuned")
     base = base or default_base()
+    table_md = output_json.with_suffix(".md")
     try:  # every input read (and the distilled model found) before the long steps
+        check_outputs([train, dev, silver, *(pipelines or [])], [output_json, table_md])
         gold = list(read_pairs(train))
         records = gold + (list(read_pairs(silver)) if silver else [])
         dev_records = list(read_pairs(dev))
@@ -224,16 +226,12 @@ def main(
         "binary": binary,
         "timed": {"n_texts": len(texts), "runs": runs, "batch_size": batch_size, "threads": 1},
         "results": rows,
-        "versions": {
-            "python": platform.python_version(),
-            "spacy": spacy.__version__,
-            "spacy_siamese": spacy_siamese.__version__,
-            "model2vec": __import__("model2vec").__version__,
-        },
+        "versions": {**versions(), "model2vec": __import__("model2vec").__version__},
     }
     output_json.parent.mkdir(parents=True, exist_ok=True)
-    output_json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf8")
-    output_json.with_suffix(".md").write_text(table, encoding="utf8")
+    for path, text in ((output_json, json.dumps(report, indent=2) + "\n"), (table_md, table)):
+        with atomic_write(path) as file:
+            file.write(text.encode("utf8"))
     typer.echo(table)
 
 

@@ -15,6 +15,7 @@ from tqdm import tqdm
 from ..component import PIPE_NAME, get_similarity_pipe
 from ..defaults import CANDIDATES
 from ..metrics import check_ks
+from ..pairwise import vector_pair_scores
 from ..space import vector_space
 from ..util import show_progress
 from .compact import (
@@ -264,14 +265,14 @@ def rescore(
     """Pairs found on compact vectors scored again with `pipe.compare` of their items' full vectors,
     encoded again from their texts (`texts_at(ids)`: {id: text or doc}), so that each score is
     `doc.similarity`; the pairs below `threshold` are dropped."""
+    if not pairs:
+        return []
     ids = sorted({i for i, j, _ in pairs} | {j for i, j, _ in pairs})
     texts = texts_at(set(ids))
-    vectors = pipe.encode([texts[i] for i in ids]) if ids else numpy.zeros((0, 0), dtype="float32")
+    vectors = pipe.encode([texts[i] for i in ids])
     where = {item: row for row, item in enumerate(ids)}
     a, b = (numpy.asarray([where[int(pair[side])] for pair in pairs], dtype="int64") for side in (0, 1))
-    scores = numpy.zeros(len(pairs), dtype="float32")
-    for s in range(0, len(pairs), 8192):
-        scores[s : s + 8192] = pipe.compare(vectors[a[s : s + 8192]], vectors[b[s : s + 8192]])
+    scores = vector_pair_scores(pipe.compare, vectors, vectors, a, b, block_size=8192)
     return sort_pairs((i, j, float(score)) for (i, j, _), score in zip(pairs, scores) if score >= threshold)
 
 

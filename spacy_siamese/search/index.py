@@ -19,7 +19,7 @@ from ..pairwise import vector_pair_scores, vector_similarity_matrix
 from ..space import vector_space
 from .compact import CandidateIndex, check_candidates, choose_candidates
 from .encode import TextOrDoc, encode_with_texts
-from .precision import check_precision, dequantize, quantize
+from .precision import check_precision, dequantize, is_full, quantize
 from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
 OLD_FORMAT = "spacy_siamese.index.v1"
@@ -73,7 +73,7 @@ class SimilarityIndex:
         self.c = c  # candidates re-scored per query, as `find_duplicates`' c
         width = self.pipe.encoder.get_dim("nO")
         self.precision, self.dims = precision, check_precision(precision, dims, width - self.space.lexical_width)
-        self.exact = precision == "float32" and self.dims == width - self.space.lexical_width
+        self.exact = is_full(precision, self.dims, width - self.space.lexical_width)
         self._rows = numpy.zeros((0, width), dtype="float32")  # capacity; the first len(self) rows are in use
         self._size = 0
         self.texts: Optional[List[str]] = [] if texts is not None or vectors is None else None

@@ -46,6 +46,16 @@ def check_precision(precision: Any, dims: Any, width: int) -> int:
     return dims
 
 
+def is_full(precision: str, dims: int, width: int) -> bool:
+    """Whether rows at `precision` with `dims` of `width` learned columns are the full vectors."""
+    return precision == "float32" and dims == width
+
+
+def stored_precision(manifest: Any) -> Tuple[str, int]:
+    """A store manifest's (precision, dims); a store of an earlier version has neither: float32, every column."""
+    return manifest.get("precision", "float32"), manifest.get("dims", manifest["learned_width"])
+
+
 def layout(precision: str, dims: int) -> Tuple[numpy.dtype, Tuple[int, ...]]:
     """The dtype and the per-row shape of stored rows: (dims,) floats, or one int8 / binary record."""
     if precision in ("float32", "float16"):

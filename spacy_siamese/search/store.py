@@ -28,7 +28,7 @@ from scipy.sparse import csr_matrix, load_npz, save_npz, vstack
 from ..component import PIPE_NAME
 from ..defaults import CHUNK_SIZE
 from ..files import DirKind, atomic_write, check_outputs
-from .precision import Dequantized, check_precision, layout, quantize
+from .precision import Dequantized, check_precision, is_full, layout, quantize, stored_precision
 
 FORMAT = "spacy_siamese.vector_store.v2"
 MANIFEST = "manifest.json"
@@ -91,11 +91,8 @@ class VectorStore(MemoryStore):
         if not self.complete:
             raise ValueError(f"The vector store at {path} is not complete: run the encoding again to finish it.")
         learned: Any = self._learned()
-        precision, dims = (
-            self.manifest.get("precision", "float32"),
-            self.manifest.get("dims", self.manifest["learned_width"]),
-        )
-        self.precision, self.exact = precision, precision == "float32" and dims == self.manifest["learned_width"]
+        precision, dims = stored_precision(self.manifest)
+        self.precision, self.exact = precision, is_full(precision, dims, self.manifest["learned_width"])
         if not self.exact:
             learned = Dequantized(learned, precision, dims, self.manifest["learned_width"])
         lexical = None
@@ -257,8 +254,7 @@ def open_learned(file: Path, key: Dict[str, Any], fix: str) -> numpy.ndarray:
 
 def learned_layout(key: Dict[str, Any]) -> Tuple[numpy.dtype, Tuple[int, ...]]:
     """The dtype and shape of a store's learned.npy."""
-    dims = key.get("dims", key["learned_width"])
-    dtype, tail = layout(key.get("precision", "float32"), dims)
+    dtype, tail = layout(*stored_precision(key))
     return dtype, (key["n"], *tail)
 
 
@@ -319,7 +315,7 @@ def write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) ->
     """Write chunk i's rows (ordinary writes into the allocated file, flushed to disk) and lexical
     file; their checksums."""
     width = key["learned_width"]
-    rows = quantize(full[:, :width], key.get("precision", "float32"), key.get("dims", width))
+    rows = quantize(full[:, :width], *stored_precision(key))
     learned = rows.tobytes()
     file = path / LEARNED
     with disk_errors(file), open(file, "r+b") as out:
