@@ -20,6 +20,7 @@ from .recurrent import lstm
 from .sentence_vectors import sentence_vectors
 from .sequence_pool import sequence_pool
 from .siamese import siamese
+from .table_mean import table_mean
 from .tfidf import tfidf
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "pair_features",
     "projection",
     "sentence_vectors",
+    "table_mean",
     "sequence_pool",
     "siamese",
     "tfidf",

@@ -1,12 +1,15 @@
 """spacy-siamese.StaticEncoder.v1 in the pipe: it trains, scores and round-trips (the layer
 itself: tests/layers/test_hashed_mean.py)."""
 
+import shutil
+
 import pytest
 import spacy
 
-from spacy_siamese.architectures import build_static_encoder
+from spacy_siamese.architectures import build_static_encoder, build_static_encoder_v2
 
 from ..conftest import PAIRS, pair_examples
+from ..tiny_transformer import build_tiny_static
 
 STATIC_CONFIG = {
     "model": {
@@ -43,3 +46,36 @@ def test_widths():
     assert build_static_encoder(width=8, rows=10, proj_width=4).get_dim("nO") == 4
     with pytest.raises(ValueError, match="proj_width >= 0"):
         build_static_encoder(proj_width=-1)
+
+
+def test_started_from_a_model2vec_table_it_trains_and_loads_without_the_table(tmp_path):
+    table = build_tiny_static(tmp_path / "m2v", dims=8)
+    config = {
+        "model": {
+            "@architectures": "spacy-siamese.Siamese.v1",
+            "encoder": {"@architectures": "spacy-siamese.StaticEncoder.v2", "width": None, "table": str(table)},
+            "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True},
+        },
+        "loss": {"@losses": "spacy-siamese.CoSENTLoss.v1", "scale": 40.0},
+    }
+    nlp = spacy.blank("en")
+    nlp.add_pipe("siamese_similarity", config=config)
+    pairs = [("the cat", "the cats", 1.0), ("the dog", "dogs", 0.9), ("the cat", "the dog barks", 0.1)]
+    examples = pair_examples(nlp, pairs)  # texts of the tiny table's vocabulary
+    optimizer = nlp.initialize(lambda: examples)
+    encoder = nlp.get_pipe("siamese_similarity").model.get_ref("encoder")
+    assert encoder.get_dim("nO") == 8  # the table's width
+    losses = [nlp.update(examples, sgd=optimizer)["siamese_similarity"] for _ in range(30)]
+    assert losses[-1] < losses[0]
+    scores = [nlp(a).similarity(nlp(b)) for a, b in [("the cat", "the cats"), ("the cat", "the dog barks")]]
+    assert scores[0] > scores[1] and all(0.0 <= s <= 1.0 for s in scores)
+    nlp.to_disk(tmp_path / "pipe")
+    shutil.rmtree(table)  # a loaded pipeline keeps the table and the tokenizer
+    reloaded = spacy.load(tmp_path / "pipe")
+    again = [reloaded(a).similarity(reloaded(b)) for a, b in [("the cat", "the cats"), ("the cat", "the dog barks")]]
+    assert again == pytest.approx(scores, abs=1e-6)
+
+
+def test_hashed_embeddings_need_a_width():
+    with pytest.raises(ValueError, match="need a width"):
+        build_static_encoder_v2(width=None)

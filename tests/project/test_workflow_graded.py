@@ -1,7 +1,8 @@
 """The `graded-distilled` workflow on the tiny mirror, once for each value of var graded (sts, then
 sick in the same project): a CoSENT teacher fine-tuned from a tiny BERT built in the test (a real
 run starts from all-MiniLM-L6-v2), its silver pairs (each training text's nearest, less gold
-pairs), the student trained on gold + silver, evaluated beside the teacher and the base, and
+pairs), the base distilled by model2vec into the student's starting table, the student trained on
+gold + silver, evaluated beside the teacher and the base, and
 packaged with its model card; the student then loads and scores in a process without torch."""
 
 import json
@@ -87,6 +88,11 @@ def test_the_student_trains_on_gold_and_silver_pairs(run, graded):
     assert set(config["corpora"]["train"]["datasets"]) == {"gold", "silver"}
     assert config["training"]["max_steps"] == RUNS[graded]["graded_max_steps"]
     assert config["paths"]["dev"] == f"corpus/{graded}/dev.jsonl"
+    # a static encoder started from the base model's model2vec distillation
+    encoder = config["components"]["siamese_similarity"]["model"]["encoder"]
+    assert encoder["@architectures"] == "spacy-siamese.StaticEncoder.v2"
+    assert encoder["table"] == f"training/{graded}_table"
+    assert (project.dir / f"training/{graded}_table/model.safetensors").is_file()
 
 
 @pytest.mark.parametrize("graded", RUNS)
