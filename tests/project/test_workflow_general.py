@@ -131,7 +131,8 @@ def test_the_general_pipeline_is_packaged_with_its_model_card(run):
 
 @pytest.mark.parametrize("name", GRADED)
 def test_the_graded_fine_tunes_are_trained_and_evaluated_not_packaged(run, name):
-    """The recommended STS-B and SICK pipelines come from graded-distilled; the general chain's fine-tunes are results."""
+    """The recommended STS-B and SICK pipelines come from graded-distilled: the general chain's
+    fine-tunes are results."""
     project, _ = run
     assert (project.dir / f"metrics/{name}_general.json").exists()
     assert not list((project.dir / "packages").glob(f"en_siamese_{name}_general*"))
