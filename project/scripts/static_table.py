@@ -1,8 +1,8 @@
 """Distil a sentence-transformers model into a model2vec static model (Minish Lab's `model2vec.distill`):
 the table a static student starts from (`StaticEncoder.v2`'s `table`, as `--paths.table`).
 
-The output directory is written whole when the distillation has finished; an existing directory
-that is not a model2vec model is refused.
+The output directory is written whole when the distillation has finished, with a marker file; an
+existing directory without that marker (not this script's output) is refused.
 
 Usage:
     python scripts/static_table.py sentence-transformers/all-MiniLM-L6-v2 training/static_table
@@ -10,11 +10,13 @@ Usage:
 
 from pathlib import Path
 
+import srsly
 import typer
 
 from spacy_siamese.files import PathConflictError, atomic_directory
 
-MODEL2VEC = ("a model2vec model directory", lambda names: {"config.json", "model.safetensors"} <= set(names))
+MARKER = "spacy_siamese_table.json"
+MODEL2VEC = ("a model2vec model directory written by scripts/static_table.py", lambda names: MARKER in names)
 
 
 def main(
@@ -31,6 +33,7 @@ def main(
     try:
         with atomic_directory(output, kind=MODEL2VEC) as scratch:
             distill(base, pca_dims=pca_dims).save_pretrained(scratch)
+            srsly.write_json(scratch / MARKER, {"base": base, "pca_dims": pca_dims})
     except PathConflictError as err:
         raise SystemExit(f"Error: {err}") from None
     except (OSError, ValueError) as err:  # no such model, or not a sentence-transformers model
