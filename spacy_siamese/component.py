@@ -178,7 +178,10 @@ class SiameseSimilarity(Encoding, TrainablePipe):
             return self.model.ops.alloc2f(0, self.encoder.get_dim("nO"))
         # long docs are encoded a few at a time: the activations grow with a batch's tokens
         parts = [self._encode(batch) for batch in token_batches(docs, PREDICT_TOKENS)]
-        vectors = parts[0] if len(parts) == 1 else self.model.ops.xp.vstack(parts)
+        return self.check_finite(parts[0] if len(parts) == 1 else self.model.ops.xp.vstack(parts))
+
+    def check_finite(self, vectors: Floats2d) -> Floats2d:
+        """The encoder's vectors, or a ValueError if any is not finite."""
         if not self.model.ops.xp.isfinite(vectors).all():
             raise ValueError(
                 f"The '{self.name}' model produced vectors that are not finite: its weights are not "

@@ -46,6 +46,7 @@ class Encoding(ModelIdentity):
 
     pipeline = WeakPipeline()  # the pipeline that encodes texts (set by the factory)
     predict: Callable[[Iterable[Doc]], Floats2d]  # the pipe's
+    check_finite: Callable[[Floats2d], Floats2d]  # the pipe's
 
     @property
     def encoder(self) -> Model:
@@ -107,6 +108,8 @@ class Encoding(ModelIdentity):
         They are what `compare` scores: by cosine, or a Cauchy model's by L2 after scaling column i
         by `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`)."""
         items = texts_or_docs_list(texts_or_docs)
+        if self._text_path(items):
+            return self._encode_texts(cast(List[str], items), batch_size=batch_size, progress=progress)
         docs = self.processed(items, batch_size=batch_size, n_process=n_process)
         self._require_initialized()
         out = numpy.zeros((len(items), self.encoder.get_dim("nO")), dtype="float32")
@@ -115,6 +118,35 @@ class Encoding(ModelIdentity):
             for batch in minibatch(docs, batch_size):
                 out[start : start + len(batch)] = self.vectors(batch)
                 start += len(batch)
+                bar.update(len(batch))
+        return out
+
+    @property
+    def reads_text(self) -> bool:
+        """Whether the encoder reads nothing but each doc's text (`table_mean.v1`): `encode` then
+        turns texts into vectors without making docs."""
+        return bool(self.encoder.attrs.get("reads_text", False))
+
+    def _text_path(self, items: List[Union[str, Doc]]) -> bool:
+        """Whether `encode` may skip the pipeline: a text-reading encoder, texts only, none of them
+        longer than the pipeline takes (which refuses those with spaCy's own error)."""
+        nlp = self.pipeline()
+        if nlp is None or not self.reads_text or not all(isinstance(item, str) for item in items):
+            return False
+        return all(len(item) <= nlp.max_length for item in items)
+
+    def _encode_texts(self, texts: List[str], *, batch_size: int, progress: bool) -> numpy.ndarray:
+        """`encode` for a text-reading encoder: the encoder runs on the texts themselves, which gives
+        the vectors of their docs (a doc's text is the text it was made from)."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+        self._require_initialized()
+        out = numpy.zeros((len(texts), self.encoder.get_dim("nO")), dtype="float32")
+        with tqdm(total=len(texts), desc="encoding", unit="doc", disable=not show_progress(progress)) as bar:
+            for start in range(0, len(texts), batch_size):
+                batch = texts[start : start + batch_size]
+                vectors = self.check_finite(self.encoder.predict(cast(List[Doc], batch)))
+                out[start : start + len(batch)] = self.model.ops.to_numpy(vectors)
                 bar.update(len(batch))
         return out
 

@@ -43,6 +43,7 @@ def build_static_encoder_v2(
     else:
         embed = hashed_mean(width=width, rows=rows, attrs=attrs, seed=seed)
     model: Model[List[Doc], Floats2d] = chain(embed, Linear(nO=proj_width, nI=width)) if proj_width else embed
+    model.attrs["reads_text"] = bool(table)  # the pipe encodes texts without making docs
     n_out = proj_width or width
     if n_out:
         model.set_dim("nO", n_out)

@@ -13,7 +13,7 @@ def table_mean(*, width: Optional[int] = None, path: Optional[str] = None) -> Mo
     """The mean over a doc's subword tokens of a trainable embedding table, started from the
     model2vec model directory `path` (its table and tokenizer, read when the model is initialized;
     a loaded pipeline keeps both and never reads `path`); `width` is the table's, or checked against
-    it; an empty doc gets zeros."""
+    it; an empty doc gets zeros. It reads only each doc's text, so it takes texts as well."""
     if width is not None and width < 1:
         raise ValueError(f"table_mean: need width >= 1, got {width}")
     return Model(
@@ -76,7 +76,7 @@ def token_ids(model: Model, docs: List[Doc]) -> Tuple[Ints1d, Ints1d]:
     """The table rows of every doc's subword tokens (model2vec's tokenization of `doc.text`, without
     special or unknown tokens, cut at its max length), concatenated, and each doc's count."""
     encodings = tokenizer(model.attrs["tokenizer"]).encode_batch_fast(
-        [doc.text for doc in docs], add_special_tokens=False
+        [doc if isinstance(doc, str) else doc.text for doc in docs], add_special_tokens=False
     )
     unk, max_length = model.attrs["unk"], model.attrs["max_length"] or None
     rows = [[i for i in encoding.ids if i != unk][:max_length] for encoding in encodings]

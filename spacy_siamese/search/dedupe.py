@@ -274,20 +274,25 @@ def _components(graph: coo_matrix, n: int) -> List[List[int]]:
 
 
 def _communities(graph: coo_matrix, n: int, min_size: int) -> List[List[int]]:
+    """Greedy communities: each item's neighbourhood (itself, then its neighbours by falling score), the
+    largest first, then the strongest (mean score), then the lowest item, keeps its items not taken."""
     csr = graph.tocsr()
-    candidates = []
-    for centre in range(n):
-        start, end = csr.indptr[centre], csr.indptr[centre + 1]
-        order = numpy.lexsort((csr.indices[start:end], -csr.data[start:end]))
-        members = [centre] + [int(m) for m in csr.indices[start:end][order]]
-        mean = float(csr.data[start:end].mean()) if end > start else 0.0
-        candidates.append((-len(members), -mean, centre, members))
-    taken = numpy.zeros(n, dtype=bool)
+    degree = numpy.diff(csr.indptr)
+    rows = numpy.repeat(numpy.arange(n), degree)
+    neighbours = csr.indices[numpy.lexsort((csr.indices, -csr.data, rows))].tolist()
+    sums = numpy.bincount(rows, weights=csr.data, minlength=n)
+    means = numpy.divide(sums, degree, out=numpy.zeros(n), where=degree > 0)
+    starts = csr.indptr.tolist()
+    taken = bytearray(n)
     groups = []
-    for _, _, _, members in sorted(candidates):
-        kept = [m for m in members if not taken[m]]
+    for centre in numpy.lexsort((numpy.arange(n), -means, -degree)).tolist():
+        if starts[centre] == starts[centre + 1]:  # the rest stand alone: groups of one, in item order
+            groups.extend([[item] for item in range(n) if not taken[item]] if min_size <= 1 else [])
+            break
+        kept = [m for m in [centre, *neighbours[starts[centre] : starts[centre + 1]]] if not taken[m]]
         if len(kept) >= max(1, min_size):
-            taken[kept] = True
+            for m in kept:
+                taken[m] = 1
             groups.append(kept)
     return groups
 

@@ -79,3 +79,40 @@ def test_started_from_a_model2vec_table_it_trains_and_loads_without_the_table(tm
 def test_hashed_embeddings_need_a_width():
     with pytest.raises(ValueError, match="need a width"):
         build_static_encoder_v2(width=None)
+
+
+@pytest.mark.parametrize("proj_width", [0, 4])
+def test_a_table_encoder_encodes_texts_without_making_docs(tmp_path, proj_width):
+    table = build_tiny_static(tmp_path / "m2v", dims=8)
+    encoder = {"@architectures": "spacy-siamese.StaticEncoder.v2", "width": None, "table": str(table)}
+    config = {
+        "model": {
+            "@architectures": "spacy-siamese.Siamese.v1",
+            "encoder": {**encoder, "proj_width": proj_width},
+            "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1"},
+        },
+    }
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("siamese_similarity", config=config)
+    nlp.initialize(lambda: pair_examples(nlp, [("the cat", "the dog", 1.0)]))
+    texts = ["the cat", "", "  the   dogs ", "unknown words only", "the cat"] * 60
+    from_docs = pipe.encode([nlp(text) for text in texts])
+    nlp.to_disk(tmp_path / "pipe")
+    reloaded = spacy.load(tmp_path / "pipe")
+    reloaded_pipe = reloaded.get_pipe("siamese_similarity")
+    assert pipe.reads_text and reloaded_pipe.reads_text
+    reloaded.tokenizer = None  # never called: no doc is made
+    assert reloaded_pipe.encode(texts, batch_size=7) == pytest.approx(from_docs, abs=1e-6)
+    assert reloaded_pipe.encode([]).shape == (0, from_docs.shape[1])
+    with pytest.raises(ValueError, match="batch_size"):
+        reloaded_pipe.encode(texts, batch_size=0)
+    nlp.max_length = 5  # a longer text goes through the pipeline, which refuses it as spaCy does
+    with pytest.raises(ValueError, match="max_length"):
+        pipe.encode(["the cat and the dog"])
+
+
+def test_a_hashed_encoder_reads_docs():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("siamese_similarity", config=STATIC_CONFIG)
+    nlp.initialize(lambda: pair_examples(nlp))
+    assert not pipe.reads_text

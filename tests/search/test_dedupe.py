@@ -5,6 +5,8 @@ import warnings
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spacy_siamese import cluster_duplicates, find_duplicates
 from spacy_siamese.component import get_similarity_pipe
@@ -93,6 +95,38 @@ def test_group_pairs_communities():
         group_pairs(pairs, 8, method="louvain")
 
 
+def reference_communities(pairs, n, min_size):
+    """The greedy communities, item by item: each neighbourhood (its centre, then neighbours by falling
+    score, then id), the largest first, then the highest mean score, then the lowest centre."""
+    scores = {}
+    for i, j, s in pairs:
+        if i != j:
+            scores.setdefault(i, {})[j] = scores.setdefault(j, {})[i] = s
+    candidates = []
+    for centre in range(n):
+        near = scores.get(centre, {})
+        members = [centre] + sorted(near, key=lambda m: (-near[m], m))
+        mean = sum(near.values()) / len(near) if near else 0.0
+        candidates.append((-len(members), -mean, centre, members))
+    taken, groups = set(), []
+    for *_, members in sorted(candidates):
+        kept = [m for m in members if m not in taken]
+        if len(kept) >= max(1, min_size):
+            taken.update(kept)
+            groups.append(kept)
+    return sorted(groups, key=lambda g: (-len(g), min(g)))
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.sampled_from([0.5, 0.7, 0.9, 1.0])), max_size=30),
+    st.integers(0, 3),
+)
+@settings(max_examples=200, deadline=None)
+def test_communities_equal_the_item_by_item_greedy(raw, min_size):
+    pairs = list({(min(i, j), max(i, j)): (min(i, j), max(i, j), s) for i, j, s in raw}.values())
+    assert group_pairs(pairs, 12, method="communities", min_size=min_size) == reference_communities(pairs, 12, min_size)
+
+
 def test_cluster_duplicates_end_to_end(models):
     nlp = models["cauchy"]
     texts = ["How do I learn Python?", "How do I learn Python?", "Why is the sky blue?", "Why is the sky blue?", "x"]
@@ -119,9 +153,9 @@ def test_cluster_duplicates_of_found_duplicates_encodes_once(models, monkeypatch
     higher = cluster_duplicates(nlp, found, threshold=0.9)
     assert higher == group_pairs([p for p in found if p[2] >= 0.9], len(CORPUS))
     assert higher != expected["communities"]
-    for settings in ({"threshold": 0.7}, {"threshold": float("nan")}, {"k": 5}):
+    for changed in ({"threshold": 0.7}, {"threshold": float("nan")}, {"k": 5}):
         with pytest.raises(ValueError, match="found at threshold 0.8 and k=10"):
-            cluster_duplicates(nlp, found, **settings)
+            cluster_duplicates(nlp, found, **changed)
     assert len(encoded) == once
 
 
