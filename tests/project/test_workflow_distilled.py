@@ -1,7 +1,8 @@
 """The `quora-distilled` workflow on the tiny mirror: a teacher fine-tuned from a tiny BERT built
-in the test (a real run starts from all-MiniLM-L6-v2), its silver pairs, the static student
-trained on gold + silver pairs, evaluated and packaged with its model card; the student then
-loads and scores in a process without torch."""
+in the test (a real run starts from all-MiniLM-L6-v2), its silver pairs, the base distilled by
+model2vec into the static student's starting table, the student trained on gold + silver pairs,
+evaluated and packaged with its model card; the student then loads and scores in a process
+without torch."""
 
 import json
 import os
@@ -58,8 +59,10 @@ def test_silver_pairs_are_labelled_by_the_teacher(run):
 def test_the_static_student_trains_on_the_same_pairs(run):
     project, _ = run
     config = spacy.load(project.dir / "training/quora_static/model-best").config.interpolate()
-    encoder = config["components"]["siamese_similarity"]["model"]["encoder"]["encoder"]
-    assert encoder["@architectures"] == "spacy-siamese.StaticEncoder.v1"
+    encoder = config["components"]["siamese_similarity"]["model"]["encoder"]
+    assert encoder["@architectures"] == "spacy-siamese.StaticEncoder.v2"
+    assert encoder["table"] == "training/quora_table"
+    assert (project.dir / "training/quora_table/model.safetensors").is_file()
     assert set(config["corpora"]["train"]["datasets"]) == {"quora", "silver"}
     assert json.loads((project.dir / "metrics/quora_static.json").read_text())["n_pairs"] == 80
 
