@@ -4,7 +4,7 @@ teacher (a bi-encoder's cosine, or a cross-encoder's probability) and written as
 file; random pairs only when asked for. The student needs no torch."""
 
 from pathlib import Path
-from typing import Any, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 
@@ -52,8 +52,9 @@ def sample_silver(
 ) -> List[Tuple[int, int]]:
     """(row, row) pairs of distinct `texts`: each text with its `top_k` TF-IDF neighbours, then
     `n_random` seeded random pairs; no pair twice (in either order) and none of `gold` (pairs of
-    texts as frozensets). With `max_pairs`, a seeded sample of that many, in order. Deterministic
-    for a seed."""
+    texts as frozensets). With `max_pairs`, a seeded sample of that many, in order (without random
+    pairs, from the neighbours of a seeded sample of the texts, where that gives enough).
+    Deterministic for a seed."""
     if len(texts) < 2:
         raise ValueError(f"Silver pairs need at least two distinct texts, got {len(texts)}.")
     seen: Set[Tuple[int, int]] = set()
@@ -65,11 +66,14 @@ def sample_silver(
             seen.add(key)
             rows.append((a, b))
 
-    near = nearest_neighbours(tfidf_rows(texts), numpy.arange(len(texts)), top_k)
-    for a, neighbours in enumerate(near.tolist()):
-        for b in neighbours:
-            add(a, b)
     rng = numpy.random.default_rng(seed)
+    tfidf, rest = tfidf_rows(texts), numpy.arange(len(texts))
+    if max_pairs and not n_random and 2 * max_pairs < len(texts) * top_k:
+        # a text gives at most top_k pairs: first the neighbours of a seeded sample of twice the texts needed
+        first = numpy.sort(rng.choice(len(texts), size=-(-2 * max_pairs // top_k), replace=False))
+        _add_neighbours(add, tfidf, first, top_k)
+        rest = numpy.setdiff1d(rest, first) if len(rows) < max_pairs else rest[:0]
+    _add_neighbours(add, tfidf, rest, top_k)
     n_possible = len(texts) * (len(texts) - 1) // 2 - len(seen)
     target = len(rows) + min(n_random, max(0, n_possible - len(gold)))
     while len(rows) < target:  # rejection sampling: random pairs are few against all pairs
@@ -79,6 +83,12 @@ def sample_silver(
         keep = numpy.sort(rng.choice(len(rows), size=max_pairs, replace=False))
         rows = [rows[i] for i in keep]
     return rows
+
+
+def _add_neighbours(add: Callable[[int, int], None], tfidf: Any, queries: numpy.ndarray, top_k: int) -> None:
+    for a, neighbours in zip(queries.tolist(), nearest_neighbours(tfidf, queries, top_k).tolist()):
+        for b in neighbours:
+            add(a, b)
 
 
 def label_pairs(
