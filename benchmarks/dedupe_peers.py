@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Set, Tuple
 
+from spacy_siamese.util import component_labels
+
 HERE = Path(__file__).parent
 MATCH_FROM = 0.8  # the lowest threshold SemHash's pair count is matched at
 Pair = Tuple[str, str]
@@ -73,19 +75,12 @@ def semhash_run(args: argparse.Namespace) -> None:
 
 
 def groups_of_pairs(pairs: Iterable[Pair]) -> Dict[str, str]:
-    """Each item's group (a root id) when the pairs are chained (union-find)."""
-    parent: Dict[str, str] = {}
-
-    def root(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        parent[root(a)] = root(b)
-    return {x: root(x) for x in parent}
+    """Each paired item's group (its connected component) when the pairs are chained."""
+    pairs = list(pairs)
+    items = sorted({x for pair in pairs for x in pair})
+    position = {x: i for i, x in enumerate(items)}
+    rows, cols = ([position[pair[side]] for pair in pairs] for side in (0, 1))
+    return {x: str(label) for x, label in zip(items, component_labels(len(items), rows, cols))}
 
 
 def groups_file(path: Path) -> Dict[str, str]:
