@@ -108,17 +108,22 @@ class Encoding(ModelIdentity):
         They are what `compare` scores: by cosine, or a Cauchy model's by L2 after scaling column i
         by `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`)."""
         items = texts_or_docs_list(texts_or_docs)
-        if self._text_path(items):
-            return self._encode_texts(cast(List[str], items), batch_size=batch_size, progress=progress)
-        docs = self.processed(items, batch_size=batch_size, n_process=n_process)
+        batches: Iterator[numpy.ndarray]
+        if self._text_path(items):  # the encoder reads the texts themselves: a doc's text is its text
+            if batch_size < 1:
+                raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+            batches = (self._text_vectors(batch) for batch in minibatch(cast(List[str], items), batch_size))
+        else:  # docs are made and encoded a batch at a time, never all held at once
+            docs = self.processed(items, batch_size=batch_size, n_process=n_process)
+            batches = (self.vectors(batch) for batch in minibatch(docs, batch_size))
         self._require_initialized()
         out = numpy.zeros((len(items), self.encoder.get_dim("nO")), dtype="float32")
-        start = 0  # docs are made and encoded a batch at a time, never all held at once
+        start = 0
         with tqdm(total=len(items), desc="encoding", unit="doc", disable=not show_progress(progress)) as bar:
-            for batch in minibatch(docs, batch_size):
-                out[start : start + len(batch)] = self.vectors(batch)
-                start += len(batch)
-                bar.update(len(batch))
+            for vectors in batches:
+                out[start : start + len(vectors)] = vectors
+                start += len(vectors)
+                bar.update(len(vectors))
         return out
 
     @property
@@ -135,20 +140,9 @@ class Encoding(ModelIdentity):
             return False
         return all(len(item) <= nlp.max_length for item in items)
 
-    def _encode_texts(self, texts: List[str], *, batch_size: int, progress: bool) -> numpy.ndarray:
-        """`encode` for a text-reading encoder: the encoder runs on the texts themselves, which gives
-        the vectors of their docs (a doc's text is the text it was made from)."""
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
-        self._require_initialized()
-        out = numpy.zeros((len(texts), self.encoder.get_dim("nO")), dtype="float32")
-        with tqdm(total=len(texts), desc="encoding", unit="doc", disable=not show_progress(progress)) as bar:
-            for start in range(0, len(texts), batch_size):
-                batch = texts[start : start + batch_size]
-                vectors = self.check_finite(self.encoder.predict(cast(List[Doc], batch)))
-                out[start : start + len(batch)] = self.model.ops.to_numpy(vectors)
-                bar.update(len(batch))
-        return out
+    def _text_vectors(self, texts: List[str]) -> numpy.ndarray:
+        """The vectors of texts, for a text-reading encoder: no docs are made."""
+        return self.model.ops.to_numpy(self.check_finite(self.encoder.predict(cast(List[Doc], texts))))
 
     def processed(self, texts_or_docs: TextsOrDocs, *, batch_size: int = 256, n_process: int = 1) -> Iterator[Doc]:
         """Docs in input order, streamed: texts go through this pipe's pipeline (with their hooks

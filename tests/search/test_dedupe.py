@@ -118,11 +118,13 @@ def reference_communities(pairs, n, min_size):
 
 
 @given(
-    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.sampled_from([0.5, 0.7, 0.9, 1.0])), max_size=30),
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.sampled_from([0.5, 0.625, 0.75, 1.0])), max_size=30),
     st.integers(0, 3),
 )
 @settings(max_examples=200, deadline=None)
 def test_communities_equal_the_item_by_item_greedy(raw, min_size):
+    """Scores are sums of powers of two, so every mean is exact whatever the order of summation (0.7s
+    tied two means up to rounding, which the two sums broke differently)."""
     pairs = list({(min(i, j), max(i, j)): (min(i, j), max(i, j), s) for i, j, s in raw}.values())
     assert group_pairs(pairs, 12, method="communities", min_size=min_size) == reference_communities(pairs, 12, min_size)
 
