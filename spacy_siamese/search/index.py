@@ -4,6 +4,7 @@ Candidates come from a vector space where a fast metric ranks like the compariso
 (`spacy_siamese.space`), and every returned score is `pipe.compare` of the query and the hit.
 """
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -23,6 +24,7 @@ from .precision import check_precision, dequantize, is_full, quantize
 from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
 
 OLD_FORMAT = "spacy_siamese.index.v1"
+TEXTS = "texts.jsonl.gz"  # an index's texts, gzipped: they do not shrink with the vectors' precision
 # Candidates within this fraction of |q|^2 + max |x|^2 of the k-th best key are re-scored:
 # it covers the float32 rounding of the fast metric and of the comparison.
 TOLERANCE = 2e-4
@@ -317,9 +319,10 @@ class SimilarityIndex:
                 tmp, self.vectors, model_id=self.model_id, space=self.space, pipe_name=self.pipe_name,
                 precision=self.precision, dims=self.dims,
             )  # fmt: skip
-            for name, values, key in (("texts.jsonl", self.texts, "text"), ("ids.jsonl", ids, "id")):
+            for name, values, key in ((TEXTS, self.texts, "text"), ("ids.jsonl", ids, "id")):
                 if values is not None:
-                    store.save_file(name, "".join(json.dumps({key: v}) + "\n" for v in values).encode("utf8"))
+                    data = "".join(json.dumps({key: v}) + "\n" for v in values).encode("utf8")
+                    store.save_file(name, gzip.compress(data, mtime=0) if name == TEXTS else data)
             if self.kind != "flat" and len(self):
                 store.save_file(f"candidates-{self.kind}.faiss", self._candidate_index().serialize().tobytes())
             meta = {"candidates": self.candidates, "c": self.c, "model": model, "pipe_name": self.pipe_name}
@@ -345,7 +348,8 @@ class SimilarityIndex:
             nlp, vectors, candidates=meta["candidates"], pipe_name=meta["pipe_name"], c=meta["c"],
             precision=store.precision, dims=store.manifest["dims"],
         )  # fmt: skip
-        texts, ids = (store.read_file(name) for name in ("texts.jsonl", "ids.jsonl"))
+        texts, ids = (store.read_file(name) for name in (TEXTS, "ids.jsonl"))
+        texts = store.read_file("texts.jsonl") if texts is None else gzip.decompress(texts)  # or saved before gzip
         index.texts = None if texts is None else [json.loads(line)["text"] for line in texts.splitlines()]
         index.ids = None if ids is None else [json.loads(line)["id"] for line in ids.splitlines()]
         serialized = store.read_file(f"candidates-{index.kind}.faiss")

@@ -96,7 +96,7 @@ def test_an_empty_query_has_no_hits(collection, tmp_path):
 
 def test_the_output_json_is_not_a_file_of_the_index(collection, tmp_path):
     assert invoke("index", collection / "model", collection / "texts.jsonl", "-o", tmp_path / "idx").exit_code == 0
-    result = invoke("search", tmp_path / "idx", "a question", "--output-json", tmp_path / "idx" / "texts.jsonl")
+    result = invoke("search", tmp_path / "idx", "a question", "--output-json", tmp_path / "idx" / "texts.jsonl.gz")
     assert result.exit_code == 1 and "is also an input" in result.output, result.output
     assert invoke("search", tmp_path / "idx", "a question").exit_code == 0
 

@@ -1,3 +1,7 @@
+import gzip
+import hashlib
+import json
+
 import numpy
 import pytest
 import srsly
@@ -206,7 +210,7 @@ def test_load_refuses_an_incomplete_or_corrupt_index(models, tmp_path):
         SimilarityIndex.load(path, nlp)
     with broken(lambda file: file.write_bytes(b""), "learned.npy"):  # before: numpy's EOFError ("Aborted.")
         SimilarityIndex.load(path, nlp)
-    with broken(lambda file: srsly.write_jsonl(file, [{"text": t} for t in CORPUS[:4]]), "texts.jsonl"):
+    with broken(lambda file: file.write_bytes(gzip.compress(b'{"text": "other"}\n')), "texts.jsonl.gz"):
         SimilarityIndex.load(path, nlp)  # texts that are not the items' texts
     with broken(lambda file: file.write_text("{", encoding="utf8"), "manifest.json"):
         SimilarityIndex.load(path, nlp)
@@ -214,6 +218,20 @@ def test_load_refuses_an_incomplete_or_corrupt_index(models, tmp_path):
     srsly.write_json(path / "manifest.json", {"format": "spacy_siamese.vector_store.v2"})
     with pytest.raises(ValueError, match=f"{path}.*damaged or missing .*: build the index again"):
         SimilarityIndex.load(path, nlp)
+
+
+def test_texts_are_saved_gzipped_and_an_index_saved_before_loads_its_plain_texts(models, tmp_path):
+    nlp = models["cauchy"]
+    SimilarityIndex.build(nlp, CORPUS, progress=False).save(tmp_path / "index")
+    packed = (tmp_path / "index" / "texts.jsonl.gz").read_bytes()
+    assert [json.loads(line)["text"] for line in gzip.decompress(packed).splitlines()] == CORPUS
+    manifest = srsly.read_json(tmp_path / "index" / "manifest.json")
+    (tmp_path / "index" / "texts.jsonl.gz").rename(tmp_path / "index" / "texts.jsonl")
+    (tmp_path / "index" / "texts.jsonl").write_bytes(gzip.decompress(packed))
+    del manifest["files"]["texts.jsonl.gz"]
+    manifest["files"]["texts.jsonl"] = hashlib.sha256(gzip.decompress(packed)).hexdigest()
+    srsly.write_json(tmp_path / "index" / "manifest.json", manifest)
+    assert SimilarityIndex.load(tmp_path / "index", nlp).texts == CORPUS
 
 
 def test_save_replaces_an_index_whole_and_never_a_directory_of_other_files(models, tmp_path):
