@@ -23,6 +23,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Set, Tuple
@@ -181,12 +182,8 @@ def main() -> None:
         if size not in args.sizes:
             modes = ["default", "exact"]
         for mode in modes:
-            work, pairs_path, stats_path = (
-                out / f"work-{size}-{mode}",
-                out / f"pairs-{size}-{mode}.jsonl",
-                out / "stats.json",
-            )
-            shutil.rmtree(work, ignore_errors=True)
+            pairs_path, stats_path = out / f"pairs-{size}-{mode}.jsonl", out / "stats.json"
+            work = Path(tempfile.mkdtemp(prefix=f"work-{size}-{mode}-", dir=out))  # ours alone: removed after
             command = [
                 sys.executable,
                 "-m",

@@ -22,6 +22,7 @@ import os
 import platform
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Set, Tuple
@@ -102,8 +103,8 @@ def score(pairs: Set[Pair], groups: Dict[str, str], wanted: Dict[str, List[Pair]
 
 def ours(bench: Any, model: str, prefix: Path, wanted: Dict[str, List[Pair]]) -> Dict[str, Any]:
     """`python -m spacy_siamese dedupe` with its defaults on the prefix, with its groups."""
-    work, pairs, groups, stats_path = (prefix.parent / f"peers-{name}" for name in ("work", "pairs", "groups", "stats"))
-    shutil.rmtree(work, ignore_errors=True)
+    pairs, groups, stats_path = (prefix.parent / f"peers-{name}" for name in ("pairs", "groups", "stats"))
+    work = Path(tempfile.mkdtemp(prefix="peers-work-", dir=prefix.parent))  # ours alone: removed after
     command = [sys.executable, "-m", "spacy_siamese", "dedupe", model, str(prefix), "--output", str(pairs)]
     command += ["--work-dir", str(work), "--groups", str(groups), "--stats-json", str(stats_path), "--no-progress"]
     wall, peak = bench.run_dedupe(command)

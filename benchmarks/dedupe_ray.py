@@ -17,10 +17,10 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -90,9 +90,12 @@ def size_results(args: argparse.Namespace, size: int, kill_run: bool) -> Dict[st
     prefix = args.collection_dir / f"prefix-{size}.jsonl"
     if not prefix.exists():
         raise SystemExit(f"{prefix} is missing: run benchmarks/dedupe.py with --sizes {size} first")
-    out = args.collection_dir / "ray"
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="ray-", dir=args.collection_dir) as tmp:  # ours alone: removed after
+        return runs_on(args, prefix, Path(tmp), kill_run)
+
+
+def runs_on(args: argparse.Namespace, prefix: Path, out: Path, kill_run: bool) -> Dict[str, Any]:
+    """`dedupe` and the `dedupe-ray` runs on a prefix, their files written in `out`."""
     base = [sys.executable, "-m", "spacy_siamese"]
     single = out / "single.jsonl"
     wall, _ = run([*base, "dedupe", args.model, str(prefix), "-o", str(single), "--work-dir", str(out / "work")])
@@ -115,7 +118,7 @@ def size_results(args: argparse.Namespace, size: int, kill_run: bool) -> Dict[st
             "same_pairs_as_single_machine": got == expected,
             "workers_killed": len(killed),
         }
-        print(json.dumps({size: {key: results[key]}}), file=sys.stderr)
+        print(json.dumps({prefix.name: {key: results[key]}}), file=sys.stderr)
     low, high = min(args.workers), max(args.workers)
     if low != high:
         results["speedup"] = speedup(results[f"workers_{low}"], results[f"workers_{high}"])

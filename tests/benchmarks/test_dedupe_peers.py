@@ -61,7 +61,11 @@ def test_both_systems_run_and_semhash_matches_our_number_of_pairs(setup, monkeyp
     argv = ["dedupe_peers.py", str(tmp / "pipe"), "--semhash-model", str(tmp / "m2v"), "--collection-dir", str(out)]
     argv += ["--sizes", str(SIZE), "--match-sizes", str(SIZE), "--output-json", str(report_path)]
     monkeypatch.setattr("sys.argv", argv)
+    (out / "peers-work").mkdir()  # a directory of the user's, named as the work dir was
+    (out / "peers-work" / "notes.txt").write_text("keep", encoding="utf8")
     peers.main()
+    assert (out / "peers-work" / "notes.txt").read_text(encoding="utf8") == "keep"
+    assert not list(out.glob("peers-work-*"))  # its own work dir: removed
     rows = json.loads(report_path.read_text())["results"][str(SIZE)]
     ours = rows[next(name for name in rows if name.startswith("ours"))]
     default = rows["semhash 0.9"]
