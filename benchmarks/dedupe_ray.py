@@ -91,11 +91,11 @@ def size_results(args: argparse.Namespace, size: int, kill_run: bool) -> Dict[st
     if not prefix.exists():
         raise SystemExit(f"{prefix} is missing: run benchmarks/dedupe.py with --sizes {size} first")
     with tempfile.TemporaryDirectory(prefix="ray-", dir=args.collection_dir) as tmp:  # ours alone: removed after
-        return runs_on(args, prefix, Path(tmp), kill_run)
+        return runs_on(args, size, prefix, Path(tmp), kill_run)
 
 
-def runs_on(args: argparse.Namespace, prefix: Path, out: Path, kill_run: bool) -> Dict[str, Any]:
-    """`dedupe` and the `dedupe-ray` runs on a prefix, their files written in `out`."""
+def runs_on(args: argparse.Namespace, size: int, prefix: Path, out: Path, kill_run: bool) -> Dict[str, Any]:
+    """`dedupe` and the `dedupe-ray` runs on the prefix of `size` texts, their files written in `out`."""
     base = [sys.executable, "-m", "spacy_siamese"]
     single = out / "single.jsonl"
     wall, _ = run([*base, "dedupe", args.model, str(prefix), "-o", str(single), "--work-dir", str(out / "work")])
@@ -118,7 +118,7 @@ def runs_on(args: argparse.Namespace, prefix: Path, out: Path, kill_run: bool) -
             "same_pairs_as_single_machine": got == expected,
             "workers_killed": len(killed),
         }
-        print(json.dumps({prefix.name: {key: results[key]}}), file=sys.stderr)
+        print(json.dumps({size: {key: results[key]}}), file=sys.stderr)
     low, high = min(args.workers), max(args.workers)
     if low != high:
         results["speedup"] = speedup(results[f"workers_{low}"], results[f"workers_{high}"])
