@@ -1,8 +1,7 @@
 """spacy-siamese: supervised, learned similarity for spaCy pipelines.
 
 The public names load on first use (PEP 562), so that `import spacy_siamese` and the command
-line's `--help` import no spaCy; spaCy finds the registered functions through the entry points.
-"""
+line's `--help` import no spaCy; spaCy finds the registered functions through the entry points."""
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any

@@ -55,8 +55,7 @@ def average_pipelines(nlps: Sequence[Language], *, weights: Optional[Sequence[fl
 def average_on_dev(
     nlps: Sequence[Language], dev: Sequence["PairRecord"], *, weights: Optional[Sequence[float]] = None
 ) -> Tuple[Language, List[Dict[str, Any]]]:
-    """Average the pipelines and tune the average's thresholds on the `dev` pairs; returns the dev
-    figures of each pipeline and of the average."""
+    """Average the pipelines, tuning the average's thresholds on `dev`; the dev figures of each and of the average."""
     examples = [[make_pair_example(nlp, r.text1, r.text2, r.label) for r in dev] for nlp in nlps]
     rows = [get_similarity_pipe(nlp, initialized=True).tune_thresholds(egs) for nlp, egs in zip(nlps, examples)]
     averaged = average_pipelines(nlps, weights=weights)  # the first pipeline, whose examples serve again

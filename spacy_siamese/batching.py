@@ -13,30 +13,19 @@ from spacy.util import SimpleFrozenDict, registry
 
 from .labelled import get_doc_labels
 from .pair_examples import dataset_groups, get_label, partner_text
+from .util import component_labels, distinct_pair_texts, pair_rows
 from .validation import check_dataset_name
 
 Batcher = Callable[[Iterable[Example]], Iterator[List[Example]]]
 
 
-class Clusters:
-    """Union-find over texts: two texts are in one cluster when a chain of labelled
-    duplicate pairs (label >= 0.5) joins them."""
-
-    def __init__(self) -> None:
-        self.parent: Dict[str, str] = {}
-
-    def find(self, text: str) -> str:
-        parent = self.parent.setdefault(text, text)
-        while parent != text:
-            grand = self.parent[parent]
-            self.parent[text] = grand
-            text, parent = parent, grand
-        return text
-
-    def union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+def duplicate_clusters(pairs: Sequence[Tuple[str, str]], labels: Sequence[float]) -> Dict[str, int]:
+    """The duplicate cluster of each text of the pairs: two texts are in one cluster when a chain of
+    pairs labelled 1 joins them (graded labels join none)."""
+    texts = distinct_pair_texts(pairs)
+    rows, cols = pair_rows(texts, pairs)
+    joined = (numpy.asarray(labels) == 1.0) & all(label in (0.0, 1.0) for label in labels)
+    return dict(zip(texts, component_labels(len(texts), rows[joined], cols[joined]).tolist()))
 
 
 def pair_texts(eg: Example) -> Tuple[str, str]:
@@ -44,37 +33,23 @@ def pair_texts(eg: Example) -> Tuple[str, str]:
     return eg.predicted.text, partner_text(eg)
 
 
-def cluster_batches(
-    examples: Sequence[Example], size: int, *, seed: int = 0, texts: Callable[[Example], Tuple[str, str]] = pair_texts
-) -> Iterator[List[Example]]:
+def cluster_batches(examples: Sequence[Example], size: int, *, seed: int = 0) -> Iterator[List[Example]]:
     """Shuffle `examples` with `seed` and fill batches of `size`, deferring a pair whose duplicate
     cluster is already in the batch to the first later batch without it; each pair once."""
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
-    return fill_batches(examples, order, size, texts=texts)
+    return fill_batches(examples, order, size)
 
 
-def fill_batches(
-    examples: Sequence[Example],
-    order: Sequence[int],
-    size: int,
-    *,
-    texts: Callable[[Example], Tuple[str, str]] = pair_texts,
-) -> Iterator[List[Example]]:
-    """Batches of `size` taken from `examples` in `order`, a pair deferred to the first later
-    batch without its duplicate cluster (see `cluster_batches`)."""
-    clusters = Clusters()
-    sides = [texts(eg) for eg in examples]
-    labels = [get_label(eg) for eg in examples]
-    if all(label in (0.0, 1.0) for label in labels):
-        for (a, b), label in zip(sides, labels):
-            if label == 1.0:
-                clusters.union(a, b)
-    keys = [{clusters.find(a), clusters.find(b)} for a, b in sides]
+def fill_batches(examples: Sequence[Example], order: Sequence[int], size: int) -> Iterator[List[Example]]:
+    """Batches of `size` from `examples` in `order`, deferring pairs as `cluster_batches` does."""
+    sides = [pair_texts(eg) for eg in examples]
+    cluster = duplicate_clusters(sides, [get_label(eg) for eg in examples])
+    keys = [{cluster[a], cluster[b]} for a, b in sides]
     remaining = deque(order)
     while remaining:
         batch: List[int] = []
-        used: Set[str] = set()
+        used: Set[int] = set()
         deferred: List[int] = []
         while remaining and len(batch) < size:
             i = remaining.popleft()
@@ -89,17 +64,15 @@ def fill_batches(
 
 @registry.batchers("spacy-siamese.batch_by_clusters.v1")
 def configure_batch_by_clusters(*, size: int = 128, seed: int = 0) -> Batcher:
-    """Batches of `size` pair examples in which no two pairs share a text or a duplicate
-    cluster (`cluster_batches`), found on what the batcher is given; each call (epoch)
-    shuffles with the next seed."""
+    """Batches of `size` pair examples in which no two pairs share a text or a duplicate cluster (`cluster_batches`),
+    found on what the batcher is given; each call (epoch) shuffles with the next seed."""
     if size < 1:
         raise ValueError(f"batch_by_clusters: size must be >= 1, got {size}")
     return reseeded(lambda examples, epoch_seed: cluster_batches(examples, size, seed=epoch_seed), seed)
 
 
 def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.ndarray:
-    """A topic id in [0, n_topics) for each text: MiniBatchKMeans of the texts' TF-IDF vectors
-    reduced by truncated SVD."""
+    """A topic id in [0, n_topics) per text: MiniBatchKMeans of the texts' TF-IDF vectors reduced by truncated SVD."""
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -114,8 +87,7 @@ def text_topics(texts: Sequence[str], n_topics: int, *, seed: int = 0) -> numpy.
     if X.shape[1] > 2:
         X = TruncatedSVD(min(128, X.shape[1] - 1), random_state=seed).fit_transform(X)
         X /= numpy.maximum(numpy.linalg.norm(X, axis=1, keepdims=True), 1e-12)
-    kmeans = MiniBatchKMeans(n_topics, random_state=seed, n_init=1, batch_size=4096)
-    return kmeans.fit_predict(X).astype("int64")
+    return MiniBatchKMeans(n_topics, random_state=seed, n_init=1, batch_size=4096).fit_predict(X).astype("int64")
 
 
 def topic_batches(
@@ -129,12 +101,9 @@ def topic_batches(
         groups.setdefault(int(topic), []).append(i)
     names = list(groups)
     rng.shuffle(names)
-    order: List[int] = []
     for name in names:
-        members = groups[name]
-        rng.shuffle(members)
-        order.extend(members)
-    return fill_batches(examples, order, size)
+        rng.shuffle(groups[name])
+    return fill_batches(examples, [i for name in names for i in groups[name]], size)
 
 
 @registry.batchers("spacy-siamese.batch_by_topics.v1")
@@ -209,11 +178,10 @@ def dataset_batches(
     weights: Mapping[str, float] = SimpleFrozenDict(),
     seed: int = 0,
 ) -> Iterator[List[Example]]:
-    """Batches of one dataset each, made by `batcher` per dataset (datasets in name order).
-    "proportional": dataset d gives round(weights[d] * n_d) of its n_d batches (at least one if
-    its weight > 0), all shuffled with `seed`. "round_robin": one batch each in turn until every
-    dataset has given all its batches once; one that runs out starts again.
-    """
+    """Batches of one dataset each, made by `batcher` per dataset (datasets in name order). "proportional": dataset d
+    gives round(weights[d] * n_d) of its n_d batches (at least one if its weight > 0), all shuffled with `seed`.
+    "round_robin": one batch each in turn until every dataset has given all its batches once; one that runs out starts
+    again."""
     if schedule not in SCHEDULES:
         raise ValueError(f"batch_by_dataset: schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     groups = dataset_groups(examples)
@@ -233,25 +201,20 @@ def dataset_batches(
         raise ValueError('batch_by_dataset: weights apply to schedule = "proportional" only.')
     sources = {name: _Batches([examples[i] for i in groups[name]], batcher) for name in names}
     if schedule == "round_robin":
-        rounds = max((source.size for source in sources.values()), default=0)
-        for _ in range(rounds):
-            for name in names:
-                batch = sources[name].next()
-                if batch is not None:
-                    yield batch
-        return
-    order: List[str] = []
-    for name in names:
-        weight = weights.get(name, 1.0)
-        n = sources[name].size
-        order.extend([name] * (max(1, round(weight * n)) if weight > 0 and n else 0))
-    if not order and examples:
-        # spacy train would wait forever for a batch (max_epochs = 0) or end without an update.
-        raise ValueError(
-            f"batch_by_dataset: no batches: the weights give every dataset ({', '.join(names)}) 0 batches; "
-            "give at least one a weight > 0."
-        )
-    random.Random(seed).shuffle(order)
+        order = names * max((source.size for source in sources.values()), default=0)
+    else:
+        order = []
+        for name in names:
+            weight = weights.get(name, 1.0)
+            n = sources[name].size
+            order.extend([name] * (max(1, round(weight * n)) if weight > 0 and n else 0))
+        if not order and examples:
+            # spacy train would wait forever for a batch (max_epochs = 0) or end without an update.
+            raise ValueError(
+                f"batch_by_dataset: no batches: the weights give every dataset ({', '.join(names)}) 0 batches; "
+                "give at least one a weight > 0."
+            )
+        random.Random(seed).shuffle(order)
     for name in order:
         batch = sources[name].next()
         if batch is not None:
@@ -278,11 +241,7 @@ class _Batches:
 
 @registry.batchers("spacy-siamese.batch_by_dataset.v1")
 def configure_batch_by_dataset(
-    *,
-    batcher: Batcher,
-    schedule: str = "proportional",
-    weights: Dict[str, float] = SimpleFrozenDict(),
-    seed: int = 0,
+    *, batcher: Batcher, schedule: str = "proportional", weights: Dict[str, float] = SimpleFrozenDict(), seed: int = 0
 ) -> Batcher:
     """Batches of one dataset each for MultiPairCorpus.v1, ordered by `schedule` and `weights`
     (`dataset_batches`); each epoch shuffles with the next seed."""
@@ -293,9 +252,8 @@ def configure_batch_by_dataset(
         if not 0 <= weight < math.inf:
             raise ValueError(f"batch_by_dataset: a weight must be >= 0 and finite, got {weight} for {name!r}")
     weights = dict(weights)
-    return reseeded(
-        lambda examples, epoch_seed: dataset_batches(
-            examples, batcher, schedule=schedule, weights=weights, seed=epoch_seed
-        ),
-        seed,
-    )
+
+    def batches(examples: List[Example], epoch_seed: int) -> Iterator[List[Example]]:
+        return dataset_batches(examples, batcher, schedule=schedule, weights=weights, seed=epoch_seed)
+
+    return reseeded(batches, seed)

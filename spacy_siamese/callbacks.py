@@ -10,8 +10,7 @@ from thinc.api import NumpyOps
 
 @registry.callbacks("spacy-siamese.numpy_blas.v1")
 def create_numpy_blas() -> Callable[[Language], Language]:
-    """An `after_pipeline_creation` callback: run the models' matrix products through numpy's
-    (multi-threaded) BLAS instead of Thinc's default BLIS."""
+    """An `after_pipeline_creation` callback: models' matrix products by numpy's (multi-threaded) BLAS, not BLIS."""
 
     def use_numpy_blas(nlp: Language) -> Language:
         ops = NumpyOps(use_blis=False)

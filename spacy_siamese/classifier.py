@@ -11,7 +11,8 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.util import minibatch
 
-from .component import SiameseSimilarity
+from .component import SiameseSimilarity, get_similarity_pipe
+from .pairwise import score_tile
 
 RULES = ("mean", "max", "centroid")
 BATCH_SIZE = 64
@@ -45,11 +46,9 @@ def make_similarity_classifier(
 
 
 class SimilarityClassifier(Pipe):
-    """Set `doc.cats` from the doc's similarity (by the pipe `similarity_pipe`) to each label's
-    exemplar texts. `rule`: "mean", "max" (nearest exemplar) or "centroid" (mean exemplar
-    vector). With `normalize`, a doc's scores are shifted to the bottom of the similarity's range
-    and sum to 1. Exemplars are saved as texts and re-encoded when used.
-    """
+    """Set `doc.cats` from the doc's similarity (by the pipe `similarity_pipe`) to each label's exemplar texts. `rule`:
+    "mean", "max" (nearest exemplar) or "centroid" (mean exemplar vector). With `normalize`, a doc's scores are shifted
+    to the bottom of the similarity's range and sum to 1. Exemplars are saved as texts and re-encoded when used."""
 
     def __init__(
         self,
@@ -123,9 +122,7 @@ class SimilarityClassifier(Pipe):
             return scores
         vectors = similarity.vectors(list(docs))
         for j, label in enumerate(self.labels):
-            exemplars = label_vectors[label]
-            rows = numpy.repeat(vectors, len(exemplars), axis=0)
-            sims = similarity.compare(rows, numpy.tile(exemplars, (len(docs), 1))).reshape(len(docs), -1)
+            sims = score_tile(similarity.compare, vectors, label_vectors[label])
             scores[:, j] = sims.max(axis=1) if self.cfg["rule"] == "max" else sims.mean(axis=1)
         if self.cfg["normalize"]:
             shifted = scores - similarity.score_range[0]
@@ -150,20 +147,13 @@ class SimilarityClassifier(Pipe):
     @property
     def similarity(self) -> SiameseSimilarity:
         """The `siamese_similarity` pipe this classifier compares with."""
-        name = self.cfg["similarity_pipe"]
-        if name not in self.nlp.component_names:
+        try:
+            return get_similarity_pipe(self.nlp, self.cfg["similarity_pipe"])
+        except ValueError as err:
             raise ValueError(
-                f"The '{self.name}' pipe compares docs with the pipe '{name}' (similarity_pipe), but the "
-                f"pipeline has no such pipe: it has {list(self.nlp.component_names)}. Add a trained "
+                f"The '{self.name}' pipe compares docs with its similarity_pipe: {err} Add a trained "
                 "siamese_similarity pipe, or set similarity_pipe to its name."
-            )
-        pipe = self.nlp.get_pipe(name)
-        if not isinstance(pipe, SiameseSimilarity):
-            raise ValueError(
-                f"The '{self.name}' pipe needs a siamese_similarity pipe as similarity_pipe, but '{name}' is "
-                f"a {type(pipe).__name__}."
-            )
-        return pipe
+            ) from None
 
     def _label_vectors(self, similarity: SiameseSimilarity) -> Dict[str, numpy.ndarray]:
         """Each label's exemplar vectors (one row for the centroid rule), cached per model id and
@@ -173,10 +163,7 @@ class SimilarityClassifier(Pipe):
                 f"The '{self.name}' pipe has no exemplars: give them in its config (exemplars = "
                 '{"label": ["text", ...]}) or call add_exemplars(label, texts) before using it.'
             )
-        model_id = similarity.model_id
-        if model_id is None:
-            similarity.predict([])  # raises the similarity pipe's own 'not initialized' error
-        key = (str(model_id), self.cfg["rule"] == "centroid")
+        key = (similarity._require_initialized(), self.cfg["rule"] == "centroid")
         if self._cache is None or self._cache[0] != key:
             vectors = {}
             for label, texts in self.exemplars.items():

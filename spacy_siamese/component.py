@@ -109,12 +109,10 @@ def make_siamese_similarity(
 
 
 class SiameseSimilarity(Encoding, TrainablePipe):
-    """Store a learned vector on each doc and hook `doc/span/token.similarity` and
-    `doc/span.vector` to answer with the trained model (scores clipped to `score_range`; vectors
-    of one `model_id` are never read through another). Trains on labelled pairs or labelled docs.
-    With `tune_threshold`, dev figures are reported at thresholds tuned on the dev pairs, which
-    `tune_thresholds` (callback or `calibrate`) stores; `verdict` judges a pair at the stored one.
-    """
+    """Store a learned vector on each doc and hook `doc/span/token.similarity` and `doc/span.vector` to answer with the
+    trained model (scores clipped to `score_range`; vectors of one `model_id` are never read through another). Trains on
+    labelled pairs or labelled docs. With `tune_threshold`, dev figures are reported at thresholds tuned on the dev
+    pairs, which `tune_thresholds` (callback or `calibrate`) stores; `verdict` judges a pair at the stored one."""
 
     def __init__(
         self,
@@ -153,9 +151,7 @@ class SiameseSimilarity(Encoding, TrainablePipe):
     def verdict(self, doc1: Doc, doc2: Doc, *, threshold: Optional[float] = None) -> Verdict:
         """The pair's score and whether it reaches `threshold` (default: the pipe's `threshold`,
         tuned on dev pairs in training): a duplicate, a paraphrase, a match as the pipe was trained."""
-        score = self.similarity(doc1, doc2)
-        threshold = self.threshold if threshold is None else float(threshold)
-        return Verdict.of(score, threshold)
+        return Verdict.of(self.similarity(doc1, doc2), self.threshold if threshold is None else float(threshold))
 
     def is_duplicate(self, doc1: Doc, doc2: Doc, *, threshold: Optional[float] = None) -> bool:
         """Whether the pair's score reaches `threshold` (default: the pipe's `threshold`)."""
@@ -172,7 +168,7 @@ class SiameseSimilarity(Encoding, TrainablePipe):
 
     def predict(self, docs: Iterable[Doc]) -> Floats2d:
         """Encode docs into one learned vector each: (n_docs, width)."""
-        self._check_initialized()
+        self._require_initialized()
         docs = [self._own_doc(doc) for doc in docs]
         if not docs:
             return self.model.ops.alloc2f(0, self.encoder.get_dim("nO"))
@@ -195,8 +191,7 @@ class SiameseSimilarity(Encoding, TrainablePipe):
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Floats2d) -> None:
         model_id = self._require_initialized()
-        array = numpy.asarray(self.model.ops.to_numpy(vectors), dtype="float32")
-        for doc, vector in zip(docs, array):
+        for doc, vector in zip(docs, numpy.asarray(self.model.ops.to_numpy(vectors), dtype="float32")):
             store_vector(doc, model_id, vector)
             hooks.install_hooks(doc, model_id)
 
@@ -210,18 +205,15 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         sgd: Optional[Optimizer] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        if losses is None:
-            losses = {}
+        losses = {} if losses is None else losses
         losses.setdefault(self.name, 0.0)
         examples = list(examples)
         validate_examples(examples, "SiameseSimilarity.update")
         if not examples:
             return losses
-        self._check_initialized()
-        if any(is_labelled_doc(eg) for eg in examples):
-            loss = self._update_labelled(examples, drop=drop)
-        else:
-            loss = self._update_pairs(examples, drop=drop)
+        self._require_initialized()
+        update = self._update_labelled if any(is_labelled_doc(eg) for eg in examples) else self._update_pairs
+        loss = update(examples, drop=drop)
         self._trained = True
         if sgd is not None:
             self.finish_update(sgd)
@@ -235,18 +227,14 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update((docs_a, docs_b))
         d_scores, loss = pair_loss(scores, self.model.ops.asarray1f(labels))
-        self._check_loss(
-            float(loss),
-            d_scores,
-            f"a batch of {len(examples)} pairs (first: {examples[0].predicted.text[:60]!r})",
-            "Check the labels and the loss settings, or lower the learning rate.",
-        )
+        batch = f"a batch of {len(examples)} pairs (first: {examples[0].predicted.text[:60]!r})"
+        advice = "Check the labels and the loss settings, or lower the learning rate."
+        self._check_loss(float(loss), d_scores, batch, advice)
         backprop(d_scores)
         return float(loss)
 
     def _update_labelled(self, examples: List[Example], *, drop: float) -> float:
-        """Forward and backward pass on labelled docs: every two docs scored by the predicting head,
-        the triplets mined by the loss (`from_labels`); the loss."""
+        """Forward and backward pass on labelled docs: all pairs scored by the head, triplets mined by the loss."""
         if not all(is_labelled_doc(eg) for eg in examples):
             raise ValueError(f"The '{self.name}' pipe got a batch that mixes labelled docs and pairs.")
         if not hasattr(self.loss, "from_labels"):
@@ -304,10 +292,9 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         nlp: Optional[Language] = None,
         init_weights: Optional[Union[str, Path]] = None,
     ) -> None:
-        """Initialize from a sample of pairs (or docs), or every pair for a `fit_on_corpus` encoder.
-
-        init_weights (str / Path): a trained pipeline with a pipe of this name and architecture,
-            whose weights, fitted vocabulary and thresholds are the initial ones."""
+        """Initialize from a sample of pairs (or docs), or every pair for a `fit_on_corpus` encoder. `init_weights`: a
+        trained pipeline with a pipe of this name and architecture, whose weights, fitted vocabulary and thresholds are
+        the initial ones."""
         validate_get_examples(get_examples, "SiameseSimilarity.initialize")
         if reads_static_vectors(self.model) and self.vocab.vectors.shape[0] == 0:
             raise ValueError(
@@ -365,7 +352,9 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         scores, labels = (pair_scores or self.pair_scores)(examples)
         binary = binary_pairs(examples, labels)
         if binary.any():
-            tuning.tune_thresholds(self, scores[binary], labels[binary])
+            self.cfg["threshold"], self.cfg["dedupe_threshold"] = tuning.tuned_thresholds(
+                self, scores[binary], labels[binary]
+            )
         return self.score(examples, tune_threshold=False, pair_scores=lambda _: (scores, labels))
 
     def calibrate_dedupe_threshold(
@@ -397,7 +386,7 @@ def get_similarity_pipe(nlp: Language, name: str = PIPE_NAME, *, initialized: bo
             f"The pipeline's '{name}' component is a {type(pipe).__name__}, not a siamese_similarity pipe."
         )
     if initialized:
-        pipe._check_initialized()
+        pipe._require_initialized()
     return pipe
 
 

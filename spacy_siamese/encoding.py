@@ -60,7 +60,7 @@ class Encoding(ModelIdentity):
         """Similarity of paired rows of two vector arrays, as a 1d numpy array in `score_range`.
         Calls are padded to a multiple of PAD_ROWS rows (BLAS rounds a matrix's tail rows
         differently), so a pair's score does not depend on the other pairs scored with it."""
-        self._check_initialized()
+        self._require_initialized()
         a, b = numpy.asarray(vectors_a, dtype="f"), numpy.asarray(vectors_b, dtype="f")
         width = self.encoder.get_dim("nO") if self.encoder.has_dim("nO") is True else None
         if a.ndim != 2 or a.shape != b.shape or (width is not None and a.shape[1] != width):
@@ -71,12 +71,10 @@ class Encoding(ModelIdentity):
         n = len(a)
         if n == 0:
             return numpy.zeros((0,), dtype="float32")
-        rows = -(-n // PAD_ROWS) * PAD_ROWS
-        a, b = canonical_order(a, b, rows=rows)
+        a, b = canonical_order(a, b, rows=-(-n // PAD_ROWS) * PAD_ROWS)
         ops = self.model.ops
         pair = (ops.asarray2f(cast(Floats2d, a)), ops.asarray2f(cast(Floats2d, b)))
-        scores = ops.to_numpy(self.comparison.predict(pair))[:n, 0]
-        return check_scores(scores, self.score_range, self.name)
+        return check_scores(ops.to_numpy(self.comparison.predict(pair))[:n, 0], self.score_range, self.name)
 
     def similarity_matrix(
         self,
@@ -85,11 +83,10 @@ class Encoding(ModelIdentity):
         *,
         block_size: Optional[int] = None,
     ) -> numpy.ndarray:
-        """(len(docs_a), len(docs_b)) scores `docs_a[i].similarity(docs_b[j])`, in blocks of at
-        most `block_size` pairs; `docs_b=None` compares docs_a with themselves. Texts are encoded
-        as `encode` does. A comparison of dot products and norms (cosine, Cauchy, exp(-L2) and
-        hybrids of them) is scored by matrix products, equal up to float32 rounding; any other
-        (e.g. a FeatureHead) pair by pair with `compare`, exactly."""
+        """(len(docs_a), len(docs_b)) scores `docs_a[i].similarity(docs_b[j])`, in blocks of at most `block_size` pairs;
+        `docs_b=None` compares docs_a with themselves. Texts are encoded as `encode` does. A comparison of dot products
+        and norms (cosine, Cauchy, exp(-L2) and hybrids of them) is scored by matrix products, equal up to float32
+        rounding; any other (e.g. a FeatureHead) pair by pair with `compare`, exactly."""
         vectors_a = self.encode(docs_a)
         vectors_b = None if docs_b is None else self.encode(docs_b)
         space = vector_space(self.comparison)
@@ -101,18 +98,19 @@ class Encoding(ModelIdentity):
     def encode(
         self, texts_or_docs: TextsOrDocs, *, batch_size: int = 256, n_process: int = 1, progress: bool = False
     ) -> numpy.ndarray:
-        """The learned vectors of texts or docs, float32 (N, width), in input order: texts go
-        through the pipe's pipeline (`nlp.pipe`, `n_process` processes), docs give the vector this
-        model stored on them (else encoded now). `progress` shows a progress bar (on a terminal).
-
-        They are what `compare` scores: by cosine, or a Cauchy model's by L2 after scaling column i
-        by `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`)."""
+        """The learned vectors of texts or docs, float32 (N, width), in input order: texts go through the pipe's
+        pipeline (`nlp.pipe`, `n_process` processes), docs give the vector this model stored on them (else encoded now).
+        `progress` shows a progress bar (on a terminal). They are what `compare` scores: by cosine, or a Cauchy model's
+        by L2 after scaling column i by `sqrt(w_i)` (`spacy_siamese.search.vector_space(pipe.comparison).transform`)."""
         items = texts_or_docs_list(texts_or_docs)
         batches: Iterator[numpy.ndarray]
         if self._text_path(items):  # the encoder reads the texts themselves: a doc's text is its text
             if batch_size < 1:
                 raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
-            batches = (self._text_vectors(batch) for batch in minibatch(cast(List[str], items), batch_size))
+            batches = (
+                self.model.ops.to_numpy(self.check_finite(self.encoder.predict(cast(List[Doc], batch))))
+                for batch in minibatch(cast(List[str], items), batch_size)
+            )
         else:  # docs are made and encoded a batch at a time, never all held at once
             docs = self.processed(items, batch_size=batch_size, n_process=n_process)
             batches = (self.vectors(batch) for batch in minibatch(docs, batch_size))
@@ -128,8 +126,7 @@ class Encoding(ModelIdentity):
 
     @property
     def reads_text(self) -> bool:
-        """Whether the encoder reads nothing but each doc's text (`table_mean.v1`): `encode` then
-        turns texts into vectors without making docs."""
+        """Whether the encoder reads only each doc's text (`table_mean.v1`): `encode` then makes no docs of texts."""
         return bool(self.encoder.attrs.get("reads_text", False))
 
     def _text_path(self, items: List[Union[str, Doc]]) -> bool:
@@ -140,13 +137,8 @@ class Encoding(ModelIdentity):
             return False
         return all(len(item) <= nlp.max_length for item in items)
 
-    def _text_vectors(self, texts: List[str]) -> numpy.ndarray:
-        """The vectors of texts, for a text-reading encoder: no docs are made."""
-        return self.model.ops.to_numpy(self.check_finite(self.encoder.predict(cast(List[Doc], texts))))
-
     def processed(self, texts_or_docs: TextsOrDocs, *, batch_size: int = 256, n_process: int = 1) -> Iterator[Doc]:
-        """Docs in input order, streamed: texts go through this pipe's pipeline (with their hooks
-        restored), docs are kept as they are."""
+        """Docs in input order, streamed: texts through this pipe's pipeline (hooks restored), docs as they are."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
         check_n_process(n_process)
@@ -175,8 +167,7 @@ class Encoding(ModelIdentity):
                 self._check_known(doc, model_id)
                 todo.append((i, doc))
         for batch in minibatch(todo, BATCH_SIZE):
-            encoded = self.model.ops.to_numpy(self.predict([d for _, d in batch]))
-            for (i, _), vector in zip(batch, encoded):
+            for (i, _), vector in zip(batch, self.model.ops.to_numpy(self.predict([d for _, d in batch]))):
                 out[i] = vector.astype("float32")
         width = self.encoder.get_dim("nO")
         return numpy.vstack(out) if out else numpy.zeros((0, width), dtype="float32")  # type: ignore[arg-type]
@@ -196,9 +187,7 @@ class Encoding(ModelIdentity):
 
     def similarity(self, obj: Union[Doc, Span, Token], other: Union[Doc, Span, Token]) -> float:
         """This model's similarity of two docs, spans or tokens: symmetric, in `score_range`."""
-        a = self.vector_of(obj)
-        b = self.vector_of(other)
-        return float(self.compare(a[None, :], b[None, :])[0])
+        return float(self.compare(self.vector_of(obj)[None, :], self.vector_of(other)[None, :])[0])
 
     def pair_scores(self, examples: Iterable[Example]) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(scores, labels) for labelled pair examples. Side A uses the stored vector when the
@@ -212,8 +201,7 @@ class Encoding(ModelIdentity):
         examples = list(examples)
         labels = numpy.asarray([get_label(eg) for eg in examples], dtype="float32")
         vectors_a = self.vectors([eg.predicted for eg in examples])
-        vectors_b = self.vectors([get_partner(eg, self.vocab) for eg in examples])
-        return vectors_a, vectors_b, labels
+        return vectors_a, self.vectors([get_partner(eg, self.vocab) for eg in examples]), labels
 
     def _check_known(self, doc: Doc, model_id: str) -> None:
         """With on_unknown='error', refuse a doc this model did not process."""
@@ -259,9 +247,7 @@ def texts_or_docs_list(texts_or_docs: Any) -> List[Union[str, Doc]]:
     return items
 
 
-def canonical_order(
-    a: numpy.ndarray, b: numpy.ndarray, *, rows: Optional[int] = None
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def canonical_order(a: numpy.ndarray, b: numpy.ndarray, *, rows: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Swap the rows of each pair into one order, so that sim(a, b) == sim(b, a) exactly even
     when a comparison rounds differently with its inputs swapped; padded to `rows` rows with
     copies of the first pair (new arrays, written once)."""
@@ -272,7 +258,7 @@ def canonical_order(
         first = (a[tied] != b[tied]).argmax(axis=1)
         swap[tied] = a[tied, first] > b[tied, first]
     swapped = numpy.flatnonzero(swap)
-    shape = (max(n, rows or n),) + a.shape[1:]
+    shape = (max(n, rows),) + a.shape[1:]
     out_a, out_b = numpy.empty(shape, dtype=a.dtype), numpy.empty(shape, dtype=b.dtype)
     for out, keep, other in ((out_a, a, b), (out_b, b, a)):
         out[:n] = keep

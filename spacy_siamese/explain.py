@@ -4,6 +4,7 @@ contributions for TWEAK and S2Net, Shapley values of the tokens otherwise)."""
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
@@ -23,7 +24,6 @@ from .layers.hybrid import is_hybrid_similarity
 from .layers.tfidf import TERM_ATTRS
 from .layers.tweak import feature_weights, term_features, term_weights
 
-KINDS = ("tweak", "s2net", "hybrid", "encoder")
 # Up to this many tokens a text's Shapley values are computed over all subsets (2**n docs);
 # above it, from `samples` random permutations (n docs each).
 EXACT_SHAPLEY_TOKENS = 8
@@ -31,6 +31,8 @@ EXACT_SHAPLEY_TOKENS = 8
 MASK_ROWS = BATCH_SIZE
 # With a deadline, a quarter of that: the deadline is checked between blocks.
 TIMED_ROWS = MASK_ROWS // 4
+# The values of coalitions given as boolean masks (k, n), or the masks of keys.
+ArrayMap = Callable[[numpy.ndarray], numpy.ndarray]
 
 
 class ExplainTimeout(TimeoutError):
@@ -48,11 +50,9 @@ class TokenContribution:
 
 @dataclass
 class PairExplanation:
-    """Why `text_a.similarity(text_b)` is `score`: `tokens_a` sum to `score - reference_a - rest`
-    (`reference_a`: the score without text a's tokens), likewise b; `terms`: exact term
-    contributions where the score is linear in terms (TWEAK, S2Net, a hybrid's lexical part);
-    `rest`: what no single term explains (hash collisions).
-    """
+    """Why `text_a.similarity(text_b)` is `score`: `tokens_a` sum to `score - reference_a - rest` (`reference_a`: the
+    score without text a's tokens), likewise b; `terms`: exact term contributions where the score is linear in terms
+    (TWEAK, S2Net, a hybrid's lexical part); `rest`: what no single term explains (hash collisions)."""
 
     method: str
     kind: str
@@ -78,7 +78,6 @@ class PairExplanation:
         return sorted(self.terms, key=lambda item: -abs(item[1]))[:n]
 
     def to_dict(self, n: Optional[int] = None) -> Dict[str, Any]:
-        terms = self.top(n) if n else self.terms
         return {
             "method": self.method,
             "kind": self.kind,
@@ -94,7 +93,7 @@ class PairExplanation:
             "offset": self.offset,
             "rest": self.rest,
             "samples": self.samples,
-            "terms": [{"term": t, "contribution": c} for t, c in terms],
+            "terms": [{"term": t, "contribution": c} for t, c in (self.top(n) if n else self.terms)],
         }
 
 
@@ -102,13 +101,12 @@ def model_kind(pipe: Any) -> str:
     """ "tweak" or "s2net" for a cosine model that is a sum over terms, "hybrid" for a
     `HybridSimilarity.v1` pipe, else "encoder"."""
     comparison = predicting_head(pipe.comparison)
-    encoder = pipe.encoder
     if is_hybrid_similarity(comparison):
         return "hybrid"
     if comparison.name == "cosine_similarity":
-        if encoder.name == "tweak":
+        if pipe.encoder.name == "tweak":
             return "tweak"
-        if [layer.name for layer in encoder.layers] == ["tfidf", "projection"]:
+        if [layer.name for layer in pipe.encoder.layers] == ["tfidf", "projection"]:
             return "s2net"
     return "encoder"
 
@@ -136,8 +134,7 @@ def explain_pair(
 
     method: "exact" (TWEAK, S2Net), "shapley", "occlusion" or "auto" (exact where there is one).
     samples: permutations per text for Shapley values of texts over EXACT_SHAPLEY_TOKENS tokens.
-    deadline: `time.monotonic()` time at which sampling stops; ExplainTimeout if a text has none.
-    """
+    deadline: `time.monotonic()` time at which sampling stops; ExplainTimeout if a text has none."""
     if method not in METHODS:
         raise ValueError(f"explain: method must be one of {', '.join(METHODS)}, got {method!r}")
     if samples < 1:
@@ -160,19 +157,17 @@ def explain_pair(
         terms, rest, offset = _exact_terms(pipe, kind, doc_a, doc_b)
     if method == "exact":
         tokens_a, tokens_b = _spread(doc_a, terms, pipe, doc_b), _spread(doc_b, terms, pipe, doc_a)
-        explanation = PairExplanation(
-            method, kind, score, text_a, text_b, tokens_a, tokens_b, offset, offset, terms, rest, offset
-        )
-        explanation.threshold = pipe.threshold
-        return explanation
-    rng = numpy.random.default_rng(seed)
-    both = method == "shapley" and min(len(doc_a), len(doc_b)) > EXACT_SHAPLEY_TOKENS  # two texts sampled
-    half = (time.monotonic() + deadline) / 2 if deadline is not None and both else deadline
-    values_a, reference_a, used_a = _token_values(pipe, doc_a, doc_b, method, samples, rng, half)
-    values_b, reference_b, used_b = _token_values(pipe, doc_b, doc_a, method, samples, rng, deadline)
-    sampled = [used for doc, used in ((doc_a, used_a), (doc_b, used_b)) if len(doc) > EXACT_SHAPLEY_TOKENS]
-    tokens_a, tokens_b = _tokens(doc_a, values_a), _tokens(doc_b, values_b)
-    used = min(sampled) if method == "shapley" and sampled else 0
+        reference_a = reference_b = offset
+        used = 0
+    else:
+        rng = numpy.random.default_rng(seed)
+        both = method == "shapley" and min(len(doc_a), len(doc_b)) > EXACT_SHAPLEY_TOKENS  # two texts sampled
+        half = (time.monotonic() + deadline) / 2 if deadline is not None and both else deadline
+        values_a, reference_a, used_a = _token_values(pipe, doc_a, doc_b, method, samples, rng, half)
+        values_b, reference_b, used_b = _token_values(pipe, doc_b, doc_a, method, samples, rng, deadline)
+        sampled = [used for doc, used in ((doc_a, used_a), (doc_b, used_b)) if len(doc) > EXACT_SHAPLEY_TOKENS]
+        tokens_a, tokens_b = _tokens(doc_a, values_a), _tokens(doc_b, values_b)
+        used = min(sampled) if method == "shapley" and sampled else 0
     explanation = PairExplanation(
         method, kind, score, text_a, text_b, tokens_a, tokens_b, reference_a, reference_b, terms, rest, offset, used
     )
@@ -180,17 +175,14 @@ def explain_pair(
     return explanation
 
 
-def shapley_values(
-    value: Callable[[numpy.ndarray], numpy.ndarray], n: int, *, samples: int = SAMPLES, seed: int = 0
-) -> numpy.ndarray:
-    """Shapley values of n players for `value` (scores boolean masks (k, n)): exact for
-    n <= EXACT_SHAPLEY_TOKENS, else over `samples` antithetic permutations; they sum to
-    value(all) - value(none)."""
+def shapley_values(value: ArrayMap, n: int, *, samples: int = SAMPLES, seed: int = 0) -> numpy.ndarray:
+    """Shapley values of n players for `value` (scores boolean masks (k, n)): exact for n <= EXACT_SHAPLEY_TOKENS, else
+    over `samples` antithetic permutations; they sum to value(all) - value(none)."""
     return _shapley(value, n, samples, numpy.random.default_rng(seed))[0]
 
 
 def _shapley(
-    value: Callable[[numpy.ndarray], numpy.ndarray], n: int, samples: int, rng: Any, deadline: Optional[float] = None
+    value: ArrayMap, n: int, samples: int, rng: Any, deadline: Optional[float] = None
 ) -> Tuple[numpy.ndarray, float, int]:
     """The Shapley values, the value of the empty coalition they add up from (scores depend slightly
     on batching) and the permutations sampled (fewer than `samples` if the `deadline` came first)."""
@@ -235,12 +227,7 @@ def _shapley(
     return phi / len(perms), float(ends[0]), len(perms)
 
 
-def _in_blocks(
-    value: Callable[[numpy.ndarray], numpy.ndarray],
-    masks_of: Callable[[numpy.ndarray], numpy.ndarray],
-    keys: Any,
-    deadline: Optional[float] = None,
-) -> numpy.ndarray:
+def _in_blocks(value: ArrayMap, masks_of: ArrayMap, keys: Any, deadline: Optional[float] = None) -> numpy.ndarray:
     """`value` of the masks `masks_of` builds for `keys`, built and scored MASK_ROWS keys at a
     time (TIMED_ROWS with a deadline); the first keys' only, if the `deadline` passes first."""
     blocks = []
@@ -272,13 +259,9 @@ def subset_scores(pipe: Any, doc: Doc, other: Doc, masks: numpy.ndarray) -> nump
 def _token_values(
     pipe: Any, doc: Doc, other: Doc, method: str, samples: int, rng: Any, deadline: Optional[float]
 ) -> Tuple[numpy.ndarray, float, int]:
-    """The token values of `doc` against `other`, the score with no token of `doc` and the
-    Shapley permutations sampled."""
+    """The token values of `doc` against `other`, the score without `doc`'s tokens and the permutations sampled."""
     n = len(doc)
-
-    def value(masks: numpy.ndarray) -> numpy.ndarray:
-        return subset_scores(pipe, doc, other, masks)
-
+    value = partial(subset_scores, pipe, doc, other)
     if method != "occlusion":
         return _shapley(value, n, samples, rng, deadline)
     reference = float(value(numpy.zeros((1, n), dtype=bool))[0])
@@ -292,23 +275,18 @@ def _tokens(doc: Doc, values: numpy.ndarray) -> List[TokenContribution]:
 
 
 def _exact_terms(pipe: Any, kind: str, doc_a: Doc, doc_b: Doc) -> Tuple[List[Tuple[str, float]], float, float]:
-    """(terms, rest, offset): the exact term contributions of a linear model's score, or of a
-    hybrid's lexical part (weighted as in the mixed score)."""
-    comparison = predicting_head(pipe.comparison)
+    """(terms, rest, offset): exact term contributions of a linear model's score or a hybrid's weighted lexical part."""
     if kind == "hybrid":
-        weight = pipe.lexical_weight
         lexical = pipe.encoder.get_ref("lexical")
         terms, cos = _hashed_terms(lexical.layers[0], lexical.get_dim("nO"), doc_a, doc_b)
-        part = weight * min(max(cos, 0.0), 1.0)
-        contributions = [(term, weight * value) for term, value in terms]
-        return contributions, float(part - sum(v for _, v in contributions)), 0.0
-    if kind == "tweak":
-        terms, cos = _tweak_terms(pipe.encoder, doc_a, doc_b)
+        scale, offset = pipe.lexical_weight, 0.0
+        part = scale * min(max(cos, 0.0), 1.0)
     else:
-        terms, cos = _s2net_terms(pipe.encoder, doc_a, doc_b)
-    offset, scale = (0.5, 0.5) if comparison.attrs.get("rescale") else (0.0, 1.0)
+        terms, cos = (_tweak_terms if kind == "tweak" else _s2net_terms)(pipe.encoder, doc_a, doc_b)
+        offset, scale = (0.5, 0.5) if predicting_head(pipe.comparison).attrs.get("rescale") else (0.0, 1.0)
+        part = scale * cos
     contributions = [(term, scale * value) for term, value in terms]
-    return contributions, float(scale * cos - sum(value for _, value in contributions)), offset
+    return contributions, float(part - sum(value for _, value in contributions)), offset
 
 
 def _spread(doc: Doc, terms: List[Tuple[str, float]], pipe: Any, other: Doc) -> List[TokenContribution]:

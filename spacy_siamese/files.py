@@ -163,8 +163,7 @@ def _inside(out: Path, directory: Path) -> bool:
 
 
 def _check_kind(path: Path, kind: DirKind) -> None:
-    """Refuse an existing `path` that is not a directory of `kind` nor empty: replacing it would delete
-    the user's files."""
+    """Refuse an existing `path` neither empty nor a directory of `kind`: replacing it would delete the user's files."""
     name, holds = kind
     if not path.exists():
         return
@@ -192,7 +191,6 @@ def check_outputs(
     exists and is neither empty nor of that kind. Raises PathConflictError."""
     ins = [Path(p) for p in inputs if p is not None]
     outs = [Path(p) for p in outputs if p is not None]
-    dirs = [Path(p) for p in output_dirs]
     for i, out in enumerate(outs):
         for src in ins:
             if _same(out, src) or _inside(out, src):
@@ -200,7 +198,7 @@ def check_outputs(
         for other in outs[i + 1 :]:
             if _same(out, other):
                 raise PathConflictError(f"Two outputs are the same file ({out} and {other}): choose distinct paths.")
-    for directory in dirs:
+    for directory in map(Path, output_dirs):
         for src in ins:
             if _same(directory, src) or src.resolve().is_relative_to(directory.resolve()) or _inside(directory, src):
                 raise PathConflictError(

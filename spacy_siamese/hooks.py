@@ -1,23 +1,19 @@
-"""Doc, Span and Token hooks that answer `similarity` (and `vector`) from learned vectors: module
-functions bound to a model id (they pickle by name). Docs that lost them are re-hooked by
-`restore_hooks`, `hooked_docs` and `docs_from_docbin`, else warn (`LostHooksWarning`).
-"""
+"""Doc, Span and Token hooks that answer `similarity` (and `vector`) from learned vectors: module functions bound to a
+model id (they pickle by name). Docs that lost them are re-hooked by `restore_hooks`, `hooked_docs` and
+`docs_from_docbin`, else warn (`LostHooksWarning`)."""
 
 import threading
 import warnings
 import weakref
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Protocol, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Protocol, Tuple, TypeVar, Union
 
 import numpy
 import srsly
-from spacy.tokens import Doc, Span, Token
+from spacy.tokens import Doc, DocBin, Span, Token
 from spacy.vocab import Vocab
 
 from .vectors import is_stored_data, stored_owner, stored_vector
-
-if TYPE_CHECKING:  # pragma: no cover
-    from spacy.tokens import DocBin
 
 
 class SimilarityPipe(Protocol):
@@ -134,7 +130,7 @@ def hooked_docs(docs: Iterable[DocOrPair]) -> Iterator[DocOrPair]:
         yield item
 
 
-def docs_from_docbin(doc_bin: "DocBin", vocab: Vocab) -> Iterator[Doc]:
+def docs_from_docbin(doc_bin: DocBin, vocab: Vocab) -> Iterator[Doc]:
     """`doc_bin.get_docs(vocab)` with the similarity hooks restored."""
     return hooked_docs(doc_bin.get_docs(vocab))
 

@@ -20,6 +20,8 @@ from .validation import check_settings
 LOAD_ERRORS = (ValueError, KeyError, OSError, EOFError, TypeError, IndexError, AttributeError, UnpackException)
 # What Thinc raises when saved weights have other sizes or another number of layers.
 THINC_MISMATCH = ("Attempt to change dimension", "mismatched structure")
+# What to do about a saved pipe of another architecture.
+RELOAD_ADVICE = "Load it with the config it was saved with (spacy.load without config overrides)."
 
 
 class ModelIdentity:
@@ -65,10 +67,7 @@ class ModelIdentity:
                     self._set_model_id(saved)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = ()) -> Any:
-        with keeping_lexical_weight(self):
-            return self._from_disk(Path(path), exclude)
-
-    def _from_disk(self, path: Path, exclude: Iterable[str]) -> Any:
+        path = Path(path)
         if "cfg" not in exclude and not (path / "cfg").exists():
             raise ValueError(
                 f"{path / 'cfg'} is missing: {path} is not a complete saved '{self.name}' pipe "
@@ -82,7 +81,7 @@ class ModelIdentity:
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": lambda p: self.model.from_bytes(p.read_bytes()),
         }
-        with self._unchanged_on_error(exclude):
+        with keeping_lexical_weight(self), self._unchanged_on_error(exclude):
             for part, read in readers.items():
                 if part in exclude:
                     continue
@@ -160,16 +159,13 @@ class ModelIdentity:
         hooks.register_pipe(self.cfg["model_id"], self)  # type: ignore[arg-type]
         self._trained = False
 
-    def _check_initialized(self) -> None:
+    def _require_initialized(self) -> str:
         if self.cfg["model_id"] is None:
             raise ValueError(
                 f"The '{self.name}' pipe is not initialized: train it (spacy train) or call "
                 "nlp.initialize(get_examples) with labelled pairs before using it."
             )
-
-    def _require_initialized(self) -> str:
-        self._check_initialized()
-        return self.model_id  # type: ignore[return-value]
+        return self.cfg["model_id"]
 
     def _set_model_id(self, model_id: str) -> None:
         if self.cfg["model_id"] is not None:
@@ -189,12 +185,7 @@ def reads_static_vectors(model: Model) -> bool:
 
 
 def check_architecture(
-    model: Model,
-    layers: List[str],
-    saved: str,
-    *,
-    error: Optional[Exception] = None,
-    advice: str = "Load it with the config it was saved with (spacy.load without config overrides).",
+    model: Model, layers: List[str], saved: str, *, error: Optional[Exception] = None, advice: str = RELOAD_ADVICE
 ) -> None:
     """Raise a ValueError naming `saved` when the weights just loaded into `model` (whose layers
     were `layers`) come from another architecture, which Thinc would load under new names."""

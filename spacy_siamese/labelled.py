@@ -1,5 +1,4 @@
-"""Labelled single docs for TripletLoss.v1: one `Example` per doc, its labels in the reference
-copy's `user_data[DOC_LABELS_KEY]`."""
+"""Labelled docs for TripletLoss.v1: an `Example` per doc, its labels in the reference's `user_data[DOC_LABELS_KEY]`."""
 
 from typing import Iterable, List, Sequence
 
@@ -33,9 +32,8 @@ def get_doc_labels(eg: Example) -> List[str]:
     labels = eg.reference.user_data.get(DOC_LABELS_KEY)
     if labels is None:
         raise ValueError(
-            "This Example is not a labelled doc: its reference doc has no "
-            f"user_data['{DOC_LABELS_KEY}']. Read labelled docs with the "
-            "'spacy-siamese.LabelledDocuments.v1' reader (or build examples with "
+            f"This Example is not a labelled doc: its reference doc has no user_data['{DOC_LABELS_KEY}']. Read "
+            "labelled docs with the 'spacy-siamese.LabelledDocuments.v1' reader (or build examples with "
             f"spacy_siamese.labelled.labelled_doc_example). Doc text: {eg.predicted.text[:80]!r}"
         )
     return list(labels)

@@ -18,7 +18,6 @@ from sklearn.metrics import (
 from sklearn.preprocessing import normalize
 
 ArrayLike = Union[Sequence[float], numpy.ndarray]
-
 Vectors = Union[numpy.ndarray, csr_matrix]
 
 
@@ -46,12 +45,11 @@ def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
         return float(cuts[1] + 1e-6)
     if k == len(cuts) - 1:
         return float(cuts[k])
-    return float((cuts[k] + cuts[k + 1]) / 2)
+    return _midpoint(cuts[k], cuts[k + 1])
 
 
 def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) -> Optional[float]:
-    """The lowest threshold (a midpoint) at which `score >= threshold` has at least `precision`;
-    None when none reaches it."""
+    """The lowest threshold (a midpoint) at which `score >= threshold` has at least `precision`; None if none does."""
     s = numpy.asarray(scores, dtype="f8").ravel()
     gold = numpy.asarray(labels, dtype="f8").ravel() >= 0.5
     if not gold.any():
@@ -65,7 +63,13 @@ def precision_threshold(scores: ArrayLike, labels: ArrayLike, precision: float) 
     if not len(ok):
         return None
     k = int(ok[-1])
-    return float(cut[k] if k == len(cut) - 1 else (cut[k] + cut[k + 1]) / 2)
+    return float(cut[k]) if k == len(cut) - 1 else _midpoint(cut[k], cut[k + 1])
+
+
+def _midpoint(high: float, low: float) -> float:
+    """A threshold between two scores: their midpoint, or `high` where it rounds to `low` (adjacent floats)."""
+    mid = (high + low) / 2
+    return float(mid if mid > low else high)
 
 
 def pair_metrics(scores: ArrayLike, labels: ArrayLike, threshold: float = 0.5) -> Dict[str, Optional[float]]:
@@ -97,11 +101,7 @@ def correlation(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[floa
 def regression_metrics(scores: ArrayLike, labels: ArrayLike) -> Dict[str, Optional[float]]:
     """Pearson, Spearman, mean squared and mean absolute error of scores against graded labels."""
     s, y = scores_and_labels(scores, labels)
-    return {
-        **correlation(s, y),
-        "mse": float(mean_squared_error(y, s)),
-        "mae": float(mean_absolute_error(y, s)),
-    }
+    return {**correlation(s, y), "mse": float(mean_squared_error(y, s)), "mae": float(mean_absolute_error(y, s))}
 
 
 def main_metric(labels: ArrayLike) -> str:
@@ -164,16 +164,11 @@ def partner_rank_values(ranks: ArrayLike, ks: Sequence[int] = (1, 10)) -> Dict[s
 
 
 def retrieval_metrics(
-    vectors: Vectors,
-    labels: Sequence[Iterable[str]],
-    *,
-    ks: Sequence[int] = (1, 10),
-    batch_size: int = 2048,
+    vectors: Vectors, labels: Sequence[Iterable[str]], *, ks: Sequence[int] = (1, 10), batch_size: int = 2048
 ) -> Dict[str, float]:
-    """Each row of `vectors` as a query against all other rows, ranked by cosine (ties in row order);
-    row j is relevant to row i when they share a label, and queries without one are skipped. Returns
-    mrr, map, and for each k mrr@k, p@k and recall@k (shares of the top k and of the relevant), and n_queries.
-    """
+    """Each row of `vectors` as a query against all other rows, ranked by cosine (ties in row order); row j is relevant
+    to row i when they share a label, and queries without one are skipped. Returns mrr, map, and for each k mrr@k, p@k
+    and recall@k (shares of the top k and of the relevant), and n_queries."""
     check_ks(ks)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
@@ -241,5 +236,4 @@ def label_matrix(labels: Sequence[Iterable[str]]) -> csr_matrix:
         for label in set(doc_labels):
             rows.append(i)
             cols.append(index.setdefault(label, len(index)))
-    data = numpy.ones(len(rows), dtype="f4")
-    return csr_matrix((data, (rows, cols)), shape=(len(labels), max(len(index), 1)))
+    return csr_matrix((numpy.ones(len(rows), dtype="f4"), (rows, cols)), shape=(len(labels), max(len(index), 1)))

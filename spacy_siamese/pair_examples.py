@@ -1,6 +1,5 @@
-"""A labelled pair as one `Example`: side A, with side B's words and spaces, the label (in
-[0, 1]) and the dataset in the reference doc's `user_data[PAIR_KEY]`, which survives `DocBin`.
-"""
+"""A labelled pair as one `Example`: side A, with side B's words and spaces, the label (in [0, 1]) and the dataset in
+the reference doc's `user_data[PAIR_KEY]`, which survives `DocBin`."""
 
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -41,8 +40,7 @@ def pair_example(doc_a: Doc, doc_b: Doc, label: float, *, dataset: Optional[str]
 
 
 def gold_copy(doc: Doc) -> Doc:
-    """A copy of `doc` for an Example's reference: a processed doc carries a learned vector and
-    hooks, and the gold copy needs neither."""
+    """A copy of `doc` for an Example's reference, without the learned vectors and hooks a processed doc carries."""
     reference = doc.copy()
     drop_vectors(reference)
     reference.user_hooks = {}
@@ -78,8 +76,7 @@ def get_label(eg: Example) -> float:
 
 
 def get_dataset(eg: Example) -> Optional[str]:
-    """The dataset a pair example is tagged with (`spacy-siamese.MultiPairCorpus.v1`), or None
-    for an untagged pair and for an example that is not a pair."""
+    """The dataset a pair example is tagged with (`spacy-siamese.MultiPairCorpus.v1`); None if untagged or no pair."""
     data = eg.reference.user_data.get(PAIR_KEY)
     return None if data is None else data.get("dataset")
 
@@ -94,23 +91,16 @@ def dataset_groups(examples: Iterable[Example]) -> Dict[Optional[str], List[int]
 
 def split_pairs(examples: Iterable[Example], vocab: Optional[Vocab] = None) -> Tuple[List[Doc], List[Doc], List[float]]:
     """Return (side A docs, side B docs, labels) for a batch of pair examples."""
-    docs_a: List[Doc] = []
-    docs_b: List[Doc] = []
-    labels: List[float] = []
-    for eg in examples:
-        docs_a.append(eg.predicted)
-        docs_b.append(get_partner(eg, vocab))
-        labels.append(get_label(eg))
-    return docs_a, docs_b, labels
+    rows = [(eg.predicted, get_partner(eg, vocab), get_label(eg)) for eg in examples]
+    return [a for a, _, _ in rows], [b for _, b, _ in rows], [y for _, _, y in rows]
 
 
 def _pair_data(eg: Example) -> dict:
     data = eg.reference.user_data.get(PAIR_KEY)
     if data is None:
         raise ValueError(
-            "This Example is not a labelled pair: its reference doc has no "
-            f"user_data['{PAIR_KEY}']. Read pair files with the "
-            "'spacy-siamese.PairCorpus.v1' reader (or build examples with "
-            f"spacy_siamese.make_pair_example). Doc text: {eg.predicted.text[:80]!r}"
+            f"This Example is not a labelled pair: its reference doc has no user_data['{PAIR_KEY}']. Read pair files "
+            "with the 'spacy-siamese.PairCorpus.v1' reader (or build examples with spacy_siamese.make_pair_example). "
+            f"Doc text: {eg.predicted.text[:80]!r}"
         )
     return data

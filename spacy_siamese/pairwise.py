@@ -72,9 +72,7 @@ def vector_similarity_matrix(
 
 def score_tile(compare: Compare, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
     """(len(a), len(b)) scores in one `compare` call."""
-    left = numpy.repeat(a, len(b), axis=0)
-    right = numpy.tile(b, (len(a), 1))
-    return compare(left, right).reshape(len(a), len(b))
+    return compare(numpy.repeat(a, len(b), axis=0), numpy.tile(b, (len(a), 1))).reshape(len(a), len(b))
 
 
 def vector_pair_scores(

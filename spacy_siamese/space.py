@@ -4,8 +4,7 @@ Cauchy ranks like L2 between vectors scaled by sqrt(w), cosine like the inner pr
 vectors, exp(-scale * ||a - b||) like L2 or L1: all exact. Any other comparison (the feature head, a
 custom one) gets candidates by plain L2. A hybrid over Cauchy or cosine is scored with matrix products
 (`scores`); its ivf / hnsw space is the mapped learned part beside the lexical part, searched by L2.
-Wrappers (`WithAuxiliary`, `TrainCalibrated`, `WithInBatchScores`) are looked through to the head.
-"""
+Wrappers (`WithAuxiliary`, `TrainCalibrated`, `WithInBatchScores`) are looked through to the head."""
 
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -72,12 +71,8 @@ class VectorSpace:
             # Cauchy: 1 / (1 + d^2) falls by about d^2 / 4 near d^2 = 1, the lexical part by
             # weight * (1 - a.b) = weight * |a - b|^2 / 2; cosine: |a - b|^2 = 2 - 2 a.b exactly.
             factor = 0.5 if self.inner.kind == CAUCHY else numpy.sqrt(0.5) if self.inner.rescale else 1.0
-            return numpy.hstack(
-                [
-                    self.inner.transform(learned) * factor * numpy.sqrt(1.0 - self.weight),
-                    lexical * numpy.sqrt(self.weight),
-                ]
-            ).astype("float32")
+            learned = self.inner.transform(learned) * factor * numpy.sqrt(1.0 - self.weight)
+            return numpy.hstack([learned, lexical * numpy.sqrt(self.weight)]).astype("float32")
         return vectors
 
     def metric_learned(self, learned: numpy.ndarray) -> numpy.ndarray:

@@ -85,11 +85,6 @@ def tuned_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.nda
     return threshold, None if dedupe is None else _clip(pipe, round(dedupe, 6))
 
 
-def tune_thresholds(pipe: TunablePipe, scores: numpy.ndarray, labels: numpy.ndarray) -> None:
-    """Set the decision threshold and the dedupe threshold from 0/1 pairs (`tuned_thresholds`)."""
-    pipe.cfg["threshold"], pipe.cfg["dedupe_threshold"] = tuned_thresholds(pipe, scores, labels)
-
-
 def calibrate_dedupe_threshold(
     pipe: TunablePipe, pair_scores: PairScores, examples: List[Example], *, precision: Optional[float] = None
 ) -> None:

@@ -6,7 +6,7 @@ import time
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Dict, Iterable, Iterator, List, Sequence, Sized, Tuple, TypeVar, Union
 
 import numpy
 from scipy.sparse import coo_matrix
@@ -14,23 +14,20 @@ from scipy.sparse.csgraph import connected_components
 
 from .files import atomic_write  # noqa: F401  (re-exported: the place the search modules import it from)
 
-T = TypeVar("T")
+T = TypeVar("T", bound=Sized)
 
 
-def token_batches(
-    items: Iterable[T], max_tokens: int, *, length: Optional[Callable[[T], int]] = None
-) -> Iterator[List[T]]:
-    """Consecutive batches of items (in order) of at most `max_tokens` tokens by `length` (default
-    `len`, e.g. of a doc); an item longer than that is a batch alone."""
+def token_batches(items: Iterable[T], max_tokens: int) -> Iterator[List[T]]:
+    """Consecutive batches of items (in order) of at most `max_tokens` tokens by `len` (e.g. of a doc); an item
+    longer than that is a batch alone."""
     batch: List[T] = []
     size = 0
     for item in items:
-        n = length(item) if length is not None else len(item)  # type: ignore[arg-type]
-        if batch and size + n > max_tokens:
+        if batch and size + len(item) > max_tokens:
             yield batch
             batch, size = [], 0
         batch.append(item)
-        size += n
+        size += len(item)
     if batch:
         yield batch
 
@@ -48,8 +45,7 @@ def show_progress(progress: bool) -> bool:
 
 
 def given_path(path: Union[str, Path], *, parts: int = 1) -> str:
-    """A path as given if relative, else its last `parts` parts: a results file names no
-    machine path."""
+    """A path as given if relative, else its last `parts` parts: a results file names no machine path."""
     path = Path(path)
     return str(path) if not path.is_absolute() else "/".join(path.parts[-parts:])
 
@@ -98,13 +94,10 @@ def one_thread() -> None:
 def component_labels(
     n: int, rows: Union[Sequence[int], numpy.ndarray], cols: Union[Sequence[int], numpy.ndarray]
 ) -> numpy.ndarray:
-    """The connected component of each of n nodes of the undirected graph with edges
-    (rows[t], cols[t]): an int array of labels 0, 1, ..."""
-    i = numpy.asarray(rows, dtype="int64")
-    j = numpy.asarray(cols, dtype="int64")
-    graph = coo_matrix((numpy.ones(len(i), dtype="int8"), (i, j)), shape=(n, n))
-    _, labels = connected_components(graph.tocsr(), directed=False)
-    return labels
+    """The connected component (0, 1, ...) of each of n nodes of the undirected graph with edges (rows[t], cols[t])."""
+    edges = (numpy.asarray(rows, dtype="int64"), numpy.asarray(cols, dtype="int64"))
+    graph = coo_matrix((numpy.ones(len(edges[0]), dtype="int8"), edges), shape=(n, n))
+    return connected_components(graph.tocsr(), directed=False)[1]
 
 
 @contextmanager

@@ -36,8 +36,7 @@ def check_dataset_name(name: Any) -> str:
 
 
 def check_scores(scores: numpy.ndarray, scores_range: Tuple[float, float], name: str) -> numpy.ndarray:
-    """Scores clipped to `scores_range`; a score that is not finite, or beyond the range by more
-    than rounding, raises."""
+    """Scores clipped to `scores_range`; one not finite, or beyond the range by more than rounding, raises."""
     low, high = scores_range
     if not numpy.isfinite(scores).all():
         raise ValueError(f"The '{name}' comparison gave a similarity that is not finite.")
@@ -77,15 +76,13 @@ def check_settings(cfg: Dict[str, Any], *, where: str, scores: Tuple[float, floa
 
 
 def check_sizes(model: Model, name: str) -> None:
-    """Refuse a model with a layer of size 0 (e.g. `width = 0` or a row count of 0), which
-    would otherwise fail deep inside Thinc."""
+    """Refuse a model with a layer of size 0 (e.g. `width = 0`), which would otherwise fail deep inside Thinc."""
     for node in model.walk():
         for dim in node.dim_names:
             if node.has_dim(dim) is True and node.get_dim(dim) <= 0:
                 raise ValueError(
-                    f"The '{name}' model's layer '{node.name}' has {dim} = {node.get_dim(dim)}: "
-                    "check the sizes in its config (width, rows, proj_width, hidden_width, ...), "
-                    "which must be positive."
+                    f"The '{name}' model's layer '{node.name}' has {dim} = {node.get_dim(dim)}: check the sizes in its "
+                    "config (width, rows, proj_width, hidden_width, ...), which must be positive."
                 )
 
 

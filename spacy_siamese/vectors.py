@@ -23,8 +23,7 @@ def is_stored_data(obj: Any) -> bool:
 
 
 def store_vector(doc: Doc, model_id: str, vector: numpy.ndarray) -> None:
-    """Store `vector` as model `model_id`'s vector of `doc`, and make that model the one that
-    answers the doc's similarity."""
+    """Store `vector` as model `model_id`'s vector of `doc`, and make that model answer the doc's similarity."""
     old = stored_data(doc)
     vectors = dict(old["vectors"]) if old else {}  # a new dict: copies of a doc may share the old one
     vectors[model_id] = {"vector": vector, "fingerprint": _fingerprint(doc)}
@@ -35,9 +34,7 @@ def stored_vector(doc: Doc, model_id: str) -> Optional[numpy.ndarray]:
     """Model `model_id`'s stored vector of `doc`, or None if it has none or the doc changed since."""
     data = stored_data(doc)
     entry = data["vectors"].get(model_id) if data else None
-    if entry is None or entry["fingerprint"] != _fingerprint(doc):
-        return None
-    return entry["vector"]
+    return None if entry is None or entry["fingerprint"] != _fingerprint(doc) else entry["vector"]
 
 
 def stored_owner(doc: Doc) -> Optional[str]:

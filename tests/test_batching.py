@@ -8,13 +8,13 @@ import spacy
 from spacy.util import registry
 
 from spacy_siamese.batching import (
-    Clusters,
     cluster_batches,
     configure_batch_by_clusters,
     configure_batch_by_dataset,
     configure_batch_by_labels,
     configure_batch_by_topics,
     dataset_batches,
+    duplicate_clusters,
     pair_texts,
     text_topics,
     topic_batches,
@@ -36,15 +36,16 @@ CLUSTER_PAIRS = [
 ]
 
 
+def clusters_of(pairs):
+    return duplicate_clusters([(a, b) for a, b, _ in pairs], [y for _, _, y in pairs])
+
+
 def test_clusters_join_texts_through_duplicates_only():
-    clusters = Clusters()
-    for a, b, y in CLUSTER_PAIRS:
-        clusters.find(a), clusters.find(b)
-        if y:
-            clusters.union(a, b)
-    assert clusters.find("a1") == clusters.find("a3")
-    assert clusters.find("x") != clusters.find("a1")
-    assert clusters.find("c1") != clusters.find("c2")
+    cluster = clusters_of(CLUSTER_PAIRS)
+    assert cluster["a1"] == cluster["a3"]
+    assert cluster["x"] != cluster["a1"]
+    assert cluster["c1"] != cluster["c2"]
+    assert len(set(cluster.values())) == 8  # a, x, b, c1, c2, d, e1 and f: e1 meets a3 in a pair labelled 0 only
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -53,12 +54,9 @@ def test_no_batch_holds_two_pairs_of_one_cluster(seed):
     examples = pair_examples(nlp, CLUSTER_PAIRS)
     batches = list(cluster_batches(examples, 3, seed=seed))
     assert sorted(eg.predicted.text for batch in batches for eg in batch) == sorted(a for a, _, _ in CLUSTER_PAIRS)
-    clusters = Clusters()
-    for a, b, y in CLUSTER_PAIRS:
-        if y:
-            clusters.union(a, b)
+    cluster = clusters_of(CLUSTER_PAIRS)
     for batch in batches:
-        roots = [r for eg in batch for r in {clusters.find(t) for t in pair_texts(eg)}]
+        roots = [r for eg in batch for r in {cluster[t] for t in pair_texts(eg)}]
         assert len(roots) == len(set(roots)), [pair_texts(eg) for eg in batch]
     assert all(len(batch) <= 3 for batch in batches)
 
@@ -166,14 +164,11 @@ def test_topic_batches_take_one_topic_at_a_time(seed):
 
 def test_topic_batches_keep_a_duplicate_cluster_out_of_each_batch():
     examples = pair_examples(make_nlp(), CLUSTER_PAIRS)
-    clusters = Clusters()
-    for a, b, y in CLUSTER_PAIRS:
-        if y:
-            clusters.union(a, b)
+    cluster = clusters_of(CLUSTER_PAIRS)
     batches = list(topic_batches(examples, 3, [0] * len(CLUSTER_PAIRS), seed=0))
     assert sorted(eg.predicted.text for batch in batches for eg in batch) == sorted(a for a, _, _ in CLUSTER_PAIRS)
     for batch in batches:
-        roots = [r for eg in batch for r in {clusters.find(t) for t in pair_texts(eg)}]
+        roots = [r for eg in batch for r in {cluster[t] for t in pair_texts(eg)}]
         assert len(roots) == len(set(roots))
 
 

@@ -179,10 +179,10 @@ def test_no_exemplars_is_a_clear_error(base_nlp):
 def test_no_similarity_pipe_is_a_clear_error():
     nlp = spacy.blank("en")
     nlp.add_pipe("similarity_classifier", config={"exemplars": EXEMPLARS, "similarity_pipe": "sim"})
-    with pytest.raises(ValueError, match="pipeline has no such pipe"):
+    with pytest.raises(ValueError, match="similarity_pipe: The pipeline has no 'sim' component"):
         nlp("Hello")
     nlp.add_pipe("sentencizer", name="sim", first=True)
-    with pytest.raises(ValueError, match="needs a siamese_similarity pipe"):
+    with pytest.raises(ValueError, match="'sim' component is a Sentencizer, not a siamese_similarity pipe"):
         nlp("Hello")
 
 

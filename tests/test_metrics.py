@@ -230,3 +230,9 @@ def test_precision_threshold_reaches_the_precision_and_finds_the_most(pairs, pre
     chosen = scores >= t
     assert labels[chosen].mean() >= precision - 1e-12
     assert chosen.sum() == max((scores >= c).sum() for c in reachable)
+
+
+def test_thresholds_between_adjacent_scores_leave_the_lower_score_out():
+    scores, labels = [0.0, 5e-324], [0, 1]  # no float lies between the two scores: the midpoint rounds to 0
+    assert precision_threshold(scores, labels, 1.0) == 5e-324
+    assert best_threshold(scores, labels) == 5e-324

@@ -2,7 +2,7 @@
 
 from .crosslingual import build_crosslingual_s2net_encoder
 from .dae import build_dae_encoder
-from .feature_head import Comparison, build_feature_head
+from .feature_head import build_feature_head
 from .hybrid import build_hybrid_encoder
 from .lstm import build_lstm_encoder, build_sentence_lstm_encoder
 from .mwe import build_mwe_encoder, build_mwe_encoder_v1, build_pooled_tok2vec
@@ -11,7 +11,6 @@ from .static import build_static_encoder, build_static_encoder_v2
 from .tweak import build_tweak_encoder
 
 __all__ = [
-    "Comparison",
     "build_crosslingual_s2net_encoder",
     "build_dae_encoder",
     "build_feature_head",

@@ -1,6 +1,3 @@
-"""Cross-lingual S2Net (Yih et al. 2011, section 4.1): one projection of a joint term space of
-two languages, started from CL-LSI."""
-
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from scipy.sparse import csr_matrix
@@ -28,10 +25,9 @@ def build_crosslingual_s2net_encoder(
     init: str = "cl_lsi",
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """S2Net across two languages: one n-gram TF-IDF vocabulary f (ngram_tfidf.v1) -> A^T f,
-    `width` dims. A starts as CL-LSI ("cl_lsi": the truncated SVD of the training pairs' f_a + f_b),
-    LSA ("lsa": of the texts one by one) or at random ("random").
-    """
+    """Cross-lingual S2Net (Yih et al. 2011, section 4.1): one n-gram TF-IDF vocabulary f of both languages
+    (ngram_tfidf.v1) -> A^T f, `width` dims. A starts as CL-LSI ("cl_lsi": the truncated SVD of the training
+    pairs' f_a + f_b), LSA ("lsa": of the texts one by one) or at random ("random")."""
     if init not in INITS:
         raise ValueError(f"CrossLingualS2NetEncoder: init must be one of {', '.join(INITS)}, got {init!r}")
     terms = ngram_tfidf(
@@ -55,13 +51,9 @@ def build_crosslingual_s2net_encoder(
 
 def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     terms, project = model.layers
-    if X is None:
-        terms.initialize()
-        project.initialize()
-        return
     terms.initialize(X=X)
-    F = terms.predict(X)
-    if model.attrs["init"] == "cl_lsi":
+    F = None if X is None else terms.predict(X)
+    if F is not None and model.attrs["init"] == "cl_lsi":
         F = pair_rows(F)
     project.initialize(X=F)
 
@@ -79,8 +71,7 @@ def pair_rows(F: csr_matrix) -> csr_matrix:
 
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
     terms, project = model.layers
-    F = terms.predict(X)  # no parameters
-    Y, backprop_project = project(F, is_train)
+    Y, backprop_project = project(terms.predict(X), is_train)  # the terms have no parameters
 
     def backprop(dY: Floats2d) -> List[Doc]:
         backprop_project(dY)

@@ -1,5 +1,3 @@
-"""The denoising autoencoder encoder of Tajima et al. (2016): binary bag of words -> DAE hidden layer."""
-
 from typing import List
 
 from spacy.tokens import Doc
@@ -25,8 +23,7 @@ def build_dae_encoder(
     seed: int = 0,
 ) -> Model[List[Doc], Floats2d]:
     """DAE + triplet (Tajima et al. 2016): a binary bag of the `max_vocab` most frequent terms ->
-    dae.v1 with `width` hidden units. Train with TripletLoss.v1; compare with DotSimilarity.v1.
-    """
+    dae.v1 with `width` hidden units. Train with TripletLoss.v1; compare with DotSimilarity.v1."""
     model: Model[List[Doc], Floats2d] = chain(
         bag_of_words(attr=attr, drop_stop=drop_stop, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab),
         denoising_autoencoder(nO=width, noise=noise, reconstruction_weight=reconstruction_weight, seed=seed),

@@ -1,5 +1,3 @@
-"""A learned symmetric comparison: features of the two vectors -> Maxout -> sigmoid."""
-
 from typing import Optional, Tuple
 
 from spacy.util import registry
@@ -8,18 +6,14 @@ from thinc.types import Floats2d
 
 from ..layers import pair_features
 
-Comparison = Model[Tuple[Floats2d, Floats2d], Floats2d]
-
 
 @registry.architectures("spacy-siamese.FeatureHead.v1")
 def build_feature_head(
     *, hidden_width: int = 128, maxout_pieces: int = 2, dropout: float = 0.0, nI: Optional[int] = None
-) -> Comparison:
+) -> Model[Tuple[Floats2d, Floats2d], Floats2d]:
     """|a - b| and a * b -> Maxout -> sigmoid: a symmetric learned comparison."""
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"FeatureHead: dropout must be in [0, 1), got {dropout}")
     return chain(
-        pair_features(nI=nI),
-        Maxout(nO=hidden_width, nP=maxout_pieces, dropout=dropout, normalize=True),
-        Sigmoid(nO=1),
+        pair_features(nI=nI), Maxout(nO=hidden_width, nP=maxout_pieces, dropout=dropout, normalize=True), Sigmoid(nO=1)
     )

@@ -1,5 +1,3 @@
-"""A hybrid encoder: a learned doc vector with a fixed lexical (hashed TF-IDF) vector beside it."""
-
 from typing import Callable, List, Optional, Tuple
 
 from spacy.tokens import Doc
@@ -26,8 +24,7 @@ def build_hybrid_encoder(
     sublinear_tf: bool = True,
 ) -> Model[List[Doc], Floats2d]:
     """The learned `encoder`'s vector, then the doc's `lexical_width` hashed TF-IDF vector
-    (fitted at initialization, no parameters). Pair it with HybridSimilarity.v1.
-    """
+    (fitted at initialization, no parameters). Pair it with HybridSimilarity.v1."""
     lexical = hashed_tfidf(
         tfidf=tfidf(attr=attr, drop_stop=drop_stop, drop_punct=drop_punct, min_df=min_df, sublinear_tf=sublinear_tf),
         width=lexical_width,
@@ -53,10 +50,9 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
     encoder, lexical = model.get_ref("encoder"), model.get_ref("lexical")
     V, backprop_encoder = encoder(X, is_train)
-    L = lexical.predict(X)
     width = V.shape[1]
 
     def backprop(dY: Floats2d) -> List[Doc]:
         return backprop_encoder(model.ops.xp.ascontiguousarray(dY[:, :width]))
 
-    return model.ops.xp.hstack([V, L.astype(V.dtype)]), backprop
+    return model.ops.xp.hstack([V, lexical.predict(X).astype(V.dtype)]), backprop

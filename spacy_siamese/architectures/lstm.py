@@ -1,6 +1,3 @@
-"""The LSTM siamese encoders: MaLSTM (Mueller & Thyagarajan 2016), token features -> LSTM -> h_T,
-and its document-level variant over sentence vectors (Patel 2017)."""
-
 from typing import List, Sequence, Union
 
 from spacy.ml.models.tok2vec import MultiHashEmbed
@@ -30,10 +27,9 @@ def build_lstm_encoder(
     include_static_vectors: bool = True,
     dropout: float = 0.0,
 ) -> Model[List[Doc], Floats2d]:
-    """Token features of `width` (hash embeddings of `attrs` and/or static vectors) -> LSTM.v1
-    of `depth` layers and `hidden_width` outputs -> one vector per doc by `pooling` ("last",
-    "mean" or "max"). An empty doc gives the zero vector.
-    """
+    """MaLSTM (Mueller & Thyagarajan 2016): token features of `width` (hash embeddings of `attrs` and/or static
+    vectors) -> LSTM.v1 of `depth` layers and `hidden_width` outputs -> one vector per doc by `pooling` ("last",
+    "mean" or "max"). An empty doc gives the zero vector."""
     check_lstm("LSTMEncoder", pooling=pooling, bidirectional=bidirectional, hidden_width=hidden_width, dropout=dropout)
     attrs = check_attrs("LSTMEncoder", attrs)
     embed: Model[List[Doc], List[Floats2d]]
@@ -59,12 +55,7 @@ def build_lstm_encoder(
 
 @registry.architectures("spacy-siamese.SentenceLSTMEncoder.v1")
 def build_sentence_lstm_encoder(
-    *,
-    hidden_width: int = 128,
-    depth: int = 1,
-    bidirectional: bool = False,
-    pooling: str = "last",
-    dropout: float = 0.0,
+    *, hidden_width: int = 128, depth: int = 1, bidirectional: bool = False, pooling: str = "last", dropout: float = 0.0
 ) -> Model[List[Doc], Floats2d]:
     """Document-level LSTM encoder (Patel 2017) over the doc's sentence vectors
     (sentence_vectors.v1, needs static vectors); options as in LSTMEncoder.v1."""

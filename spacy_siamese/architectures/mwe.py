@@ -1,5 +1,3 @@
-"""The MWE CNN encoder (Honnibal 2017): hash embeddings, Maxout window encoding, mean+max pooling."""
-
 from typing import List, Sequence, Union
 
 from spacy.attrs import IDS
@@ -30,9 +28,8 @@ def build_mwe_encoder(
     proj_width: int = 0,
     squash: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """Hash embeddings (+ static vectors) -> MaxoutWindowEncoder x depth -> mean+max pooling ->
-    `post_depth` residual Maxout layers -> optional projection to `proj_width` and sigmoid squash.
-    """
+    """The MWE CNN encoder (Honnibal 2017): hash embeddings (+ static vectors) -> MaxoutWindowEncoder x depth ->
+    mean+max pooling -> `post_depth` residual Maxout layers -> optional `proj_width` projection and sigmoid squash."""
     if depth < 1 or window_size < 0:
         raise ValueError(f"MWEEncoder: need depth >= 1 and window_size >= 0, got {depth} and {window_size}")
     attrs = check_attrs("MWEEncoder", attrs)
@@ -77,8 +74,7 @@ def build_pooled_tok2vec(
 
 
 def check_attrs(name: str, attrs: Sequence[str]) -> List[str]:
-    """The token attributes of hash embeddings as a list; raise, at config time, for one that
-    spaCy does not know."""
+    """The token attributes of hash embeddings as a list; raise, at config time, for one spaCy does not know."""
     unknown = [attr for attr in attrs if isinstance(attr, str) and attr.upper() not in IDS]
     if unknown:
         raise ValueError(

@@ -1,5 +1,3 @@
-"""The S2Net encoder (Yih et al. 2011): a learned projection of TF-IDF term vectors."""
-
 from typing import List
 
 from spacy.tokens import Doc

@@ -1,5 +1,3 @@
-"""A static encoder: hashed word and subword embeddings, averaged, no convolution (model2vec's idea)."""
-
 from typing import List, Optional, Sequence
 
 from spacy.tokens import Doc
@@ -15,8 +13,7 @@ from ..layers.table_mean import table_mean
 def build_static_encoder(
     *, width: int = 256, rows: int = 200000, attrs: Sequence[str] = DEFAULT_ATTRS, proj_width: int = 0, seed: int = 0
 ) -> Model[List[Doc], Floats2d]:
-    """`hashed_mean.v1` (a context-blind average of hashed embeddings), then, if `proj_width` > 0,
-    a linear map to that width."""
+    """`hashed_mean.v1` (a context-blind average of hashed embeddings), then a linear map to `proj_width` if > 0."""
     return build_static_encoder_v2(width=width, rows=rows, attrs=attrs, proj_width=proj_width, seed=seed)
 
 
@@ -30,10 +27,9 @@ def build_static_encoder_v2(
     seed: int = 0,
     table: Optional[str] = None,
 ) -> Model[List[Doc], Floats2d]:
-    """v1, or, with `table` (a model2vec model directory, e.g. all-MiniLM-L6-v2 or a fine-tuned
-    teacher distilled by `model2vec.distill`), `table_mean.v1`: that model's embedding table over its
-    subword tokens, trained on from there (`width`: the table's, or null to take it from the table);
-    `rows`, `attrs` and `seed` are then unused."""
+    """v1, or, with `table` (a model2vec model directory, e.g. all-MiniLM-L6-v2 or a fine-tuned teacher distilled by
+    `model2vec.distill`), `table_mean.v1`: that model's embedding table over its subword tokens, trained on from there
+    (`width`: the table's, or null to take it from the table); `rows`, `attrs` and `seed` are then unused."""
     if proj_width < 0:
         raise ValueError(f"StaticEncoder: need proj_width >= 0, got {proj_width}")
     if table:

@@ -1,5 +1,3 @@
-"""The TWEAK encoder (Yih 2009): term vectors weighted by a learned function of term features."""
-
 from typing import List, Sequence
 
 from spacy.tokens import Doc
@@ -20,8 +18,7 @@ def build_tweak_encoder(
     min_df: int = 2,
     max_vocab: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """TWEAK (Yih 2009): the `tweak.v1` layer fitted on every training doc; compare with
-    CosineSimilarity.v1."""
+    """TWEAK (Yih 2009): the `tweak.v1` layer fitted on every training doc; compare with CosineSimilarity.v1."""
     model = tweak(width=width, attr=attr, features=features, drop_punct=drop_punct, min_df=min_df, max_vocab=max_vocab)
     model.attrs["fit_on_corpus"] = True
     return model

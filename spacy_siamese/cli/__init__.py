@@ -1,27 +1,13 @@
 """Command line: `python -m spacy_siamese COMMAND`, one command a module (`--help` lists them)."""
 
+import importlib
 import inspect
+import pkgutil
 
-from . import (  # noqa: F401  (each module registers its command)
-    average,
-    calibrate,
-    convert,
-    dedupe,
-    dedupe_ray,
-    encode,
-    evaluate,
-    evaluate_crosslingual,
-    evaluate_duplicates,
-    evaluate_retrieval,
-    explain,
-    index,
-    report,
-    search,
-    serve,
-    teacher_pairs,
-    teacher_train,
-)
 from .app import app
+
+for _module in pkgutil.iter_modules(__path__):  # each command module registers its command, in name order
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 # Typer's rich help keeps the line breaks of a docstring, which then break its lines at random
 # places on a terminal of another width: give each command its docstring's paragraphs on one

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import platform
 import warnings
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
@@ -228,12 +228,9 @@ def read_pair_records(path: Path, *, format: str = "auto", limit: int = 0, lenie
     from ..corpora import read_pairs
 
     require_file(path)
-    reader = read_pairs(path, format=format, lenient=lenient)
-    with warnings_as_lines():
-        try:
-            records = list(islice(reader, limit or None))
-        finally:
-            reader.close()  # the reader's warnings (skipped lines, empty texts) now, not at garbage collection
+    # closed in the block: the reader's warnings (skipped lines, empty texts) now, not at garbage collection
+    with warnings_as_lines(), closing(read_pairs(path, format=format, lenient=lenient)) as reader:
+        records = list(islice(reader, limit or None))
     if not records:
         fail(f"No pairs read from {path}")
     return records

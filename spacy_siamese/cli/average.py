@@ -45,7 +45,11 @@ def average_command(
     from ..metrics import is_binary
 
     with errors():
-        mix = normalized_weights(_parse_weights(weights), len(models))  # before the slow part
+        try:
+            parsed = None if weights is None else [float(part) for part in weights.split(",")]
+        except ValueError:
+            fail(f"--weights: give numbers separated by commas, got {weights!r}")
+        mix = normalized_weights(parsed, len(models))  # before the slow part
         others = [Path(model) for model in models[1:] if Path(model).exists()]  # not installed packages
         target = pipeline_target(Path(models[0]), output, in_place, [dev, *others])
         records = read_pair_records(dev, format=format)
@@ -58,8 +62,7 @@ def average_command(
         rows = dict(zip([*models, f"average (saved to {target})"], scores))
         averaged.meta["averaged"] = {"pipelines": list(models), "weights": mix, "dev": str(dev)}
         save_pipeline(averaged, target)
-        labels = [r.label for r in records]
-        binary = is_binary(labels)
+        binary = is_binary([r.label for r in records])
         columns = COLUMNS["binary" if binary else "graded"]
         shown = [f"{w:.3g}" for w in mix] + [""]
         tuned = "thresholds tuned on them for every row" if binary else "graded: no threshold tuned"
@@ -69,12 +72,3 @@ def average_command(
             for (name, row), weight in zip(rows.items(), shown)
         ]
         typer.echo("\n".join(markdown_table(["pipeline", "weight", *columns.values()], table)))
-
-
-def _parse_weights(text: Optional[str]) -> Optional[List[float]]:
-    if text is None:
-        return None
-    try:
-        return [float(part) for part in text.split(",")]
-    except ValueError:
-        fail(f"--weights: give numbers separated by commas, got {text!r}")

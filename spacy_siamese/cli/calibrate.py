@@ -1,10 +1,8 @@
 """`calibrate`: tune a trained pipe's decision and dedupe thresholds (and set a hybrid's lexical
 weight) on labelled pairs and save the pipeline."""
 
-from __future__ import annotations
-
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Optional
 
 import typer
 
@@ -62,6 +60,7 @@ def calibrate_command(
     from .. import get_lexical_weight
     from ..averaging import calibrate_pipeline
     from ..component import get_similarity_pipe
+    from ..evaluation.report import SCORE_COLUMNS as COLUMNS
     from ..metrics import is_binary
     from ..pair_examples import make_pair_example
 
@@ -84,10 +83,15 @@ def calibrate_command(
                 "graded pairs set a hybrid's --lexical-weight only."
             )
         result = calibrate_pipeline(nlp, examples, precision=dedupe_precision, lexical_weight=lexical_weight)
-        if lexical_weight is not None and old_weight is not None:
-            _show_weights(
-                len(examples), (old_weight, result["before"]), (lexical_weight, result["after"]), graded=graded
-            )
+        if lexical_weight is not None and old_weight is not None:  # the pair figures at each weight
+            tuned = "" if graded else ", thresholds tuned on them at each weight"
+            typer.echo(f"On {len(examples):,} pairs{tuned}:")
+            columns = COLUMNS["graded" if graded else "binary"].items()
+            for weight, scores in ((old_weight, result["before"]), (lexical_weight, result["after"])):
+                figures = ", ".join(
+                    f"{title} {scores[key]:.3f}" for key, title in columns if scores.get(key) is not None
+                )
+                typer.echo(f"  lexical weight {weight:g}: {figures}")
         if graded:
             save_pipeline(nlp, target)
             typer.echo(f"lexical weight = {lexical_weight:g}; saved to {target}")
@@ -107,18 +111,3 @@ def calibrate_command(
         typer.echo(
             f"dedupe_threshold = {threshold:g} (precision {wanted:g} on {len(records):,} pairs); saved to {target}"
         )
-
-
-def _show_weights(n: int, *weighed: Tuple[float, Dict[str, Any]], graded: bool) -> None:
-    """Print the pair figures at each (lexical weight, scores)."""
-    from ..evaluation.report import SCORE_COLUMNS as COLUMNS
-
-    tuned = "" if graded else ", thresholds tuned on them at each weight"
-    typer.echo(f"On {n:,} pairs{tuned}:")
-    for shown, scores in weighed:
-        figures = ", ".join(
-            f"{title} {scores[key]:.3f}"
-            for key, title in COLUMNS["graded" if graded else "binary"].items()
-            if scores.get(key) is not None
-        )
-        typer.echo(f"  lexical weight {shown:g}: {figures}")

@@ -47,8 +47,7 @@ def dedupe_ray_command(
     from ..util import import_extra
 
     with errors():
-        if "://" not in input:
-            require_file(Path(input))  # a local path; Ray reads remote ones itself
+        require_file(None if "://" in input else Path(input))  # a local path; Ray reads remote ones itself
         inputs = [model, *([input] if "://" not in input else [])]  # Ray reads and writes remote ones itself
         check_outputs(inputs, [output, stats_json], output_dirs=[vectors_output] if "://" not in vectors_output else [])
         import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
@@ -73,10 +72,5 @@ def dedupe_ray_command(
         typer.echo("Stages: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stages.items()))
         if stats_json is not None:
             settings = {"workers": workers, "k": k, "candidates": candidates, "c": n_candidates, "threshold": threshold}
-            stats = {
-                "n_pairs": len(pairs),
-                "stages_s": {n: round(s, 2) for n, s in stages.items()},
-                "settings": settings,
-                "versions": versions(),
-            }
-            srsly.write_json(stats_json, stats)
+            stats = {"n_pairs": len(pairs), "stages_s": {n: round(s, 2) for n, s in stages.items()}}
+            srsly.write_json(stats_json, {**stats, "settings": settings, "versions": versions()})

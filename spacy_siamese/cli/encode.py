@@ -55,8 +55,9 @@ def encode_command(
         if output.suffix != ".npy":  # numpy.save would add .npy: the vectors would not be at OUTPUT
             fail(f"The output must be a .npy file, got {output}")
         compact = precision != "float32" or dims is not None
+        ids = output.with_name(output.name + ".ids.json")
         beside = [output.with_name(output.name + end) for end in (".lexical.npz", ".precision.json")] if compact else []
-        check_outputs([input, model], [output, ids_path(output), *beside])
+        check_outputs([input, model], [output, ids, *beside])
         check_precision(precision, dims, 10**9)
         collection = read_collection(input, format, field)
         nlp = load_pipeline(model)
@@ -70,11 +71,6 @@ def encode_command(
         else:
             with atomic_write(output) as file:  # whole or not at all
                 numpy.save(file, vectors, allow_pickle=False)
-        with atomic_write(ids_path(output)) as file:
+        with atomic_write(ids) as file:
             file.write((srsly.json_dumps(collection.ids, indent=2) + "\n").encode("utf8"))
         typer.echo(f"Wrote {vectors.shape[0]:,} x {vectors.shape[1]} vectors to {output}")
-
-
-def ids_path(output: Path) -> Path:
-    """Where `encode` writes the ids of the vectors at `output`."""
-    return output.with_name(output.name + ".ids.json")

@@ -1,7 +1,5 @@
 """`evaluate`: score a labelled pair file with a trained pipeline, optionally against baselines."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import List, Optional
 
@@ -35,9 +33,7 @@ def evaluate_command(
     format: str = PAIRS_FORMAT,
     limit: int = typer.Option(0, "--limit", min=0, help="Evaluate on the first N pairs only (0 = all)"),
     group: Optional[List[str]] = typer.Option(
-        None,
-        "--group",
-        help="Evaluate only the pairs of this group (repeat for several; e.g. an STS source file)",
+        None, "--group", help="Evaluate only the pairs of this group (repeat for several; e.g. an STS source file)"
     ),
     baselines: bool = typer.Option(False, "--baselines", help="Also score TF-IDF cosine and averaged word vectors"),
     fit_texts: Optional[Path] = typer.Option(
@@ -107,15 +103,16 @@ def evaluate_command(
         report = result.report
         if teachers_report:
             report["teachers"] = teachers_report
+        files = {  # as given if relative, else the last part: a results file names no machine path
+            "pairs": given_path(pairs),
+            "model": given_path(model),
+            "compared": compare or None,  # as given: the labels of their results, which must stay distinct
+            "fit_texts": None if fit_texts is None else given_path(fit_texts),
+            "vectors": None if vectors is None else given_path(vectors),
+        }
         report.update(
             name=name,
-            files={  # as given if relative, else the last part: a results file names no machine path
-                "pairs": given_path(pairs),
-                "model": given_path(model),
-                "compared": compare or None,  # as given: the labels of their results, which must stay distinct
-                "fit_texts": None if fit_texts is None else given_path(fit_texts),
-                "vectors": None if vectors is None else given_path(vectors),
-            },
+            files=files,
             format=format,
             limit=limit,
             only_groups=group or None,

@@ -52,13 +52,8 @@ def evaluate_crosslingual_command(
         train_pairs = read_parallel_jsonl(train, (pair[0], pair[1])) if train is not None else []
         nlp = load_pipeline(model)
         report = evaluate_crosslingual(nlp, train_pairs, dev_pairs, baselines=train is not None, opca=opca, seed=seed)
-        report.update(
-            name=name,
-            langs=list(pair),
-            seed=seed,
-            files={"dev": str(dev), "train": None if train is None else str(train), "model": model},
-            versions=versions(),
-        )
+        files = {"dev": str(dev), "train": None if train is None else str(train), "model": model}
+        report.update(name=name, langs=list(pair), seed=seed, files=files, versions=versions())
         table = crosslingual_markdown(report)
         write_report(report, table, output_json, output_md)
         typer.echo(table)

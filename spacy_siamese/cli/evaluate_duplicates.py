@@ -1,7 +1,5 @@
 """`evaluate-duplicates`: duplicate retrieval on a pair file, for a pipeline and TF-IDF cosine."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import List, Optional

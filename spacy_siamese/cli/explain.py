@@ -1,9 +1,7 @@
 """`explain`: which tokens of two texts make their score, and a TWEAK pipe's feature weights."""
 
-from __future__ import annotations
-
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import typer
 
@@ -12,7 +10,7 @@ from ..defaults import SAMPLES
 from .app import OUTPUT_JSON, app, errors, fail, load_pipeline
 
 if TYPE_CHECKING:
-    from ..explain import PairExplanation, TokenContribution
+    from ..explain import PairExplanation
 
 
 @app.command("explain")
@@ -62,7 +60,7 @@ def explain_command(
             write_json(out, output_json)
 
 
-def show(ex: PairExplanation, top: int) -> None:
+def show(ex: "PairExplanation", top: int) -> None:
     from ..explain import EXACT_SHAPLEY_TOKENS
 
     how = {"exact": "exact term contributions", "shapley": "Shapley values", "occlusion": "leave-one-token-out"}
@@ -73,7 +71,8 @@ def show(ex: PairExplanation, top: int) -> None:
     )
     for label, tokens, reference in (("a", ex.tokens_a, ex.reference_a), ("b", ex.tokens_b, ex.reference_b)):
         total = sum(t.contribution for t in tokens)
-        typer.echo(f"text {label}: {_inline(tokens)}")
+        inline = "".join(f"{t.text}[{t.contribution:+.2f}]{t.ws}" for t in tokens)
+        typer.echo(f"text {label}: {inline}")
         what = "the sum over its tokens" if ex.method != "occlusion" else "the sum of the leave-one-out falls"
         typer.echo(f"  score without text {label}: {reference:.4f}; {what}: {total:+.4f}")
         for token in sorted(tokens, key=lambda t: -abs(t.contribution))[:top]:
@@ -81,9 +80,9 @@ def show(ex: PairExplanation, top: int) -> None:
     if ex.terms:
         part = "terms" if ex.method == "exact" else "lexical part's terms (exact)"
         typer.echo(f"{part}:")
-        for term, value in ex.top(top):
-            typer.echo(f"  {value:+.4f}  {term}")
         shown = ex.top(top)
+        for term, value in shown:
+            typer.echo(f"  {value:+.4f}  {term}")
         if len(ex.terms) > len(shown):
             others = sum(v for _, v in ex.terms) - sum(v for _, v in shown)
             typer.echo(f"  {others:+.4f}  ({len(ex.terms) - len(shown)} other terms)")
@@ -91,7 +90,3 @@ def show(ex: PairExplanation, top: int) -> None:
         typer.echo(f"  {ex.rest:+.4f}  (hash collisions and clipping)")
     if ex.offset:
         typer.echo(f"  {ex.offset:+.4f}  (rescaled cosine offset)")
-
-
-def _inline(tokens: List[TokenContribution]) -> str:
-    return "".join(f"{t.text}[{t.contribution:+.2f}]{t.ws}" for t in tokens)

@@ -1,13 +1,12 @@
 """Labelled pairs (`read_pairs`) and document collections (`read_documents`) from their
-published formats, seeded document-pair sampling and the registered readers for `spacy train`.
-"""
+published formats, seeded document-pair sampling and the registered readers for `spacy train`."""
 
 from .base import DocRecord, DocumentFormatError, EmptyTextWarning, PairFormatError, PairRecord
 from .bimpm import detokenize_ptb
 from .document_corpus import COLLECTIONS, DocumentPairs, HierarchyPairs, LabelledDocuments, read_documents
 from .jsonl import write_documents
 from .newsgroups import strip_header, strip_quoting, strip_signature
-from .pair_corpus import MultiPairCorpus, PairCorpus, read_pair_examples
+from .pair_corpus import MultiPairCorpus, PairCorpus
 from .pair_files import PAIR_FORMATS, detect_format, read_pairs
 from .parallel import ParallelCorpus, ParallelPair, read_parallel, read_parallel_jsonl
 from .readers import create_document_pairs, create_multi_pair_corpus, create_pair_corpus
@@ -38,7 +37,6 @@ __all__ = [
     "doc_pair_examples",
     "html_to_text",
     "read_documents",
-    "read_pair_examples",
     "read_pairs",
     "read_parallel",
     "read_parallel_jsonl",

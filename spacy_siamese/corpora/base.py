@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 from spacy.util import ensure_path
 
 MAX_REPORTED = 5  # skipped records listed in the lenient-mode warning
+R = TypeVar("R")
 
 
 class PairFormatError(ValueError):
@@ -181,6 +182,19 @@ def header_columns(names: Sequence[str], wanted: Sequence[Sequence[str]]) -> Opt
     return found
 
 
+def check_header(
+    path: Path, number: int, header: List[str], find: Callable[[List[str]], Optional[R]], missing: str
+) -> R:
+    """The columns `find` locates in the header on line `number`; a header problem raises PairFormatError."""
+    try:
+        found = find(header)
+    except Malformed as err:
+        raise PairFormatError(path, number, str(err)) from None
+    if found is None:
+        raise PairFormatError(path, number, missing)
+    return found
+
+
 def shorten(value: Any, limit: int = 60) -> str:
     """repr(value) for a message, cut to about `limit` characters."""
     text = repr(value)
@@ -231,7 +245,22 @@ def json_type(value: Any) -> str:
     return "number" if isinstance(value, (int, float)) else type(value).__name__
 
 
-R = TypeVar("R")
+def json_string(obj: Dict[str, Any], key: str, *, required: bool = True) -> str:
+    """obj[key]: a string (it may be empty) of valid Unicode; "" if absent and not `required`."""
+    if required and key not in obj:
+        raise Malformed(f"missing key {key!r}; keys found: {list(obj)}")
+    return unicode_string(obj.get(key, ""), key)
+
+
+def unicode_string(value: Any, key: str) -> str:
+    """`value` if it is a string of valid Unicode; Malformed names `key` otherwise."""
+    if not isinstance(value, str):
+        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
+    try:
+        value.encode("utf8")
+    except UnicodeEncodeError as err:  # "\ud800" alone: JSON allows it, spaCy cannot hash it
+        raise Malformed(f"{key!r} holds {value[err.start]!r}, an unpaired surrogate: not valid Unicode") from None
+    return value
 
 
 def skip_malformed(
@@ -247,13 +276,13 @@ def skip_malformed(
             yield item
 
 
-def warn_skipped(skipped: Sequence[PairFormatError], message: str, *, prefix: str = "", stacklevel: int = 2) -> None:
+def warn_skipped(skipped: Sequence[PairFormatError], message: str, *, prefix: str = "") -> None:
     """One warning listing the first skipped records: `message: rec: reason; ...`."""
     if not skipped:
         return
     shown = "; ".join(f"{prefix}{e.line}: {e.reason}" for e in skipped[:MAX_REPORTED])
     more = f"; and {len(skipped) - MAX_REPORTED} more" if len(skipped) > MAX_REPORTED else ""
-    warnings.warn(f"{message}: {shown}{more}", UserWarning, stacklevel=stacklevel + 1)
+    warnings.warn(f"{message}: {shown}{more}", UserWarning, stacklevel=3)
 
 
 def first_lines(lines: Sequence[int]) -> str:
@@ -262,7 +291,7 @@ def first_lines(lines: Sequence[int]) -> str:
     return ", ".join(map(str, lines[:MAX_REPORTED])) + more
 
 
-def warn_empty_texts(path: Path, lines: Sequence[int], n_pairs: int, *, stacklevel: int = 2) -> None:
+def warn_empty_texts(path: Path, lines: Sequence[int], n_pairs: int) -> None:
     """One `EmptyTextWarning` naming the lines of the pairs with an empty side, if any."""
     if not lines:
         return
@@ -271,7 +300,7 @@ def warn_empty_texts(path: Path, lines: Sequence[int], n_pairs: int, *, stacklev
         f"text2 (line {first_lines(lines)}). They are kept and scored like any other pair; remove them from the file "
         "if they should not be.",
         EmptyTextWarning,
-        stacklevel=stacklevel + 1,
+        stacklevel=3,
     )
 
 
@@ -293,30 +322,18 @@ def named_columns(
             if header is None:
                 raise PairFormatError(path, line.number, line.error)
             yield PairFormatError(path, line.number, line.error)
+        elif is_blank(line.text):
             continue
-        if is_blank(line.text):
-            continue
-        fields = line.text.split("\t")
-        if header is None:
-            header = [name.strip() for name in fields]
+        elif header is None:
+            header = [name.strip() for name in line.text.split("\t")]
+            needed = ", ".join(alts[0] for alts in wanted)
+            missing = f"the {what} header must name the columns {needed}; found: {', '.join(header)}"
+            cols = check_header(path, line.number, header, lambda names: header_columns(names, wanted), missing)
+        else:
             try:
-                found = header_columns(header, wanted)
+                fields = split_fields(line.text, header)
+                label = scaled_label(fields[cols[2]], low=low, high=high, binary=binary)
             except Malformed as err:
-                raise PairFormatError(path, line.number, str(err)) from None
-            if found is None:
-                names = ", ".join(alts[0] for alts in wanted)
-                raise PairFormatError(
-                    path, line.number, f"the {what} header must name the columns {names}; found: {', '.join(header)}"
-                )
-            cols = found
-            continue
-        if len(fields) != len(header):
-            msg = f"expected {len(header)} tab-separated fields ({', '.join(header)}), found {len(fields)}"
-            yield PairFormatError(path, line.number, msg)
-            continue
-        try:
-            label = scaled_label(fields[cols[2]], low=low, high=high, binary=binary)
-        except Malformed as err:
-            yield PairFormatError(path, line.number, str(err))
-            continue
-        yield PairRecord(fields[cols[0]], fields[cols[1]], label, line.number)
+                yield PairFormatError(path, line.number, str(err))
+            else:
+                yield PairRecord(fields[cols[0]], fields[cols[1]], label, line.number)

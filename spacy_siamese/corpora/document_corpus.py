@@ -12,7 +12,7 @@ from spacy.util import ensure_path
 
 from ..labelled import labelled_doc_example
 from . import jsonl, newsgroups, reuters, uci_news
-from .base import DocItem, DocRecord, DocumentFormatError, PairFormatError, skip_malformed, warn_skipped
+from .base import DocItem, DocRecord, DocumentFormatError, PairFormatError, check_path, skip_malformed, warn_skipped
 from .hierarchy import group_of, group_path, sample_hierarchy_pairs
 from .sampling import PairIndex, doc_pair_examples, sample_pairs, split_documents
 
@@ -29,16 +29,12 @@ def read_documents(
     strip_signatures: bool = True,
     lenient: bool = False,
 ) -> List[DocRecord]:
-    """Read a labelled collection: "20news", "reuters", "news" (UCI) or "jsonl".
-
-    split (str): "train", "test" (20news, Reuters ModApte) or "all"; news and jsonl are read whole.
-    lenient (bool): skip malformed records and warn once, instead of raising DocumentFormatError.
-    """
+    """Read a labelled collection: "20news", "reuters", "news" (UCI) or "jsonl". split (str): "train", "test" (20news,
+    Reuters ModApte) or "all"; news and jsonl are read whole. lenient (bool): skip malformed records and warn once,
+    instead of raising DocumentFormatError."""
     if collection not in COLLECTIONS:
         raise ValueError(f"Unknown document collection {collection!r}. Choose one of: {', '.join(COLLECTIONS)}.")
-    loc = Path(path)
-    if not loc.exists():
-        raise FileNotFoundError(f"Document collection not found: {loc}")
+    loc = check_path(path, what="document collection", allow_dir=collection in (newsgroups.NAME, reuters.NAME))
     if collection in (newsgroups.NAME, reuters.NAME) and split not in ("train", "test", "all"):
         raise ValueError(f"{collection} split must be 'train', 'test' or 'all', got {split!r}")
     items: Iterator[DocItem]
@@ -48,21 +44,15 @@ def read_documents(
     elif collection == reuters.NAME:
         items = reuters.read_reuters(loc, split=split)
     elif collection == uci_news.NAME:
-        items = uci_news.read_news(_file(loc))
+        items = uci_news.read_news(loc)
     else:
-        items = jsonl.read_jsonl_documents(_file(loc))
+        items = jsonl.read_jsonl_documents(loc)
     skipped: List[PairFormatError] = []
     docs = list(skip_malformed(items, lenient, skipped))
     warn_skipped(skipped, f"Skipped {len(skipped)} malformed record(s) in {loc} (lenient=True)")
     if not docs:
         raise DocumentFormatError(loc, None, "no documents found")
     return docs
-
-
-def _file(path: Path) -> Path:
-    if not path.is_file():
-        raise ValueError(f"Expected a file, but {path} is a directory or special file")
-    return path
 
 
 SPLITS = ("train", "dev", "all", "test")
@@ -73,8 +63,7 @@ LABEL_FIELDS = ("labels", "group")
 class Collection:
     """The documents of a labelled collection that a reader takes. split: "train" / "dev" = a
     seeded split of the training part, "all" = the training part, "test" = the test part
-    (20news, Reuters only); with `test_fraction`, the test part is a seeded fraction instead.
-    """
+    (20news, Reuters only); with `test_fraction`, the test part is a seeded fraction instead."""
 
     path: Path
     collection: str
@@ -103,44 +92,34 @@ class Collection:
 
     def documents(self) -> List[DocRecord]:
         """The documents of the split, in collection order."""
-        if self.test_fraction is not None:
-            return self._fraction_split(self.test_fraction)
-        if self.split == "test" and self.collection in (jsonl.NAME, uci_news.NAME):  # read whole, no test part
+        test_part = self.split == "test" and self.test_fraction is None
+        if test_part and self.collection in (jsonl.NAME, uci_news.NAME):  # read whole, no test part
             raise ValueError(
                 f"split 'test': the {self.collection} collection has no test part (only 20news or reuters have "
                 "one); use 'train' / 'dev' (a seeded split) or 'all', and keep test documents in their own file"
             )
-        docs = self._read("test" if self.split == "test" else "train")
+        docs = read_documents(
+            self.collection,
+            self.path,
+            split="test" if test_part else "train",
+            strip_headers=self.strip_headers,
+            strip_quotes=self.strip_quotes,
+            strip_signatures=self.strip_signatures,
+            lenient=self.lenient,
+        )
+        if self.test_fraction is not None and self.split != "all":  # the test part: a seeded fraction
+            docs, test = split_documents(docs, dev_fraction=self.test_fraction, seed=self.seed)
+            if self.split == "test":
+                return test
         if self.split in ("train", "dev"):
             train, dev = split_documents(docs, dev_fraction=self.dev_fraction, seed=self.seed)
-            docs = train if self.split == "train" else dev
+            return train if self.split == "train" else dev
         return docs
 
     def texts(self, docs: List[DocRecord]) -> List[str]:
         """The documents' texts, truncated to `max_chars` if > 0."""
         cut = self.max_chars if self.max_chars > 0 else None
         return [doc.text[:cut] for doc in docs]
-
-    def _read(self, split: str) -> List[DocRecord]:
-        return read_documents(
-            self.collection,
-            self.path,
-            split=split,
-            strip_headers=self.strip_headers,
-            strip_quotes=self.strip_quotes,
-            strip_signatures=self.strip_signatures,
-            lenient=self.lenient,
-        )
-
-    def _fraction_split(self, test_fraction: float) -> List[DocRecord]:
-        docs = self._read("train")
-        if self.split == "all":
-            return docs
-        rest, test = split_documents(docs, dev_fraction=test_fraction, seed=self.seed)
-        if self.split == "test":
-            return test
-        train, dev = split_documents(rest, dev_fraction=self.dev_fraction, seed=self.seed)
-        return train if self.split == "train" else dev
 
 
 class DocumentPairs:
@@ -169,10 +148,6 @@ class DocumentPairs:
         self.positive_ratio = positive_ratio
         self.hard_negative_ratio = hard_negative_ratio
         self._pairs: Optional[Tuple[List[str], List[PairIndex]]] = None
-
-    @property
-    def path(self) -> Path:
-        return self.source.path
 
     def documents(self) -> List[DocRecord]:
         return self.source.documents()
@@ -230,7 +205,7 @@ class HierarchyPairs(DocumentPairs):
             try:
                 group_path(group_of(doc))
             except ValueError as err:
-                raise DocumentFormatError(self.path, doc.id or None, str(err)) from None
+                raise DocumentFormatError(self.source.path, doc.id or None, str(err)) from None
         return docs
 
     def sample(self, docs: List[DocRecord]) -> List[PairIndex]:
@@ -239,8 +214,7 @@ class HierarchyPairs(DocumentPairs):
 
 class LabelledDocuments:
     """A labelled collection's documents as labelled single-doc Examples, for TripletLoss.v1.
-    label: "labels" or "group"; at most `limit` documents if > 0; split: see `Collection`.
-    """
+    label: "labels" or "group"; at most `limit` documents if > 0; split: see `Collection`."""
 
     def __init__(
         self,

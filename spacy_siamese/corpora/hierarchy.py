@@ -1,10 +1,9 @@
 """Hierarchy-graded document pairs (Patel 2017): with d the depth of the tree of dotted group
 names (`comp.sys.ibm.pc`) and l the depth of the lowest common ancestor (LCA) of a pair's groups,
-the pair scores `d / 2^(d - l)` over its maximum d, i.e. `2^(l - d)` in (0, 1].
-"""
+the pair scores `d / 2^(d - l)` over its maximum d, i.e. `2^(l - d)` in (0, 1]."""
 
 from collections import defaultdict
-from itertools import combinations_with_replacement
+from itertools import combinations, combinations_with_replacement
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 import numpy
@@ -41,11 +40,7 @@ class GroupTree:
             raise ValueError("GroupTree: no groups")
         if depth < 0:
             raise ValueError(f"GroupTree: depth must be >= 0 (0 = from the groups), got {depth}")
-        names = list(self.paths)
-        deepest = max(
-            (shared_depth(self.paths[a], self.paths[b]) for i, a in enumerate(names) for b in names[i + 1 :]),
-            default=0,
-        )
+        deepest = max((shared_depth(a, b) for a, b in combinations(self.paths.values(), 2)), default=0)
         self.depth = depth if depth > 0 else deepest + 1
 
     @property
@@ -83,15 +78,6 @@ def group_of(doc: DocRecord) -> str:
     return doc.group or (doc.labels[0] if doc.labels else "")
 
 
-def check_groups(docs: Sequence[DocRecord]) -> None:
-    """Raise ValueError naming the first document whose group name is not a dotted path."""
-    for i, doc in enumerate(docs):
-        try:
-            group_path(group_of(doc))
-        except ValueError as err:
-            raise ValueError(f"document {doc.id or i}: {err}") from None
-
-
 def sample_hierarchy_pairs(
     docs: Sequence[DocRecord], *, n_pairs: int, depth: int = 0, seed: int = 0
 ) -> Tuple[List[PairIndex], GroupTree]:
@@ -99,11 +85,14 @@ def sample_hierarchy_pairs(
     as many per score value, in random order; the tree)."""
     if n_pairs < 1:
         raise ValueError(f"sample_hierarchy_pairs: n_pairs must be >= 1, got {n_pairs}")
-    check_groups(docs)
-    tree = GroupTree((group_of(doc) for doc in docs), depth=depth)
     by_group: Dict[str, List[int]] = defaultdict(list)
     for i, doc in enumerate(docs):
+        try:
+            group_path(group_of(doc))
+        except ValueError as err:  # name the document whose group name is not a dotted path
+            raise ValueError(f"document {doc.id or i}: {err}") from None
         by_group[group_of(doc)].append(i)
+    tree = GroupTree(by_group, depth=depth)
     levels = {
         level: [(a, b) for a, b in pairs if a != b or len(by_group[a]) > 1] for level, pairs in tree.levels().items()
     }
@@ -124,5 +113,4 @@ def sample_hierarchy_pairs(
             while j == i:  # only a same-group pair can draw i twice, and that group has > 1 member
                 j = members_b[rng.integers(len(members_b))]
             sampled.append(PairIndex(i, j, score))
-    order = rng.permutation(len(sampled))
-    return [sampled[k] for k in order], tree
+    return [sampled[k] for k in rng.permutation(len(sampled))], tree

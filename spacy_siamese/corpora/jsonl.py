@@ -17,9 +17,11 @@ from .base import (
     PairRecord,
     check_label,
     json_object,
+    json_string,
     json_type,
     numbered_lines,
     shorten,
+    unicode_string,
 )
 
 NAME = "jsonl"
@@ -35,7 +37,7 @@ def read_jsonl_pairs(path: Path) -> Iterator[PairItem]:
 
 def read_jsonl_documents(path: Path) -> Iterator[DocItem]:
     def record(obj: Dict[str, Any], number: int) -> DocRecord:
-        return DocRecord(_string(obj, "text"), _labels(obj), _group(obj), _doc_id(obj, number))
+        return DocRecord(json_string(obj, "text"), _labels(obj), _group(obj), _doc_id(obj, number))
 
     return _records(path, DocumentFormatError, record)
 
@@ -66,23 +68,6 @@ def _records(path: Path, error: type, record: Callable[[Dict[str, Any], int], An
                 yield error(path, line.number, str(err))
 
 
-def _string(obj: Dict[str, Any], key: str) -> str:
-    """obj[key]: a string (it may be empty) of valid Unicode."""
-    if key not in obj:
-        raise Malformed(f"missing key {key!r}; keys found: {list(obj)}")
-    return _unicode(obj[key], key)
-
-
-def _unicode(value: Any, key: str) -> str:
-    if not isinstance(value, str):
-        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
-    try:
-        value.encode("utf8")
-    except UnicodeEncodeError as err:  # "\ud800" alone: JSON allows it, spaCy cannot hash it
-        raise Malformed(f"{key!r} holds {value[err.start]!r}, an unpaired surrogate: not valid Unicode") from None
-    return value
-
-
 def _labels(obj: Dict[str, Any]) -> Tuple[str, ...]:
     """The "labels" (a list of strings, or one string), else the "label" (one string)."""
     key = "labels" if "labels" in obj or "label" not in obj else "label"
@@ -92,11 +77,11 @@ def _labels(obj: Dict[str, Any]) -> Tuple[str, ...]:
     labels = [value] if isinstance(value, str) else value
     if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
         raise Malformed(f"{key!r} must be a non-empty string or a non-empty list of them, found {shorten(value)}")
-    return tuple(_unicode(label, key) for label in labels)
+    return tuple(unicode_string(label, key) for label in labels)
 
 
 def _group(obj: Dict[str, Any]) -> str:
-    return _unicode(obj.get("group", ""), "group")
+    return json_string(obj, "group", required=False)
 
 
 def _doc_id(obj: Dict[str, Any], number: int) -> str:
@@ -104,14 +89,14 @@ def _doc_id(obj: Dict[str, Any], number: int) -> str:
     doc_id = obj.get("id", number)
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
         raise Malformed(f"'id' must be a string or an integer, found {json_type(doc_id)}")
-    return _unicode(str(doc_id), "id")
+    return unicode_string(str(doc_id), "id")
 
 
 def _pair(obj: Dict[str, Any]) -> Tuple[str, str, float]:
     missing = [key for key in ("text1", "text2", "label") if key not in obj]
     if missing:
         raise Malformed(f"missing key(s) {', '.join(map(repr, missing))}; keys found: {list(obj)}")
-    text1, text2 = _string(obj, "text1"), _string(obj, "text2")
+    text1, text2 = json_string(obj, "text1"), json_string(obj, "text2")
     label = obj["label"]
     if not isinstance(label, (bool, int, float)):
         found = f"string {shorten(label)}" if isinstance(label, str) else json_type(label)

@@ -3,7 +3,7 @@ tagged by name (`MultiPairCorpus`)."""
 
 import inspect
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -13,16 +13,12 @@ from ..pair_examples import make_pair_example
 from ..validation import check_dataset_name
 from . import jsonl
 from .base import PairFormatError, check_path
-from .pair_files import PAIR_FORMATS, detect_format, read_pairs
-
-FORMATS = ("auto",) + PAIR_FORMATS
+from .pair_files import FORMATS, detect_format, read_pairs
 
 
 class PairCorpus:
-    """A pair file as pair Examples, re-read every epoch; at most `limit` if > 0.
-
-    format: "jsonl", "auto" or a format of `read_pairs`. dataset: tag every Example with this name.
-    """
+    """A pair file as pair Examples, re-read every epoch; at most `limit` if > 0. format: "jsonl", "auto" or a
+    format of `read_pairs`. dataset: tag every Example with this name."""
 
     def __init__(
         self,
@@ -90,13 +86,10 @@ DATASET_FIELDS = [name for name in inspect.signature(PairCorpus).parameters if n
 
 
 class MultiPairCorpus:
-    """Several pair files as pair Examples tagged with their dataset's name, in config order,
-    re-read every epoch (e.g. `configs/general.cfg`).
-
-    datasets: name (lower-case letters, digits, "_") -> {path, format, limit, lenient}, as for
-        PairCorpus.v1; DatasetLosses.v1, batch_by_dataset.v1 and dataset_scorer.v1 use the names.
-    root: the directory relative paths are read from (default: the working directory).
-    """
+    """Several pair files as pair Examples tagged with their dataset's name, in config order, re-read every epoch
+    (e.g. `configs/general.cfg`). datasets: name (lower-case letters, digits, "_") -> {path, format, limit, lenient},
+    as for PairCorpus.v1; DatasetLosses.v1, batch_by_dataset.v1 and dataset_scorer.v1 use the names.
+    root: the directory relative paths are read from (default: the working directory)."""
 
     def __init__(self, datasets: Dict[str, Dict[str, Any]], *, root: Optional[Union[str, Path]] = None) -> None:
         where = "spacy-siamese.MultiPairCorpus.v1"
@@ -130,17 +123,6 @@ class MultiPairCorpus:
                 hint = "" if base is not None else " Relative paths are read from `root` (not set)."
                 raise type(err)(f"{where}: dataset '{name}': {err}.{hint}") from None
 
-    @property
-    def names(self) -> List[str]:
-        return list(self.corpora)
-
     def __call__(self, nlp: Language) -> Iterator[Example]:
         for corpus in self.corpora.values():
             yield from corpus(nlp)
-
-
-def read_pair_examples(
-    nlp: Language, path: Union[str, Path], *, format: str = "auto", limit: int = 0, lenient: bool = False
-) -> List[Example]:
-    """Read a pair file into a list of pair Examples (for scripts)."""
-    return list(PairCorpus(path, format=format, limit=limit, lenient=lenient)(nlp))

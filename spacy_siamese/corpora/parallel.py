@@ -1,10 +1,10 @@
 """Parallel text: line-aligned translation files (`train.en`, `train.es`, optionally
 `train.source`) or JSON lines (`{"en", "es"}` or `{"text1", "text2", "label"}`), their dev split
-and pseudo-documents. A problem is a `PairFormatError` naming the file and the line.
-"""
+and pseudo-documents. A problem is a `PairFormatError` naming the file and the line."""
 
 import random
 import warnings
+from itertools import groupby
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
@@ -22,6 +22,7 @@ from .base import (
     check_path,
     first_lines,
     json_object,
+    json_string,
     json_type,
     numbered_lines,
 )
@@ -105,7 +106,7 @@ def read_parallel_jsonl(path: PathLike, langs: Tuple[str, str]) -> List[Parallel
             obj = json_object(line.text)
             keys = _text_keys(obj, langs)
             a, b = (_text(obj, key) for key in keys)
-            origin, group = (_optional(obj, key) for key in ("origin", "group"))
+            origin, group = (json_string(obj, key, required=False) for key in ("origin", "group"))
             label = _label(obj) if keys[0] == "text1" else 1.0
         except Malformed as err:
             raise PairFormatError(path, line.number, str(err)) from None
@@ -126,42 +127,38 @@ def split_parallel(
     *,
     dev_origins: Sequence[str] = DEV_ORIGINS,
     dev_sentences: int = DEV_SENTENCES,
-    sentence_prefix: str = SENTENCE_PREFIX,
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
     """(train, dev): dev holds every pair of `dev_origins` and a seeded sample of `dev_sentences`
-    `sentence_prefix` pairs; a training pair sharing a (normalised) text with dev is left out."""
-    missing = [origin for origin in dev_origins if not any(p.origin == origin for p in pairs)]
+    SENTENCE_PREFIX pairs; a training pair sharing a (normalised) text with dev is left out."""
+    origins = {p.origin for p in pairs}
+    missing = [origin for origin in dev_origins if origin not in origins]
     if missing:
-        found = sorted({p.origin for p in pairs})
-        raise ValueError(f"No pair comes from dev origin(s) {missing}; the origins are {found}.")
-    sentences = [i for i, p in enumerate(pairs) if p.origin.startswith(sentence_prefix)]
+        raise ValueError(f"No pair comes from dev origin(s) {missing}; the origins are {sorted(origins)}.")
+    sentences = [i for i, p in enumerate(pairs) if p.origin.startswith(SENTENCE_PREFIX)]
     if dev_sentences > len(sentences):
         raise ValueError(
             f"{dev_sentences:,} dev sentences asked for, but only {len(sentences):,} pairs come from "
-            f"an origin starting with {sentence_prefix!r}."
+            f"an origin starting with {SENTENCE_PREFIX!r}."
         )
     held: Set[int] = set(random.Random(seed).sample(sentences, dev_sentences))
     held.update(i for i, p in enumerate(pairs) if p.origin in dev_origins)
     dev = [pairs[i] for i in sorted(held)]
     seen = {_normal(text) for p in dev for text in (p.text_a, p.text_b)}
-    train = [
-        p
-        for i, p in enumerate(pairs)
-        if i not in held and _normal(p.text_a) not in seen and _normal(p.text_b) not in seen
-    ]
+    train = [p for i, p in enumerate(pairs) if i not in held and not {_normal(p.text_a), _normal(p.text_b)} & seen]
     return train, dev
 
 
-def pseudo_documents(
-    pairs: Sequence[ParallelPair], *, size: int = WINDOW, sentence_prefix: str = SENTENCE_PREFIX
-) -> List[ParallelPair]:
+def pseudo_documents(pairs: Sequence[ParallelPair], *, size: int = WINDOW) -> List[ParallelPair]:
     """Pseudo-document pairs: non-overlapping windows of `size` consecutive lines of one
-    document-order origin, joined by spaces (`sentence_prefix` origins make none)."""
+    document-order origin, joined by spaces (SENTENCE_PREFIX origins make none)."""
     if size < 1:
         raise ValueError(f"A pseudo-document needs at least 1 line, got size={size}.")
     docs = []
-    for run in _runs(p for p in pairs if not p.origin.startswith(sentence_prefix)):
+    documents = [p for p in pairs if not p.origin.startswith(SENTENCE_PREFIX)]
+    # a run of consecutive lines of one origin keeps (origin, line - position) constant
+    for _, numbered in groupby(enumerate(documents), key=lambda item: (item[1].origin, item[1].line - item[0])):
+        run = [pair for _, pair in numbered]
         for start in range(0, len(run) - size + 1, size):
             window = run[start : start + size]
             a, b = " ".join(p.text_a for p in window), " ".join(p.text_b for p in window)
@@ -175,18 +172,15 @@ def crosslingual_corpus(
     window: int = WINDOW,
     dev_origins: Sequence[str] = DEV_ORIGINS,
     dev_sentences: int = DEV_SENTENCES,
-    sentence_prefix: str = SENTENCE_PREFIX,
     seed: int = 0,
 ) -> Tuple[List[ParallelPair], List[ParallelPair]]:
     """(train, dev) of `split_parallel`, pairs grouped "sentences" or "news", then `window`-line
     pseudo-documents of the news lines ("documents"; 0: none)."""
-    train, dev = split_parallel(
-        pairs, dev_origins=dev_origins, dev_sentences=dev_sentences, sentence_prefix=sentence_prefix, seed=seed
-    )
+    train, dev = split_parallel(pairs, dev_origins=dev_origins, dev_sentences=dev_sentences, seed=seed)
     parts = []
     for part in (train, dev):
-        tagged = [p._replace(group="sentences" if p.origin.startswith(sentence_prefix) else "news") for p in part]
-        docs = pseudo_documents(part, size=window, sentence_prefix=sentence_prefix) if window else []
+        tagged = [p._replace(group="sentences" if p.origin.startswith(SENTENCE_PREFIX) else "news") for p in part]
+        docs = pseudo_documents(part, size=window) if window else []
         parts.append(tagged + [d._replace(group="documents") for d in docs])
     return parts[0], parts[1]
 
@@ -197,18 +191,6 @@ def by_group(pairs: Iterable[ParallelPair]) -> Dict[str, List[ParallelPair]]:
     for pair in pairs:
         groups.setdefault(pair.group, []).append(pair)
     return groups
-
-
-def _runs(pairs: Iterable[ParallelPair]) -> Iterator[List[ParallelPair]]:
-    """Maximal runs of pairs of one origin with consecutive line numbers."""
-    run: List[ParallelPair] = []
-    for pair in pairs:
-        if run and (pair.line != run[-1].line + 1 or pair.origin != run[-1].origin):
-            yield run
-            run = []
-        run.append(pair)
-    if run:
-        yield run
 
 
 def _decoded_lines(path: Path) -> Iterator[Line]:
@@ -230,11 +212,7 @@ def _text_keys(obj: dict, langs: Tuple[str, str]) -> Tuple[str, str]:
 
 
 def _text(obj: dict, key: str) -> str:
-    if key not in obj:
-        raise Malformed(f"missing key {key!r}; keys found: {list(obj)}")
-    value = obj[key]
-    if not isinstance(value, str):
-        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
+    value = json_string(obj, key)
     if not value.strip():
         raise Malformed(f"{key!r} is empty: every pair needs a text in both languages")
     return value
@@ -245,13 +223,6 @@ def _label(obj: dict) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Malformed(f"a text1/text2 pair needs a number 'label' (1: a translation), found {json_type(value)}")
     return check_label(float(value), value)
-
-
-def _optional(obj: dict, key: str) -> str:
-    value = obj.get(key, "")
-    if not isinstance(value, str):
-        raise Malformed(f"{key!r} must be a string, found {json_type(value)}")
-    return value
 
 
 def _normal(text: str) -> str:

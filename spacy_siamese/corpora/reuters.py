@@ -48,10 +48,8 @@ def _story(file_: str, line: int, match: "re.Match[str]", split: str) -> Optiona
     if topics_match is None:
         return DocumentFormatError(file_, line, f"NEWID={newid}: no <TOPICS> element")
     topics = tuple(html.unescape(t).strip() for t in _D.findall(topics_match.group(1)))
-    if split != "all" and (attrs["TOPICS"] != "YES" or attrs["LEWISSPLIT"] != split.upper()):
-        return None
-    if not topics:
-        return None  # ModApte keeps stories with at least one topic
+    if not topics or (split != "all" and (attrs["TOPICS"] != "YES" or attrs["LEWISSPLIT"] != split.upper())):
+        return None  # ModApte keeps the stories of its split with at least one topic
     text_match = _TEXT.search(body)
     if text_match is None:
         return DocumentFormatError(file_, line, f"NEWID={newid}: no <TEXT> element")

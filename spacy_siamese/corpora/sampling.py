@@ -71,16 +71,14 @@ def sample_pairs(
             pairs.append(PairIndex(i, j, 1.0))
         else:
             i = int(rng.integers(len(docs)))
-            hard = rng.random() < hard_negative_ratio
-            pool = by_group[docs[i].group] if hard else None
+            pool = by_group[docs[i].group] if rng.random() < hard_negative_ratio else None  # a hard negative
             neg = _draw_negative(docs, i, pool, rng)
             if neg is None:
                 neg = _draw_negative(docs, i, None, rng)
             if neg is None:
                 raise ValueError(f"sample_pairs: document {docs[i].id or i} shares a label with every other document")
             pairs.append(PairIndex(i, neg, 0.0))
-    order = rng.permutation(len(pairs))  # mix positives and negatives
-    return [pairs[k] for k in order]
+    return [pairs[k] for k in rng.permutation(len(pairs))]  # mix positives and negatives
 
 
 def _draw_negative(
@@ -95,8 +93,7 @@ def _draw_negative(
 
 
 def doc_pair_examples(docs: Union[Sequence[Doc], Dict[int, Doc]], pairs: Sequence[PairIndex]) -> Iterator[Example]:
-    """Pair Examples from already tokenized docs, so a document in many pairs is
-    tokenized once."""
+    """Pair Examples from already tokenized docs, so a document in many pairs is tokenized once."""
     for i, j, label in pairs:
         yield pair_example(docs[i].copy(), docs[j], label)
 
@@ -142,13 +139,12 @@ def grouped_split(
     comps = question_components(pairs, key)
     random.Random(seed).shuffle(comps)
     taken: Counter = Counter()
-    dev_idx: List[int] = []
+    in_dev: Set[int] = set()
     for comp in comps:
         need = Counter(strata[i] for i in comp)
         if all(taken[s] + n <= target[s] for s, n in need.items()):
             taken.update(need)
-            dev_idx.extend(comp)
-    in_dev = set(dev_idx)
+            in_dev.update(comp)
     train = [p for i, p in enumerate(pairs) if i not in in_dev]
     dev = [p for i, p in enumerate(pairs) if i in in_dev]
     if not train or not dev:

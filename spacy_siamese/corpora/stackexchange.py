@@ -68,5 +68,4 @@ class _TextExtractor(HTMLParser):
             self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _BLOCK_TAGS:
-            self.parts.append(" ")
+        self.handle_starttag(tag, [])

@@ -1,11 +1,11 @@
 """Tab-separated pairs under a header naming the columns (question1/2, text1/2 or sentence1/2,
 and is_duplicate or label): the Quora release (CSV quoting, fields over several lines) and QQP
 mirrors (raw text). A quoted field may span lines but never swallows a line that reads as a
-record of its own; an unclosed quote is raw text when the line has the header's field count.
-"""
+record of its own; an unclosed quote is raw text when the line has the header's field count."""
 
 import csv
 from collections import deque
+from itertools import islice
 from pathlib import Path
 from typing import Callable, Deque, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -15,6 +15,7 @@ from .base import (
     PairFormatError,
     PairItem,
     PairRecord,
+    check_header,
     header_columns,
     is_blank,
     numbered_lines,
@@ -28,8 +29,7 @@ MAX_RECORD_LINES = 1000  # lines a quoted field may span
 
 
 def find_columns(names: Sequence[str]) -> Optional[Tuple[int, int, int]]:
-    """Indices of (text1, text2, label) in a header, or None. Raises Malformed if a
-    needed column is named twice."""
+    """Indices of (text1, text2, label) in a header, or None. Raises Malformed if a needed column is named twice."""
     for c1, c2 in TEXT_COLUMNS:
         found = header_columns(names, [(c1,), (c2,), LABEL_COLUMNS])
         if found is not None:
@@ -75,10 +75,7 @@ def read_tsv(path: Path) -> Iterator[PairItem]:
 
     header: Optional[List[str]] = None
     cols = (0, 0, 0)
-    while True:
-        line = take()
-        if line is None:
-            return
+    for line in iter(take, None):
         if line.error:
             error = PairFormatError(path, line.number, line.error)
             if header is None:
@@ -90,7 +87,12 @@ def read_tsv(path: Path) -> Iterator[PairItem]:
         fields = line.text.split("\t")
         if header is None:
             header = [unquote(name).strip() for name in fields]
-            cols = _header(path, line.number, header)
+            missing = (
+                "the header must name two text columns (question1/question2, text1/text2 or sentence1/sentence2) and "
+                f"a label column (is_duplicate or label); columns found: {', '.join(header)}. For a file without a "
+                "header pass format='bimpm' or 'stackexchange'."
+            )
+            cols = check_header(path, line.number, header, find_columns, missing)
             continue
         n = len(header)
         if len(fields) == n and '"' not in line.text:
@@ -112,34 +114,14 @@ def read_tsv(path: Path) -> Iterator[PairItem]:
             yield PairRecord(row[cols[0]], row[cols[1]], label, line.number)
 
 
-def _header(path: Path, number: int, header: List[str]) -> Tuple[int, int, int]:
-    try:
-        found = find_columns(header)
-    except Malformed as err:
-        raise PairFormatError(path, number, str(err)) from None
-    if found is None:
-        raise PairFormatError(
-            path,
-            number,
-            "the header must name two text columns (question1/question2, text1/text2 "
-            "or sentence1/sentence2) and a label column (is_duplicate or label); "
-            f"columns found: {', '.join(header)}. For a file without a header pass "
-            "format='bimpm' or 'stackexchange'.",
-        )
-    return found
-
-
 def _quoted_record(
-    path: Path,
-    line: Line,
-    fields: List[str],
-    header: List[str],
-    label_col: int,
-    take: Callable[[], Optional[Line]],
+    path: Path, line: Line, fields: List[str], header: List[str], label_col: int, take: Callable[[], Optional[Line]]
 ) -> Tuple[Union[List[str], PairFormatError], List[Line]]:
     """Read the record starting at `line` as CSV (a quoted field may span lines).
     Returns (the row or an error for `line`, the lines read ahead but not used)."""
     n = len(header)
+    k = next((i for i, f in enumerate(fields) if opens_quote(f)), len(fields) - 1)  # the field opening a quote
+    field = f"field {k + 1} ({header[k] if k < n else '?'})"
     attempt = _read_csv(line, take)
     if attempt.row is not None and len(attempt.row) == n:
         own = next((t for t in attempt.taken if _is_record(t, n, label_col)), None)
@@ -148,19 +130,15 @@ def _quoted_record(
             if bad is not None:
                 return PairFormatError(path, bad.number, bad.error or ""), []
             return attempt.row, []
-        last = attempt.taken[-1].number
-        k = _open_field(fields)
         return PairFormatError(
             path,
             line.number,
-            f"field {k + 1} ({header[k] if k < n else '?'}) opens a double quote that closes on "
-            f"line {last}, but line {own.number} reads as a record of its own, so the lines "
-            "cannot be told apart: quote the whole field with its inner quotes doubled, or "
-            "remove the stray quote",
+            f"{field} opens a double quote that closes on line {attempt.taken[-1].number}, but line {own.number} "
+            "reads as a record of its own, so the lines cannot be told apart: quote the whole field with its inner "
+            "quotes doubled, or remove the stray quote",
         ), attempt.taken
     if len(fields) == n and attempt.quoting:  # an unbalanced quote in raw text
         return [unquote(f) for f in fields], attempt.taken
-    k = _open_field(fields)
     reason = f"expected {n} tab-separated fields ({', '.join(header)}), found {len(fields)}"
     if attempt.row is not None and attempt.taken:
         reason += (
@@ -168,7 +146,7 @@ def _quoted_record(
             f"the record has {len(attempt.row)} fields"
         )
     elif not attempt.quoting:
-        reason = f"field {k + 1} ({header[k] if k < n else '?'}) opens a double quote that {attempt.problem}"
+        reason = f"{field} opens a double quote that {attempt.problem}"
     elif attempt.problem:
         reason += f"; field {k + 1} opens a double quote that {attempt.problem}"
     return PairFormatError(path, line.number, reason), attempt.taken
@@ -179,10 +157,7 @@ def _read_csv(first: Line, take: Callable[[], Optional[Line]]) -> _Attempt:
 
     def feed() -> Iterator[str]:
         yield first.text + (first.end or "\n")
-        while len(taken) < MAX_RECORD_LINES:
-            item = take()
-            if item is None:
-                return
+        for item in islice(iter(take, None), MAX_RECORD_LINES):
             taken.append(item)
             yield item.text + (item.end or "\n")
 
@@ -215,7 +190,3 @@ def _is_record(line: Line, n: int, label_col: int) -> bool:
     except Malformed:
         return False
     return True
-
-
-def _open_field(fields: List[str]) -> int:
-    return next((k for k, f in enumerate(fields) if opens_quote(f)), len(fields) - 1)

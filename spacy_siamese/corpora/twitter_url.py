@@ -27,7 +27,7 @@ def read_twitter_url(path: Path) -> Iterator[PairItem]:
         raise PairFormatError(root, None, f"{root} lacks {', '.join(missing)} (expected {', '.join(FILES)})")
     files = [root / name for name in FILES]
     for number, lines in enumerate(zip_longest(*(numbered_lines(f) for f in files)), 1):
-        error = _problem(files, lines)
+        error = _problem(files, lines, number)
         if error is not None:
             yield error
             continue
@@ -47,11 +47,10 @@ def read_twitter_url(path: Path) -> Iterator[PairItem]:
         yield PairRecord(a, b, label, number)
 
 
-def _problem(files: List[Path], lines: Tuple[Optional[Line], ...]) -> Optional[PairFormatError]:
+def _problem(files: List[Path], lines: Tuple[Optional[Line], ...], number: int) -> Optional[PairFormatError]:
     for file_, line in zip(files, lines):
         if line is None:
             longer = next(f.name for f, other in zip(files, lines) if other is not None)
-            number = next(other.number for other in lines if other is not None)
             return PairFormatError(file_, number, f"{file_.name} ends before line {number} of {longer}")
         if line.error:
             return PairFormatError(file_, line.number, line.error)

@@ -28,17 +28,16 @@ def read_news(path: Path) -> Iterator[DocItem]:
         raise DocumentFormatError(path, min(bad), bad[min(bad)])  # in the header
     if header is None or [h.strip() for h in header[: len(COLUMNS)]] != list(COLUMNS):
         raise DocumentFormatError(path, 1, f"expected the header {','.join(COLUMNS)}, found {header}")
-    start = reader.line_num + 1
     while True:
+        line = reader.line_num + 1  # the first line of the next record
         try:
             row = next(reader, None)
         except csv.Error as err:  # the reader goes on at the next line
-            line, start = start, reader.line_num + 1
             yield DocumentFormatError(path, line, f"not valid CSV: {_csv_problem(err)}")
             continue
         if row is None:
             return
-        line, start = start, reader.line_num + 1
+        start = reader.line_num + 1  # the first line after the record
         undecodable = [n for n in range(line, start) if n in bad]
         if undecodable:
             yield DocumentFormatError(path, undecodable[0], bad[undecodable[0]])

@@ -4,13 +4,13 @@
 import logging
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
 
 from spacy.language import Language
 from spacy.util import is_in_jupyter
 
 from ..search import SimilarityIndex
-from .render import STYLES, as_list, fragment, render_style
+from .render import STYLES, fragment, render_groups, render_pair, render_search
 from .render import page as html_page
 from .server import EXPLAIN_BUDGET, DisplacyApp, Explainer, load_index, make_server, read_groups, server_url
 
@@ -33,8 +33,7 @@ def render(
     options (dict): "colors" ({"positive": "#rrggbb", "negative": ...}); "limit" for groups.
     RETURNS (str): The markup; None when displayed in a notebook.
     """
-    opts = dict(options or {})
-    markup = render_style(style, _inputs(obj, style), opts)
+    markup = _markup(obj, style, options or {})
     html = html_page(markup, title=f"spacy-siamese: {style}") if page else fragment(markup)
     if jupyter or (jupyter is None and is_in_jupyter()):
         from IPython.display import HTML, display
@@ -71,7 +70,7 @@ def serve(
     """
     if is_in_jupyter():
         warnings.warn("displacy.serve blocks the notebook: use displacy.render to show the HTML in it", stacklevel=2)
-    markup = None if obj is None else render_style(style, _inputs(obj, style), dict(options or {}))
+    markup = None if obj is None else _markup(obj, style, options or {})
     app = DisplacyApp(
         nlp=nlp,
         index=index,
@@ -92,16 +91,17 @@ def serve(
         server.server_close()
 
 
-def _inputs(obj: Any, style: str) -> List[Mapping[str, Any]]:
-    """The list of input dicts of a style."""
-    if style == "groups" and isinstance(obj, (str, Path)):
-        return list(read_groups(obj))
+def _markup(obj: Any, style: str, options: Mapping[str, Any]) -> str:
+    """The markup of a style for its input: one or a list (groups: the rows, or their file's path)."""
     if style == "pair":
         items = obj if isinstance(obj, (list, tuple)) else [obj]
-        return [item.to_dict() if hasattr(item, "to_dict") else item for item in items]
-    if style not in STYLES:
-        raise ValueError(f"Unknown displacy style {style!r}: use one of {', '.join(STYLES)}")
-    return list(obj) if style == "groups" else as_list(obj)
+        return "\n".join(render_pair(item.to_dict() if hasattr(item, "to_dict") else item, options) for item in items)
+    if style == "search":
+        return "\n".join(render_search(item, options) for item in ([obj] if isinstance(obj, Mapping) else obj))
+    if style == "groups":
+        rows = read_groups(obj) if isinstance(obj, (str, Path)) else obj
+        return render_groups(rows, limit=options.get("limit"), options=options)
+    raise ValueError(f"Unknown displacy style {style!r}: use one of {', '.join(STYLES)}")
 
 
 __all__ = ["DisplacyApp", "STYLES", "load_index", "make_server", "read_groups", "render", "serve", "server_url"]

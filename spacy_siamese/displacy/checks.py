@@ -3,6 +3,7 @@ query string and body, each refused with an HTTP status and the reason."""
 
 import ipaddress
 import socket
+from contextlib import suppress
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 from urllib.parse import parse_qs, urlsplit
 
@@ -36,11 +37,9 @@ def check_host(header: Optional[str], names: Iterable[str]) -> None:
     host = host.rstrip(".")
     if not host:
         raise HTTPError("400 Bad Request", f"The Host header {header!r:.80} names no host")
-    try:
+    with suppress(ValueError):  # any IP address
         ipaddress.ip_address(host)
         return
-    except ValueError:
-        pass
     if host not in names and not host.endswith(".localhost"):
         raise HTTPError(
             "403 Forbidden",
@@ -89,30 +88,26 @@ def require(params: Mapping[str, str], path: str, *names: str) -> None:
         )
 
 
-def query_string(environ: Dict[str, Any]) -> str:
-    """The query string as text: a WSGI server passes its bytes as latin-1 (PEP 3333), so an
-    unescaped UTF-8 character (as curl sends it) is decoded here, not read as mojibake."""
+def query_string(environ: Dict[str, Any]) -> bytes:
+    """The query string's bytes: a WSGI server passes them as latin-1 text (PEP 3333); `parse_form` reads
+    them as UTF-8, so an unescaped UTF-8 character (as curl sends it) is not read as mojibake."""
     query = environ.get("QUERY_STRING", "")
     try:
-        raw = query.encode("latin-1")
+        return query.encode("latin-1")
     except UnicodeEncodeError:  # already text: not from a WSGI server
-        return query
-    try:
-        return raw.decode("utf8")
-    except UnicodeDecodeError as err:
-        raise HTTPError("400 Bad Request", f"The query string is not UTF-8: {err}") from None
+        return query.encode("utf8")
 
 
-def parse_form(text: str, what: str) -> Dict[str, List[str]]:
-    """The fields of a query string or urlencoded body; a 400 if a value is not UTF-8."""
+def parse_form(data: bytes, what: str) -> Dict[str, List[str]]:
+    """The fields of a query string or urlencoded body; a 400 if it, or an escaped value, is not UTF-8."""
     try:
-        return parse_qs(text, keep_blank_values=True, errors="strict")
+        return parse_qs(data.decode("utf8"), keep_blank_values=True, errors="strict")
     except UnicodeDecodeError as err:
         raise HTTPError("400 Bad Request", f"{what} is not UTF-8: {err}") from None
 
 
-def read_body(environ: Dict[str, Any]) -> str:
-    """The urlencoded body of a POST (a 400, 413 or 415 for one that cannot be read as that)."""
+def read_body(environ: Dict[str, Any]) -> bytes:
+    """The bytes of a POST's urlencoded body (a 400, 413 or 415 for one that cannot be read as that)."""
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -122,7 +117,7 @@ def read_body(environ: Dict[str, Any]) -> str:
     if length > MAX_BODY:
         raise HTTPError("413 Payload Too Large", f"The request body is over {MAX_BODY:,} bytes")
     if length <= 0:
-        return ""
+        return b""
     content_type = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
     if content_type not in ("", "text/plain", FORM):  # wsgiref says text/plain for no Content-Type
         raise HTTPError("415 Unsupported Media Type", f"Send the fields as {FORM}, not {content_type}")
@@ -136,7 +131,4 @@ def read_body(environ: Dict[str, Any]) -> str:
         raise HTTPError(
             "400 Bad Request", f"The request body ended after {len(data):,} of its {length:,} bytes (Content-Length)"
         )
-    try:
-        return data.decode("utf8")
-    except UnicodeDecodeError as err:
-        raise HTTPError("400 Bad Request", f"The request body is not UTF-8: {err}") from None
+    return data

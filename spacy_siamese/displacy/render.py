@@ -4,7 +4,7 @@ is escaped, styled by `static/displacy.css`."""
 import math
 from html import escape
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
 STATIC = Path(__file__).parent / "static"
@@ -12,27 +12,12 @@ STYLES = ("pair", "search", "groups")
 # Diverging colours: a token that raises the score is green, one that lowers it red.
 DEFAULT_COLORS = {"positive": "#16a34a", "negative": "#dc2626"}
 MAX_ALPHA = 0.8  # the largest |contribution| of a pair; the text stays readable on it
-NAV = (
-    ("pair", "pair", "Pair"),
-    ("search", "search", "Search"),
-    ("groups", "groups", "Groups"),
-)  # relative: a proxy may add a prefix
+NAV = {"pair": "Pair", "search": "Search", "groups": "Groups"}  # each view's link, relative: a proxy may add a prefix
 
 
 def static_text(name: str) -> str:
     """A file of the package's static directory (the stylesheet, the script)."""
     return (STATIC / name).read_text(encoding="utf8")
-
-
-def render_style(style: str, objs: Sequence[Any], options: Mapping[str, Any]) -> str:
-    """The markup of one style for its inputs (without the surrounding fragment or page)."""
-    if style == "pair":
-        return "\n".join(render_pair(obj, options) for obj in objs)
-    if style == "search":
-        return "\n".join(render_search(obj, options) for obj in objs)
-    if style == "groups":
-        return render_groups(objs, limit=options.get("limit"), options=options)
-    raise ValueError(f"Unknown displacy style {style!r}: use one of {', '.join(STYLES)}")
 
 
 # -- pair ---------------------------------------------------------------------------------------
@@ -47,24 +32,18 @@ def render_pair(data: Mapping[str, Any], options: Mapping[str, Any] = {}) -> str
     colors = {**DEFAULT_COLORS, **options.get("colors", {})}
     rgb = {sign: hex_to_rgb(colors[sign]) for sign in ("positive", "negative")}
     tokens_a, tokens_b = list(data["tokens_a"]), list(data["tokens_b"])
-    values = [contribution(tok) for tok in tokens_a + tokens_b]
-    largest = max((abs(v) for v in values), default=0.0)
+    largest = max((abs(contribution(tok)) for tok in tokens_a + tokens_b), default=0.0)
     about = " · ".join(escape(str(data[key])) for key in ("method", "kind") if data.get(key))
     rows = "".join(
         f'<div class="ss-side"><span class="ss-label">{label}</span>'
         f'<div class="ss-text">{shaded_tokens(tokens, largest, rgb)}</div></div>'
         for label, tokens in (("A", tokens_a), ("B", tokens_b))
     )
+    about_note = f' <span class="ss-about">· {about}</span>' if about else ""
     return (
-        '<div class="ss-pair">'
-        f'<div class="ss-head"><span class="ss-score-label">similarity</span> {scored(data["score"], data, options)}'
-        f"{thresholds_note(data, options)}"
-        + (f' <span class="ss-about">· {about}</span>' if about else "")
-        + "</div>"
-        + rows
-        + references(data)
-        + legend(rgb)
-        + "</div>"
+        f'<div class="ss-pair"><div class="ss-head"><span class="ss-score-label">similarity</span> '
+        f"{scored(data['score'], data, options)}{thresholds_note(data, options)}{about_note}</div>"
+        f"{rows}{references(data)}{legend(rgb)}</div>"
     )
 
 
@@ -80,13 +59,13 @@ def references(data: Mapping[str, Any]) -> str:
     )
 
 
-def shaded_tokens(tokens: Iterable[Mapping[str, Any]], largest: float, rgb: Mapping[str, Tuple[int, int, int]]) -> str:
+def shaded_tokens(tokens: Iterable[Mapping[str, Any]], largest: float, rgb: Mapping[str, str]) -> str:
     out = []
     for tok in tokens:
         value = contribution(tok)
         alpha = round(MAX_ALPHA * abs(value) / largest, 3) if largest > 0 else 0.0
         sign = "positive" if value > 0 else "negative" if value < 0 else "zero"
-        style = f' style="background-color: rgba({", ".join(map(str, rgb[sign]))}, {alpha})"' if alpha > 0 else ""
+        style = f' style="background-color: rgba({rgb[sign]}, {alpha})"' if alpha > 0 else ""
         out.append(
             f'<span class="ss-tok ss-{sign}" title="{value:+.4f}" data-contribution="{value!r}"{style}>'
             f"{escape(str(tok.get('text', '')))}</span>{escape(str(tok.get('ws', '')))}"
@@ -94,13 +73,11 @@ def shaded_tokens(tokens: Iterable[Mapping[str, Any]], largest: float, rgb: Mapp
     return "".join(out)
 
 
-def legend(rgb: Mapping[str, Tuple[int, int, int]]) -> str:
-    swatch = 'style="background-color: rgba({}, {})"'
+def legend(rgb: Mapping[str, str]) -> str:
+    swatch = '<span class="ss-swatch" style="background-color: rgba({}, {})">{}</span> '
     return (
-        '<div class="ss-legend">'
-        f'<span class="ss-swatch" {swatch.format(", ".join(map(str, rgb["positive"])), MAX_ALPHA)}>raises</span> '
-        f'<span class="ss-swatch" {swatch.format(", ".join(map(str, rgb["negative"])), MAX_ALPHA)}>lowers</span> '
-        "the score; hover a token for its contribution</div>"
+        f'<div class="ss-legend">{swatch.format(rgb["positive"], MAX_ALPHA, "raises")}'
+        f"{swatch.format(rgb['negative'], MAX_ALPHA, 'lowers')}the score; hover a token for its contribution</div>"
     )
 
 
@@ -109,13 +86,12 @@ def contribution(tok: Mapping[str, Any]) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-def hex_to_rgb(color: str) -> Tuple[int, int, int]:
-    """'#16a34a' -> (22, 163, 74); a ValueError for anything else."""
+def hex_to_rgb(color: str) -> str:
+    """'#16a34a' -> '22, 163, 74' (as CSS rgba() takes it); a ValueError for anything else."""
     text = color.lstrip("#")
     if len(text) != 6 or not color.startswith("#"):
         raise ValueError(f"A colour must be written #rrggbb, got {color!r}")
-    r, g, b = (int(text[i : i + 2], 16) for i in (0, 2, 4))
-    return r, g, b
+    return ", ".join(str(int(text[i : i + 2], 16)) for i in (0, 2, 4))
 
 
 # -- search -------------------------------------------------------------------------------------
@@ -169,11 +145,8 @@ def render_groups(
         return '<div class="ss-groups"><p class="ss-empty">No groups.</p></div>'
     first, last = offset + 1, offset + len(shown)
     note = f"{len(ordered)} groups" if len(shown) == len(ordered) else f"groups {first}–{last} of {len(ordered)}"
-    if any(has_scores(g) for g in shown):
-        note += ", largest first; each text scored against its group's first"
-    else:
-        note += ", largest first"
-    head = f'<div class="ss-head">{note}{thresholds_note({}, options)}</div>'
+    scores = "; each text scored against its group's first" if any(has_scores(g) for g in shown) else ""
+    head = f'<div class="ss-head">{note}, largest first{scores}{thresholds_note({}, options)}</div>'
     return f'<div class="ss-groups">{head}{sections}</div>'
 
 
@@ -198,8 +171,7 @@ def sort_groups(groups: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
                 f'Group {i}: expected a dedupe --groups row with a \'members\' list of {{"id", "text"}} objects, '
                 f"got {row!r:.80}"
             )
-    order = sorted(range(len(rows)), key=lambda i: (-len(rows[i]["members"]), i))
-    return [rows[i] for i in order]
+    return sorted(rows, key=lambda row: -len(row["members"]))  # stable: ties stay in file order
 
 
 def is_group(row: Any) -> bool:
@@ -220,9 +192,8 @@ def is_duplicate(score: float, threshold: float) -> bool:
 
 def thresholds(data: Mapping[str, Any], options: Mapping[str, Any]) -> Tuple[Optional[float], Optional[float]]:
     """The decision and dedupe thresholds that `data` or else `options` give (None: not given)."""
-    found = (data.get(key, options.get(key)) for key in ("threshold", "dedupe_threshold"))
-    values = [float(value) if value is not None else None for value in found]
-    return values[0], values[1]
+    threshold, dedupe = (data.get(key, options.get(key)) for key in ("threshold", "dedupe_threshold"))
+    return (None if threshold is None else float(threshold)), (None if dedupe is None else float(dedupe))
 
 
 def scored(score: Any, data: Mapping[str, Any], options: Mapping[str, Any]) -> str:
@@ -286,8 +257,8 @@ def page(
     """A whole HTML page: the stylesheet inline, links to the `nav` views, the script by URL
     (the server sends it as displacy.js, so its pages allow no inline script)."""
     links = "".join(
-        f'<a href="{href}"{" aria-current=page" if name == active else ""}>{label}</a>'
-        for name, href, label in NAV
+        f'<a href="{name}"{" aria-current=page" if name == active else ""}>{label}</a>'
+        for name, label in NAV.items()
         if name in nav
     )
     header = f'<header class="ss-nav"><strong>spacy-siamese</strong>{links}</header>' if links else ""
@@ -313,11 +284,6 @@ def score_text(value: Any) -> str:
     except (TypeError, ValueError):
         return "n/a"
     return f"{score:.4f}" if math.isfinite(score) else "n/a"
-
-
-def as_list(obj: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]]) -> List[Mapping[str, Any]]:
-    """One input (a dict) or many, as a list."""
-    return [obj] if isinstance(obj, Mapping) else list(obj)
 
 
 def json_safe(value: Any) -> Any:

@@ -16,7 +16,6 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from wsgiref.simple_server import make_server as wsgi_server
 
 import numpy
-import srsly
 from spacy.language import Language
 from spacy.util import find_available_port
 
@@ -65,6 +64,7 @@ LISTEN_BACKLOG = 1024
 # explain command's), and a text of which not one is scored in time gets a 503. One explanation
 # runs at a time; searches do not wait for it.
 GROUPS_PER_PAGE = 100
+HEADERS = [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")]  # of every answer
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'self'"
@@ -89,9 +89,7 @@ class DisplacyApp:
     ) -> None:
         self.nlp = nlp
         self.options: Dict[str, Any] = dict(options or {})
-        # the pipeline's own explanations keep to explain_budget
-        self.timed = pipeline_explainer(nlp) if explain is None and nlp is not None else None
-        self.explain: Optional[Explainer] = explain or self.timed
+        self.explain = explain  # else the pipeline's own explanations (`explain_pair`)
         if not explain_budget > 0:
             raise ValueError(f"explain_budget must be positive, got {explain_budget}")
         self.explain_budget = explain_budget
@@ -123,7 +121,7 @@ class DisplacyApp:
         # (inference only reads the pipeline's weights and the index, as in spaCy's threaded servers).
         self.explain_lock = threading.Lock()
         self.batched_search = Batcher(self.index.search) if self.index is not None else None
-        served = (("pair", self.explain), ("search", self.index), ("groups", self.groups))
+        served = (("pair", explain or nlp), ("search", self.index), ("groups", self.groups))
         self.views = [name for name, source in served if source is not None]
         if not self.views and markup is None:
             raise ValueError("Nothing to serve: give a pipeline, an index, groups or something to render")
@@ -148,12 +146,7 @@ class DisplacyApp:
             logger.exception("displacy: %s %s failed", method, path)
             status, content_type, body = self.error(path, "500 Internal Server Error", f"{type(err).__name__}: {err}")
         data = body.encode("utf8")
-        headers = [
-            ("Content-Type", content_type),
-            ("Content-Length", str(len(data))),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Cache-Control", "no-store"),
-        ]
+        headers = [("Content-Type", content_type), ("Content-Length", str(len(data))), *HEADERS]
         if content_type.startswith("text/html"):
             headers.append(("Content-Security-Policy", CSP))
         start_response(status, headers)
@@ -173,12 +166,9 @@ class DisplacyApp:
         if path == "/" and self.markup is not None:
             return OK, HTML, self.page(self.markup, "", "spacy-siamese")
         view = self.views[0] if path == "/" and self.views else path.strip("/")
-        if view == "pair" and "pair" in self.views:
-            return OK, HTML, self.pair_page(params)
-        if view == "search" and "search" in self.views:
-            return OK, HTML, self.search_page(params)
-        if view == "groups" and "groups" in self.views:
-            return OK, HTML, self.groups_page(params)
+        pages = {"pair": self.pair_page, "search": self.search_page, "groups": self.groups_page}
+        if view in self.views:
+            return OK, HTML, pages[view](params)
         raise HTTPError("404 Not Found", f"Nothing at {path}")
 
     def error(self, path: str, status: str, message: str) -> Tuple[str, str, str]:
@@ -199,7 +189,7 @@ class DisplacyApp:
         result, message = "", ""
         if a or b:
             try:
-                result = render_pair(self.explain_pair(a, b), self.options)
+                result = self.explain_pair(a, b)["html"]
             except (ValueError, HTTPError) as err:
                 message = str(err)
         form = (
@@ -220,7 +210,7 @@ class DisplacyApp:
         result, message = "", ""
         if query.strip():
             try:
-                result = render_search(self.search(query, k), self.options)
+                result = self.search(query, k)["html"]
             except ValueError as err:
                 message = str(err)
         form = (
@@ -257,7 +247,7 @@ class DisplacyApp:
     # -- data -----------------------------------------------------------------------------
 
     def explain_pair(self, a: str, b: str) -> Dict[str, Any]:
-        if self.explain is None:
+        if self.explain is None and self.nlp is None:
             raise HTTPError("404 Not Found", "No pipeline is served: nothing explains pairs")
         for name, text in (("a", a), ("b", b)):
             check_length(f"Text {name}", text, "explains", "explain")
@@ -265,7 +255,11 @@ class DisplacyApp:
         if not self.explain_lock.acquire(timeout=self.explain_budget / 2):
             raise HTTPError("503 Service Unavailable", "Another explanation is running: try again in a moment")
         try:
-            data = dict(self.explain(a, b) if self.timed is None else self.timed(a, b, deadline=deadline))
+            if self.explain is not None:
+                data = dict(self.explain(a, b))
+            else:  # the pipeline's own explanation keeps to explain_budget
+                assert self.nlp is not None
+                data = explain_pair(self.nlp, a, b, deadline=deadline).to_dict()
         except ExplainTimeout as err:
             raise HTTPError(
                 "503 Service Unavailable",
@@ -289,19 +283,13 @@ class DisplacyApp:
         n = min(n, MAX_K)
         hits = self.batched_search(query, n) if query.strip() else []
         texts = self.index.texts
-        threshold = self.options.get("threshold")
-        data = {
-            "query": query,
-            "k": n,
-            "threshold": threshold,
-            "dedupe_threshold": self.options.get("dedupe_threshold"),
-            "hits": [
-                {"id": self.ids[i], "text": texts[i] if texts is not None else "", "score": s}
-                | ({} if threshold is None else {"duplicate": is_duplicate(s, threshold)})
-                for i, s in hits
-            ],
-        }
-        data = json_safe(data)
+        threshold, dedupe = self.options.get("threshold"), self.options.get("dedupe_threshold")
+        found = [
+            {"id": self.ids[i], "text": texts[i] if texts is not None else "", "score": s}
+            | ({} if threshold is None else {"duplicate": is_duplicate(s, threshold)})
+            for i, s in hits
+        ]
+        data = json_safe({"query": query, "k": n, "threshold": threshold, "dedupe_threshold": dedupe, "hits": found})
         data["html"] = render_search(data, self.options)
         return data
 
@@ -309,20 +297,15 @@ class DisplacyApp:
         """Groups whose members, after the first, carry their score against the first (the pipe's)."""
         if self.pipe is None or not groups:
             return groups
-        texts = [str(m.get("text") or "") for g in groups for m in g["members"]]
-        vectors = self.pipe.encode(texts)
-        starts = numpy.cumsum([0] + [len(g["members"]) for g in groups])[:-1]
-        firsts = numpy.repeat(vectors[starts], [len(g["members"]) for g in groups], axis=0)
+        sizes = [len(g["members"]) for g in groups]
+        vectors = self.pipe.encode([str(m.get("text") or "") for g in groups for m in g["members"]])
+        firsts = numpy.repeat(vectors[numpy.cumsum([0, *sizes[:-1]])], sizes, axis=0)
         scores = iter(self.pipe.compare(firsts, vectors).tolist())
-        return [
-            {
-                **g,
-                "members": [
-                    {**m, "score": score} if i else m for i, (m, score) in enumerate(zip(g["members"], scores))
-                ],
-            }
-            for g in groups
-        ]
+        scored: List[Mapping[str, Any]] = []
+        for g in groups:
+            members = [{**m, "score": score} if i else m for i, (m, score) in enumerate(zip(g["members"], scores))]
+            scored.append({**g, "members": members})
+        return scored
 
 
 OK = "200 OK"
@@ -373,27 +356,13 @@ class Batcher:
 # -- inputs -------------------------------------------------------------------------------------
 
 
-def pipeline_explainer(nlp: Language) -> Callable[..., Dict[str, Any]]:
-    """`explain_pair(nlp, a, b, deadline=...).to_dict()`: the pair's score and each token's
-    contribution."""
-
-    def explain(text_a: str, text_b: str, deadline: Optional[float] = None) -> Dict[str, Any]:
-        return explain_pair(nlp, text_a, text_b, deadline=deadline).to_dict()
-
-    return explain
-
-
 def load_index(path: Union[str, Path], nlp: Language) -> Tuple[SimilarityIndex, List[Any]]:
     """An index written by `python -m spacy_siamese index` and its ids (positions without ids.jsonl)."""
     try:
         index = SimilarityIndex.load(path, nlp)
     except EOFError as err:  # numpy's word for an empty or cut .npy file (click would print "Aborted.")
         raise ValueError(f"{path}: a file of the index is empty or cut short ({err}): build the index again") from None
-    ids_path = Path(path) / "ids.jsonl"
-    ids = [row["id"] for row in srsly.read_jsonl(ids_path)] if ids_path.exists() else list(range(len(index)))
-    if len(ids) != len(index):
-        raise ValueError(f"{ids_path}: {len(ids):,} ids for {len(index):,} indexed texts")
-    return index, ids
+    return index, index.ids if index.ids is not None else list(range(len(index)))
 
 
 def read_groups(path: Union[str, Path]) -> List[Dict[str, Any]]:
@@ -402,14 +371,13 @@ def read_groups(path: Union[str, Path]) -> List[Dict[str, Any]]:
     if not path.is_file():
         raise ValueError(f"Groups file not found: {path}")
     rows = []
-    for line in numbered_lines(path):
-        number = line.number
-        if line.error:
-            raise ValueError(f"{path}:{number}: {line.error}")
-        if not line.text.strip():
+    for number, text, _, error in numbered_lines(path):
+        if error:
+            raise ValueError(f"{path}:{number}: {error}")
+        if not text.strip():
             continue
         try:
-            row = json_value(line.text)
+            row = json_value(text)
         except Malformed as err:
             raise ValueError(f"{path}:{number}: not a JSON object ({err})") from None
         if not is_group(row):

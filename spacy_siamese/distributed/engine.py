@@ -48,10 +48,8 @@ class EncodeBatch:
         one_thread()
         self.nlp = spacy.load(model)
         self.pipe = get_similarity_pipe(self.nlp, pipe_name, initialized=True)
-        self.columns = (text_column, id_column)
-        self.batch_size = batch_size
+        self.columns, self.batch_size, self.output = (text_column, id_column), batch_size, output
         self.lexical_width = vector_space(self.pipe.comparison).lexical_width
-        self.output = output
 
     def __call__(self, batch: Dict[str, numpy.ndarray]) -> Any:
         text_column, id_column = self.columns
@@ -60,8 +58,7 @@ class EncodeBatch:
             if self.output is None:
                 raise ValueError(problem)
             return {"file": numpy.asarray([""]), "error": numpy.asarray([problem])}
-        texts = [str(text) for text in batch[text_column]]
-        vectors = self.pipe.encode(texts, batch_size=self.batch_size)
+        vectors = self.pipe.encode([str(text) for text in batch[text_column]], batch_size=self.batch_size)
         table = encoded_table(numpy.asarray(batch[id_column]), vectors, self.lexical_width, str(self.pipe.model_id))
         if self.output is None:
             return table
@@ -101,8 +98,7 @@ def jsonl_files(path: Path) -> List[Path]:
 
 
 def check_jsonl(path: Path, *, text_column: str = "text", id_column: str = "id") -> int:
-    """Check the files of `jsonl_files(path)` as `dedupe` reads them, with ids; returns the number
-    of records, raises ValueError naming the file and line."""
+    """The record count of `jsonl_files(path)`, checked as `dedupe` reads them, with ids (ValueError: file, line)."""
     n = 0
     for file in jsonl_files(path):
         if file.suffix.lower() in COMPRESSIONS:
@@ -159,8 +155,7 @@ def encode_dataset(
 
 def _on_actors(dataset: Any, actor: type, kwargs: Dict[str, Any], batch_size: int, workers: int) -> Any:
     """`dataset.map_batches` of numpy batches on a pool of `workers` actors, one CPU each."""
-    ray = _ray()
-    pool = ray.data.ActorPoolStrategy(size=workers)
+    pool = _ray().data.ActorPoolStrategy(size=workers)
     return dataset.map_batches(
         actor, fn_constructor_kwargs=kwargs, batch_size=batch_size, batch_format="numpy", compute=pool, num_cpus=1
     )
@@ -169,9 +164,8 @@ def _on_actors(dataset: Any, actor: type, kwargs: Dict[str, Any], batch_size: in
 def write_encoded(dataset: Any, model: str, path: str, **settings: Any) -> List[str]:
     """Encode `dataset` with `encode_dataset(dataset, model, output=path, **settings)`; the names of
     the Parquet files this run wrote in `path` (the vectors never pass through the driver)."""
-    written = encode_dataset(dataset, model, output=str(path), **settings)
     names: List[str] = []
-    for batch in written.iter_batches(batch_format="numpy"):
+    for batch in encode_dataset(dataset, model, output=str(path), **settings).iter_batches(batch_format="numpy"):
         problem = next((str(error) for error in batch["error"] if error), None)
         if problem is not None:
             raise ValueError(problem)
@@ -185,8 +179,7 @@ def read_vectors(path: str) -> Any:
 
 
 class SearchShard:
-    """A Ray Data actor: loads the pipeline and the shared corpus index once, then finds the
-    duplicates of batches of query positions."""
+    """A Ray Data actor: the duplicates of batches of query positions, on a pipeline and corpus index loaded once."""
 
     def __init__(self, model: str, pipe_name: str, state: Any, threshold: float, k: int, c: int) -> None:
         one_thread()
@@ -197,11 +190,8 @@ class SearchShard:
 
     def __call__(self, batch: Dict[str, numpy.ndarray]) -> Dict[str, numpy.ndarray]:
         pairs = self.index.duplicates(self.threshold, k=self.k, c=self.c, query_ids=batch["data"].tolist())
-        return {
-            "i": numpy.asarray([p[0] for p in pairs], dtype="int64"),
-            "j": numpy.asarray([p[1] for p in pairs], dtype="int64"),
-            "score": numpy.asarray([p[2] for p in pairs], dtype="float32"),
-        }
+        i, j = (numpy.asarray([pair[side] for pair in pairs], dtype="int64") for side in (0, 1))
+        return {"i": i, "j": j, "score": numpy.asarray([pair[2] for pair in pairs], dtype="float32")}
 
 
 def find_duplicates_dataset(
@@ -243,9 +233,8 @@ def find_duplicates_dataset(
         # of at most `batch_size` queries keep every task short, so Ray Data sees steady progress.
         n_shards = max(4 * workers, -(-len(ids) // max(1, batch_size)))
         shards = numpy.array_split(numpy.arange(len(ids), dtype="int64"), max(1, min(len(ids), n_shards)))
-        positions = ray.data.from_numpy(shards)
         settings = dict(model=str(model), pipe_name=pipe_name, state=state, threshold=limit, k=k, c=c)
-        found = _on_actors(positions, SearchShard, settings, batch_size, workers)
+        found = _on_actors(ray.data.from_numpy(shards), SearchShard, settings, batch_size, workers)
         pairs: List[Tuple[int, int, float]] = []
         for batch in found.iter_batches(batch_format="numpy", batch_size=None):
             pairs.extend(zip(batch["i"].tolist(), batch["j"].tolist(), batch["score"].tolist()))
@@ -273,10 +262,8 @@ def dedupe_jsonl(
     # Everything that can be checked here, before Ray starts and encodes the collection
     paths: Union[str, List[str]] = input  # a remote directory: Ray lists it
     if "://" not in input:
-        local = jsonl_files(Path(input))  # the files checked here are the files Ray reads
-        for file in local:
-            check_jsonl(file)  # with file and line, not in a task's traceback
-        paths = [str(file) for file in local]
+        check_jsonl(Path(input))  # with file and line, not in a task's traceback
+        paths = [str(file) for file in jsonl_files(Path(input))]  # the files checked here are the files Ray reads
     if "://" not in vectors:
         check_vectors_dir(Path(vectors))
     check_candidates(candidates)
@@ -290,8 +277,7 @@ def dedupe_jsonl(
     start = time.perf_counter()
     # The read tasks reserve no CPU, so they run while the actors start instead of waiting for them.
     # A local input's files are listed: Ray reads them all, and no others.
-    extensions = None if isinstance(paths, list) else JSONL_EXTENSIONS
-    texts = ray.data.read_json(paths, num_cpus=0, file_extensions=extensions)
+    texts = ray.data.read_json(paths, num_cpus=0, file_extensions=None if isinstance(paths, list) else JSONL_EXTENSIONS)
     try:
         if "://" in vectors:  # only this run's files are read
             files = write_encoded(texts, model, vectors, workers=workers)

@@ -83,25 +83,19 @@ def collect_vectors(encoded: Any, *, files: Optional[Sequence[str]] = None) -> T
     if len(set(ids)) != len(ids):
         raise ValueError("The ids of the encoded rows are not unique")
     order = numpy.asarray(sorted(range(len(ids)), key=lambda i: ids[i]), dtype="int64")
-    learned = _list_values(table.column("vector")).reshape(len(ids), -1)[order]
+    learned = _list_values(table.column("vector").combine_chunks()).reshape(len(ids), -1)[order]
     lexical = None
     lexical_width = int(table.column("lexical_width")[0].as_py())
     if lexical_width:
-        offsets, indices = _list_offsets(table.column("lexical_indices"))
-        values = _list_values(table.column("lexical_values"))
-        lexical = csr_matrix((values, indices, offsets), shape=(len(ids), lexical_width))[order]
+        indices = table.column("lexical_indices").combine_chunks()
+        offsets = numpy.asarray(indices.offsets.to_numpy(), dtype="int64")
+        values = _list_values(table.column("lexical_values").combine_chunks())
+        columns = _list_values(indices, "int32")
+        lexical = csr_matrix((values, columns, offsets - offsets[0]), shape=(len(ids), lexical_width))[order]
     store = MemoryStore(numpy.ascontiguousarray(learned, dtype="float32"), lexical, model_ids[0])
     return [ids[i] for i in order], store
 
 
-def _list_values(column: Any) -> numpy.ndarray:
-    """The values of a (fixed-size) list column, concatenated, as float32."""
-    array = column.combine_chunks()
-    return numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype="float32")
-
-
-def _list_offsets(column: Any) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """(row offsets from 0, values as int32) of a list column."""
-    array = column.combine_chunks()
-    offsets = numpy.asarray(array.offsets.to_numpy(), dtype="int64")
-    return offsets - offsets[0], numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype="int32")
+def _list_values(array: Any, dtype: str = "float32") -> numpy.ndarray:
+    """The values of a (fixed-size) list array, concatenated, as `dtype`."""
+    return numpy.asarray(array.flatten().to_numpy(zero_copy_only=False), dtype=dtype)

@@ -1,6 +1,7 @@
 """A local Ray that ends with the driver that started it, even a killed one: a reaper (this file,
 run as a script) kills the session's processes when the driver's end closes its stdin."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,10 +26,7 @@ def init_local_ray(ray: Any, **kwargs: Any) -> Any:
     # Isolated (-I: only the standard library is imported) and in a session of its own: a Ctrl+C at the
     # terminal stops the driver, which shuts Ray down, not the reaper.
     _reaper = subprocess.Popen(
-        [sys.executable, "-I", str(Path(__file__).resolve())],
-        stdin=subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
+        [sys.executable, "-I", str(Path(__file__).resolve())], stdin=subprocess.PIPE, start_new_session=True
     )
     assert _reaper.stdin is not None
     _reaper.stdin.write(f"{session}\n".encode())
@@ -37,8 +35,7 @@ def init_local_ray(ray: Any, **kwargs: Any) -> Any:
 
 
 def session_processes(session: str) -> List[int]:
-    """The pids of the processes (but this one) that name the directory `session` on their command
-    line or hold a file in it."""
+    """The pids of other processes naming the directory `session` on their command line or holding a file in it."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
@@ -57,10 +54,8 @@ def reap(session: str, *, wait: float = 1.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         left = session_processes(session)
         for pid in left:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, sig)
-            except OSError:
-                pass
         if not left:
             return
         time.sleep(wait)

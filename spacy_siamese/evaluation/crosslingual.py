@@ -6,7 +6,6 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 import numpy
 import scipy.linalg
 from scipy.sparse import csr_matrix
-from sklearn.decomposition import TruncatedSVD
 from spacy.language import Language
 from thinc.api import Model
 
@@ -14,7 +13,7 @@ from ..component import PIPE_NAME, get_similarity_pipe
 from ..corpora.parallel import ParallelPair, by_group
 from ..metrics import unit_rows
 from ..util import timed
-from .baselines import _distinct_rows, find_tfidf, fit_tfidf
+from .baselines import find_tfidf, fit_tfidf, svd_basis
 from .pair_evaluation import MODEL, describe_pipe
 from .report import markdown_table
 
@@ -23,6 +22,7 @@ JOINT_TFIDF = "TF-IDF cosine (words + n-grams)"
 CL_LSI = "CL-LSI"
 OPCA = "OPCA"
 OPCA_RIDGE = 1e-3  # added to the pair differences' covariance, relative to its mean eigenvalue
+Ranker = Callable[[List[str], List[str]], numpy.ndarray]  # texts_a, texts_b -> their score matrix
 
 
 def translation_metrics(
@@ -53,11 +53,9 @@ def translation_metrics(
 def cosine_matrix(A: Any, B: Any) -> numpy.ndarray:
     """Cosines of every row of A against every row of B (dense or sparse; a zero row scores 0)."""
     if isinstance(A, csr_matrix) or hasattr(A, "tocsr"):
-        S = cast(csr_matrix, unit_rows(A) @ unit_rows(B).T)
-        return numpy.asarray(S.toarray(), dtype="f8")
+        return numpy.asarray(cast(csr_matrix, unit_rows(A) @ unit_rows(B).T).toarray(), dtype="f8")
     A, B = (numpy.asarray(M, dtype="f8") for M in (A, B))
-    A = A / numpy.maximum(numpy.linalg.norm(A, axis=1, keepdims=True), 1e-12)
-    B = B / numpy.maximum(numpy.linalg.norm(B, axis=1, keepdims=True), 1e-12)
+    A, B = (M / numpy.maximum(numpy.linalg.norm(M, axis=1, keepdims=True), 1e-12) for M in (A, B))
     return A @ B.T
 
 
@@ -68,11 +66,7 @@ def cl_lsi_and_opca(
     `width` right singular vectors of the distinct rows f_a + f_b; with `opca`, OPCA (Platt et al.
     2010) within their span: the w maximising w^T C w / w^T (D + ridge) w, C the covariance of the
     texts' projections and D the mean squared difference of a pair's two projections."""
-    rows = _distinct_rows(csr_matrix(F_a + F_b))
-    dims = min(width, rows.shape[0] - 1, rows.shape[1] - 1)
-    if dims < 1:
-        raise ValueError(f"CL-LSI needs at least 2 distinct pairs and 2 terms, got {rows.shape}.")
-    basis = TruncatedSVD(n_components=dims, random_state=seed).fit(rows).components_.T  # (n_terms, dims)
+    basis = svd_basis(F_a + F_b, width=width, seed=seed, what="CL-LSI")
     out = {CL_LSI: basis}
     if opca:
         Xa, Xb = numpy.asarray(F_a @ basis), numpy.asarray(F_b @ basis)
@@ -112,9 +106,7 @@ def evaluate_crosslingual(
         raise ValueError(f"Every dev group needs at least 2 different texts in each language, got {sizes}.")
     width = int(pipe.encoder.get_dim("nO"))
     timing: Dict[str, float] = {}
-    methods: Dict[str, Callable[[List[str], List[str]], numpy.ndarray]] = {
-        MODEL: lambda a, b: pipe.similarity_matrix(a, b).astype("f8")
-    }
+    methods: Dict[str, Ranker] = {MODEL: lambda a, b: pipe.similarity_matrix(a, b).astype("f8")}
     if baselines:
         with timed(timing, "fit_baselines_s"):
             methods.update(_baselines(nlp, pipe.encoder, train, width=width, opca=opca, seed=seed))
@@ -137,18 +129,16 @@ def evaluate_crosslingual(
 
 def _baselines(
     nlp: Language, encoder: Model, train: Sequence[ParallelPair], *, width: int, opca: bool, seed: int
-) -> Dict[str, Callable[[List[str], List[str]], numpy.ndarray]]:
+) -> Dict[str, Ranker]:
     terms = find_tfidf(encoder, "ngram_tfidf")  # a cross-lingual S2Net's
     docs_a = [nlp.make_doc(p.text_a) for p in train]
     docs_b = [nlp.make_doc(p.text_b) for p in train]
     words = fit_tfidf(docs_a + docs_b)
 
-    def featurised(layer: Model, project: Optional[numpy.ndarray] = None) -> Callable:
+    def featurised(layer: Model, project: Optional[numpy.ndarray] = None) -> Ranker:
         def scores(texts_a: List[str], texts_b: List[str]) -> numpy.ndarray:
             rows = [layer.predict([nlp.make_doc(t) for t in texts]) for texts in (texts_a, texts_b)]
-            if project is None:
-                return cosine_matrix(*rows)
-            return cosine_matrix(*(numpy.asarray(r @ project) for r in rows))
+            return cosine_matrix(*(rows if project is None else [numpy.asarray(r @ project) for r in rows]))
 
         return scores
 

@@ -65,8 +65,7 @@ def partner_ranks(score_rows: ScoreRows, dq: DuplicateQueries, *, block: int = 6
             raise ValueError(f"score_rows returned shape {S.shape}, expected {(len(q), len(dq.texts))}")
         n = numpy.arange(len(q))
         target = S[n, p].copy()
-        S[n, q] = -numpy.inf  # the query itself is not a candidate
-        S[n, p] = -numpy.inf
+        S[n, q] = S[n, p] = -numpy.inf  # neither the query itself nor its partner is a candidate
         ranks[rows] = 1 + (S >= target[:, None]).sum(axis=1)
     return ranks
 
@@ -74,25 +73,17 @@ def partner_ranks(score_rows: ScoreRows, dq: DuplicateQueries, *, block: int = 6
 def rank_metrics(ranks: Union[Sequence[int], numpy.ndarray], ks: Sequence[int] = (1, 10)) -> Dict[str, float]:
     """mrr, and for each k mrr@k and recall@k (share of partners in the top k), of 1-based ranks."""
     r = numpy.asarray(ranks, dtype="f8")
-    out: Dict[str, float] = {"mrr": float((1.0 / r).mean())}
-    out.update({name: float(values.mean()) for name, values in partner_rank_values(r, ks).items()})
-    out["median_rank"] = float(numpy.median(r))
-    out["n_queries"] = len(r)
-    return out
+    at_k = {name: float(values.mean()) for name, values in partner_rank_values(r, ks).items()}
+    return {"mrr": float((1.0 / r).mean()), **at_k, "median_rank": float(numpy.median(r)), "n_queries": len(r)}
 
 
 def pipe_score_rows(
-    nlp: Language,
-    texts: Sequence[str],
-    *,
-    pipe_name: str = PIPE_NAME,
-    progress: bool = False,
-    vectors: Optional[numpy.ndarray] = None,
+    nlp: Language, texts: Sequence[str], *, pipe_name: str = PIPE_NAME, vectors: Optional[numpy.ndarray] = None
 ) -> ScoreRows:
     """Score rows by the pipe's similarity of the learned vectors (`vectors`, else encoded): the
     score `doc.similarity` gives, or a hybrid's by matrix products (equal up to rounding)."""
     pipe = get_similarity_pipe(nlp, pipe_name)
-    V = pipe_vectors(nlp, texts, pipe_name=pipe_name, progress=progress) if vectors is None else vectors
+    V = pipe_vectors(nlp, texts, pipe_name=pipe_name) if vectors is None else vectors
     space = vector_space(pipe.comparison)
     if space.scores_exactly:
         return lambda queries: space.scores(V[queries], V)
@@ -115,16 +106,12 @@ def index_metrics(
     index = SimilarityIndex(nlp, vectors, pipe_name=pipe_name)
     ids, _ = index.search_vectors(vectors[dq.queries], k, exclude=dq.queries)
     found = ids == dq.partners[:, None]
-    ranks = numpy.where(found.any(axis=1), found.argmax(axis=1) + 1, 0)
-    return {
-        f"mrr@{k}": float(numpy.where(ranks > 0, 1.0 / numpy.maximum(ranks, 1), 0.0).mean()),
-        f"recall@{k}": float((ranks > 0).mean()),
-    }
+    ranks = numpy.where(found.any(axis=1), found.argmax(axis=1) + 1, k + 1)  # k + 1: not in the top k
+    return {name: float(values.mean()) for name, values in partner_rank_values(ranks, (k,)).items()}
 
 
 def tfidf_score_rows(nlp: Language, texts: Sequence[str], fit_texts: Sequence[str]) -> ScoreRows:
-    """Score rows by the cosine of the package's TF-IDF vectors (`fit_tfidf`, its defaults,
-    fitted on the distinct `fit_texts`, tokenized by `nlp`)."""
+    """Score rows by the cosine of TF-IDF vectors (`fit_tfidf`'s defaults) fitted on `fit_texts`, tokenized by `nlp`."""
     model = fit_tfidf(nlp.make_doc(t) for t in dict.fromkeys(fit_texts))
     X = cast(csr_matrix, unit_rows(tfidf_vectors(model, [nlp.make_doc(t) for t in texts])))
     XT = X.T.tocsc()
@@ -177,7 +164,6 @@ def evaluate_duplicates(
             "baseline only: give fit_texts (--fit-texts) to fit it on, or pipelines to compare (--compare)."
         )
     dq = duplicate_queries(records, n_pairs=n_pairs, seed=seed)
-    tokenizer_nlp = nlp if nlp is not None else spacy.blank("en")
     report: Dict[str, Any] = {
         "task": TASK,
         "n_texts": len(dq.texts),
@@ -202,11 +188,10 @@ def evaluate_duplicates(
     if fit_texts is not None:
         with timed(report["timing"], "tfidf_s"):
             fit = list(dict.fromkeys(fit_texts))
-            rows = tfidf_score_rows(tokenizer_nlp, dq.texts, fit)
+            rows = tfidf_score_rows(nlp if nlp is not None else spacy.blank("en"), dq.texts, fit)
             ranks[TFIDF] = partner_ranks(rows, dq, block=256)
             report["results"][TFIDF] = rank_metrics(ranks[TFIDF], ks)
-        fitted_on = fit_note or f"{len(fit):,} distinct texts"
-        report["tfidf"] = {"fitted_on": fitted_on, **rows.settings}  # type: ignore[attr-defined]
+        report["tfidf"] = {"fitted_on": fit_note or f"{len(fit):,} distinct texts", **rows.settings}  # type: ignore[attr-defined]
     report["timing"] = {k: round(v, 3) for k, v in report["timing"].items()}
     if bootstrap > 0 and ranks:
         report["bootstrap"] = rank_intervals(
@@ -221,6 +206,4 @@ def _pipe_results(
     """The partner ranks by the pipe of `nlp`, their `rank_metrics` and the `index_metrics`."""
     V = pipe_vectors(nlp, dq.texts, pipe_name=pipe_name, progress=progress)
     ranks = partner_ranks(pipe_score_rows(nlp, dq.texts, pipe_name=pipe_name, vectors=V), dq)
-    results: Dict[str, Any] = rank_metrics(ranks, ks)
-    results["index"] = index_metrics(nlp, dq, V, pipe_name=pipe_name)
-    return ranks, results
+    return ranks, {**rank_metrics(ranks, ks), "index": index_metrics(nlp, dq, V, pipe_name=pipe_name)}

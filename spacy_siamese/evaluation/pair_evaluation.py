@@ -75,8 +75,7 @@ def teacher_scorers(
 
 
 def only_groups(records: List[Any], groups: Sequence[str], source: Any) -> List[Any]:
-    """The records of the given groups (all if none are given); ValueError naming the groups that
-    `source` has for a group it does not have."""
+    """The records of `groups` (all if none are given); a ValueError for a group `source` lacks names those it has."""
     if not groups:
         return records
     present = {r.group for r in records}
@@ -139,11 +138,9 @@ def evaluate_pairs(
                 stored[method] = other_pipe.threshold
                 report["compared"][method] = describe_pipe(other, other_pipe)
     check = pick_examples(labels, n_check, seed)
-    report["similarity_check"] = {
-        "n_pairs": len(check),
-        "max_abs_diff": check_similarity(nlp, [records[i] for i in check], scores[MODEL][check]),
-    }
-    if report["similarity_check"]["max_abs_diff"] > 1e-4:
+    diff = check_similarity(nlp, [records[i] for i in check], scores[MODEL][check])
+    report["similarity_check"] = {"n_pairs": len(check), "max_abs_diff": diff}
+    if diff > 1e-4:
         notes.append("doc.similarity differs from the pipe's batch scores: " + str(report["similarity_check"]))
     if baselines:
         with timed(timing, "tfidf_s"):
@@ -169,8 +166,7 @@ def evaluate_pairs(
         if teacher_scores.shape != (len(pairs),):
             raise ValueError(f"The teacher {label} gave {teacher_scores.shape} scores for {len(pairs)} pairs.")
         scores[teacher_method(label)] = teacher_scores
-    thresholds: Dict[str, Optional[float]] = {method: stored.get(method) for method in scores}
-    report["results"] = {m: score_method(s, labels, thresholds[m]) for m, s in scores.items()}
+    report["results"] = {m: score_method(s, labels, stored.get(m)) for m, s in scores.items()}
     tuned = score_method(scores[MODEL], labels, None)
     report["results"][MODEL]["at_best_threshold_on_this_file"] = {k: tuned[k] for k in ("acc", "f", "threshold")}
     report["thresholds"] = {m: r["threshold"] for m, r in report["results"].items()}
@@ -204,17 +200,14 @@ def teacher_method(label: str) -> str:
 def score_method(scores: numpy.ndarray, labels: numpy.ndarray, threshold: Optional[float]) -> Dict[str, Any]:
     """Metrics at `threshold`, or at the accuracy-optimal threshold on these pairs if None."""
     thr = best_threshold(scores, labels) if threshold is None else float(threshold)
-    out: Dict[str, Any] = dict(pair_metrics(scores, labels, thr))
-    out["threshold"] = float(thr)
-    out["threshold_source"] = TUNED if threshold is None else STORED
-    return out
+    source = TUNED if threshold is None else STORED
+    return {**pair_metrics(scores, labels, thr), "threshold": float(thr), "threshold_source": source}
 
 
 def pipe_scores(nlp: Language, pipe: Any, records: Sequence[PairLike], *, progress: bool = False) -> numpy.ndarray:
     """The pipe's batch scores (`pipe.pair_scores`) of the records, in order."""
     out: List[numpy.ndarray] = []
-    bar = tqdm(total=len(records), desc="scoring pairs", unit="pair", disable=not show_progress(progress))
-    with bar:
+    with tqdm(total=len(records), desc="scoring pairs", unit="pair", disable=not show_progress(progress)) as bar:
         for start in range(0, len(records), CHUNK):
             chunk = records[start : start + CHUNK]
             examples = [make_pair_example(nlp, r.text1, r.text2, r.label) for r in chunk]
@@ -237,8 +230,7 @@ def check_similarity(nlp: Language, records: Sequence[PairLike], scores: numpy.n
 
 
 def describe_pipe(nlp: Language, pipe: Any) -> Dict[str, Any]:
-    """The pipe's threshold, the architectures of its encoder and comparison and, for a hybrid,
-    the weight of its lexical part."""
+    """The pipe's threshold, encoder and comparison architectures and, for a hybrid, lexical weight."""
     config = nlp.config["components"].get(pipe.name, {}).get("model", {})
     arch = {part: config.get(part, {}).get("@architectures") for part in ("encoder", "comparison")}
     out = {"pipe": pipe.name, "threshold": pipe.threshold, **arch, "pipeline": list(nlp.pipe_names)}

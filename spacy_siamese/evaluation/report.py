@@ -3,11 +3,11 @@
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy
 
-from ..files import atomic_write
+from ..files import PathLike, atomic_write
 from .duplicates import TASK as DUPLICATES
 from .pair_evaluation import MODEL, TEACHER, TFIDF, TUNED, VECTORS
 
@@ -18,21 +18,20 @@ DUPLICATE_COLUMNS = (("mrr@10", "MRR@10"), ("recall@1", "recall@1"), ("recall@10
 SHORT = {MODEL: "trained", TFIDF: "TF-IDF", VECTORS: "vectors"}
 
 
-def write_json(report: Mapping[str, Any], path: Union[str, Path]) -> None:
+def write_json(report: Mapping[str, Any], path: PathLike) -> None:
     """A report as indented JSON, written whole or not at all."""
     write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", path)
 
 
 def write_report(report: Mapping[str, Any], markdown: str, json_path: Optional[Path], md_path: Optional[Path]) -> None:
-    """An evaluate command's outputs: the report as JSON at `json_path` and its Markdown at
-    `md_path`, each if given."""
+    """An evaluate command's outputs: the report as JSON and its Markdown, each where a path is given."""
     if json_path:
         write_json(report, json_path)
     if md_path:
         write_text(markdown, md_path)
 
 
-def write_text(text: str, path: Union[str, Path]) -> None:
+def write_text(text: str, path: PathLike) -> None:
     """A UTF-8 text file, written whole or not at all."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -40,7 +39,7 @@ def write_text(text: str, path: Union[str, Path]) -> None:
         file.write(text.encode("utf8"))
 
 
-def read_json(path: Union[str, Path]) -> Dict[str, Any]:
+def read_json(path: PathLike) -> Dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf8"))
 
 
@@ -118,32 +117,24 @@ SCORE_COLUMNS = {
 
 def interval_text(value: Optional[float], bounds: Optional[List[float]]) -> str:
     """ "0.812 [0.790, 0.833]", or the value alone without an interval."""
-    if value is None:
-        return "n/a"
-    return fmt(value) + ("" if bounds is None else f" [{fmt(bounds[0])}, {fmt(bounds[1])}]")
+    return fmt(value) + ("" if value is None or bounds is None else f" [{fmt(bounds[0])}, {fmt(bounds[1])}]")
 
 
 def intervals_markdown(report: Mapping[str, Any]) -> List[str]:
     """The bootstrap intervals of a pair report: every method's figures and the trained pipe's lead."""
     boot = report["bootstrap"]
-    level = f"{boot['confidence']:.0%}"
     names = list(next(iter(boot["intervals"].values())))
     diffs = boot.get("differences") or {}
-    lead_title = []
-    if diffs:
-        first = next(iter(diffs.values()))
-        lead_title = [f"trained {FIGURE_TITLES.get(first['metric'], first['metric'])} minus this"]
-    titles = [FIGURE_TITLES.get(name, name) for name in names] + lead_title
+    lead = [f"trained {FIGURE_TITLES.get(d['metric'], d['metric'])} minus this" for d in list(diffs.values())[:1]]
+    titles = [FIGURE_TITLES.get(name, name) for name in names] + lead
     rows = []
     for method, bounds in boot["intervals"].items():
-        result = report["results"][method]
-        cells = [interval_text(result.get(name), bounds[name]) for name in names]
+        cells = [interval_text(report["results"][method].get(name), bounds[name]) for name in names]
         if diffs:
-            d = diffs.get(method)
-            cells.append("-" if d is None else interval_text(d["value"], d["interval"]))
+            cells.append(interval_text(diffs[method]["value"], diffs[method]["interval"]) if method in diffs else "-")
         rows.append([method, *cells])
     return [
-        f"{level} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples"
+        f"{boot['confidence']:.0%} intervals ({boot['kind']}, {boot['n_resamples']:,} resamples"
         + ("; acc at each method's threshold):" if "acc" in names else "):"),
         "",
         *markdown_table(["method", *titles], rows),
@@ -152,11 +143,10 @@ def intervals_markdown(report: Mapping[str, Any]) -> List[str]:
 
 def groups_markdown(report: Mapping[str, Any]) -> List[str]:
     """Every group's main figure for each method (with intervals where bootstrapped)."""
-    groups = report["groups"]
     methods = list(report["results"])
     figure = report["main_metric"]
     rows = []
-    for name, entry in groups.items():
+    for name, entry in report["groups"].items():
         cells = [
             interval_text(entry["results"][m].get(figure), (entry.get("bootstrap") or {}).get(m, {}).get(figure))
             for m in methods
@@ -194,10 +184,8 @@ def retrieval_markdown(report: Mapping[str, Any]) -> str:
         *markdown_table(["method", "width", *(title for _, title in RETRIEVAL_COLUMNS)], rows),
     ]
     if "tfidf" in report:
-        lines += [
-            "",
-            f"TF-IDF: {report['tfidf']['source']} ({report['tfidf']['n_terms']:,} terms); LSA: its truncated SVD.",
-        ]
+        t = report["tfidf"]
+        lines += ["", f"TF-IDF: {t['source']} ({t['n_terms']:,} terms); LSA: its truncated SVD."]
     return "\n".join(lines) + "\n"
 
 
@@ -216,8 +204,7 @@ def duplicates_markdown(report: Mapping[str, Any]) -> str:
         "",
         f"Ranks are {report['ranks']}, among every other text of the file.",
     ]
-    for method, described in (report.get("compared") or {}).items():
-        lines.append(f"{method}: {pipe_kind(described)}.")
+    lines += [f"{method}: {pipe_kind(described)}." for method, described in (report.get("compared") or {}).items()]
     if "tfidf" in report:
         t = report["tfidf"]
         lines.append(f"TF-IDF: the package's `tfidf` layer ({t['n_terms']:,} terms), fitted on {t['fitted_on']}.")
@@ -230,16 +217,11 @@ def duplicates_markdown(report: Mapping[str, Any]) -> str:
 # baselines' metric, the baselines (method: column prefix) and the digits shown.
 PAIR_BASELINES = {TFIDF: "TF-IDF", VECTORS: "vectors", TEACHER: "teacher"}
 GRADED_SUMMARY = {"spearman": "Spearman", "pearson": "Pearson", "mse": "MSE", "mae": "MAE"}
+RETRIEVAL_SUMMARY = {"mrr": "MRR", "p@10": "P@10", "map": "MAP"}
 SUMMARIES = {
     "pairs": ("Pair similarity", {"acc": "acc", "f": "F1", "auc": "AUC", "ap": "AP"}, "auc", PAIR_BASELINES, 3),
     "graded": ("Graded similarity", GRADED_SUMMARY, "spearman", PAIR_BASELINES, 3),
-    "retrieval": (
-        "Document retrieval",
-        {"mrr": "MRR", "p@10": "P@10", "map": "MAP"},
-        "mrr",
-        {TFIDF: "TF-IDF", "LSA": "LSA"},
-        4,
-    ),
+    "retrieval": ("Document retrieval", RETRIEVAL_SUMMARY, "mrr", {TFIDF: "TF-IDF", "LSA": "LSA"}, 4),
     DUPLICATES: ("Duplicate retrieval", dict(DUPLICATE_COLUMNS), "mrr@10", {TFIDF: "TF-IDF"}, 3),
 }
 
@@ -299,25 +281,17 @@ def summary_cell(report: Mapping[str, Any], method: str, key: str, with_interval
     """A method's figure, with its bootstrap interval if asked for and the report has one."""
     value = report["results"].get(method, {}).get(key)
     bounds = (report.get("bootstrap") or {}).get("intervals", {}).get(method)
-    if with_interval and bounds is not None:
-        return interval_text(value, bounds.get(key))
-    return fmt(value, digits)
+    return interval_text(value, bounds.get(key)) if with_interval and bounds is not None else fmt(value, digits)
 
 
 def pipe_kind(described: Mapping[str, Any]) -> str:
-    """ "Encoder + comparison" of a pipe described by `describe_pipe`, without the registry
-    prefix and version."""
+    """ "Encoder + comparison" of a pipe described by `describe_pipe`, without the registry prefix."""
     names = [described.get(part) for part in ("encoder", "comparison")]
-    if not any(names):
-        return "n/a"
-    return " + ".join((n or "?").replace("spacy-siamese.", "") for n in names)
+    return " + ".join((n or "?").replace("spacy-siamese.", "") for n in names) if any(names) else "n/a"
 
 
-def plot_curves(
-    path: Union[str, Path], labels: numpy.ndarray, scores: Mapping[str, numpy.ndarray], title: str = ""
-) -> None:
-    """ROC and precision-recall curves of every method as a PNG (needs matplotlib and
-    both classes among the labels >= 0.5)."""
+def plot_curves(path: PathLike, labels: numpy.ndarray, scores: Mapping[str, numpy.ndarray], title: str = "") -> None:
+    """ROC and precision-recall curves of every method as a PNG (needs matplotlib, and labels of both classes)."""
     try:
         import matplotlib
     except ImportError as err:  # pragma: no cover

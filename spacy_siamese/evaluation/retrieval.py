@@ -41,8 +41,7 @@ def heldout_documents(
     else:
         train, held = docs, read_documents(collection, path, split="test", lenient=lenient)
     if max_docs and len(held) > max_docs:
-        keep = sorted(random.Random(seed).sample(range(len(held)), max_docs))
-        held = [held[i] for i in keep]
+        held = [held[i] for i in sorted(random.Random(seed).sample(range(len(held)), max_docs))]
     return train, held
 
 
@@ -119,6 +118,4 @@ def distinct_documents(docs: Sequence[DocRecord]) -> Tuple[List[DocRecord], List
 
 
 def _metrics(vectors: Any, labels: Sequence[Sequence[str]], pairs: Sequence[Any], ks: Sequence[int]) -> Dict[str, Any]:
-    out: Dict[str, Any] = dict(retrieval_metrics(vectors, labels, ks=ks))
-    out["auc"] = pair_auc(vectors, pairs) if pairs else None
-    return out
+    return {**retrieval_metrics(vectors, labels, ks=ks), "auc": pair_auc(vectors, pairs) if pairs else None}

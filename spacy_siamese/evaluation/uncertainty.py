@@ -13,8 +13,7 @@ NO_GROUP = "(no group)"
 
 
 def figures(labels: numpy.ndarray) -> Sequence[str]:
-    """The figures given per group and with intervals: acc and ROC AUC for 0/1 labels, Spearman
-    and Pearson for graded ones."""
+    """The figures per group and with intervals: acc and ROC AUC (0/1 labels), or Spearman and Pearson."""
     return ("acc", "auc") if is_binary(labels) else ("spearman", "pearson")
 
 
@@ -27,8 +26,7 @@ def check_bootstrap(n_resamples: int, confidence: float) -> None:
 def interval(
     statistic: Callable[[numpy.ndarray], float], n: int, *, n_resamples: int, confidence: float, seed: int
 ) -> Optional[List[float]]:
-    """The percentile bootstrap interval of `statistic(indices)` over resamples of range(n), or None
-    where it is undefined."""
+    """The percentile bootstrap interval of `statistic(indices)` over resamples of range(n), or None if undefined."""
     if n < 2:
         return None
     with warnings.catch_warnings():
@@ -60,8 +58,8 @@ def pair_intervals(
     the main figure (a paired bootstrap over the pairs)."""
     y = numpy.asarray(labels, dtype="f8")
     n = len(y)
-    settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    out = _skeleton("pairs", **settings)
+    settings: Dict[str, Any] = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+    out = _skeleton("pairs", settings)
     for method, s in scores.items():
         out["intervals"][method] = {
             name: interval(_figure(name, s, y, thresholds[method]), n, **settings) for name in figures(y)
@@ -69,21 +67,13 @@ def pair_intervals(
     if reference is not None and reference in scores:
         main = main_metric(y)
         ref = scores[reference]
-        whole = {method: metric_value(main, s, y) for method, s in scores.items()}
         for method, s in scores.items():
-            if method == reference:
-                continue
+            if method != reference:
 
-            def lead(i: numpy.ndarray, s: numpy.ndarray = s) -> float:
-                return metric_value(main, ref[i], y[i]) - metric_value(main, s[i], y[i])
+                def lead(i: numpy.ndarray, s: numpy.ndarray = s) -> float:
+                    return metric_value(main, ref[i], y[i]) - metric_value(main, s[i], y[i])
 
-            value = whole[reference] - whole[method]
-            out["differences"][method] = {
-                "metric": main,
-                "of": reference,
-                "value": value if numpy.isfinite(value) else None,
-                "interval": interval(lead, n, **settings),
-            }
+                out["differences"][method] = _lead(reference, main, lead, n, settings)
     return out
 
 
@@ -98,8 +88,8 @@ def rank_intervals(
 ) -> Dict[str, Any]:
     """Intervals of every method's mrr@k (k > 1) and recall@k from its partners' 1-based `ranks`,
     and of `reference`'s lead on mrr@max(k) (a paired bootstrap over the queries)."""
-    settings: Dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    out = _skeleton("queries", **settings)
+    settings: Dict[str, Any] = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+    out = _skeleton("queries", settings)
     sizes = {len(r) for r in ranks.values()}
     if len(sizes) > 1:
         raise ValueError(f"Every method needs the ranks of the same queries, got {sorted(sizes)} ranks.")
@@ -114,15 +104,8 @@ def rank_intervals(
         main = f"mrr@{max(ks)}"
         ref = values[reference][main]
         for method, per_query in values.items():
-            if method == reference:
-                continue
-            lead = ref - per_query[main]
-            out["differences"][method] = {
-                "metric": main,
-                "of": reference,
-                "value": float(lead.mean()),
-                "interval": interval(_mean(lead), n, **settings),
-            }
+            if method != reference:
+                out["differences"][method] = _lead(reference, main, _mean(ref - per_query[main]), n, settings)
     return out
 
 
@@ -147,7 +130,7 @@ def group_results(
     for name in sorted(sizes, key=lambda g: (-sizes[g], g)):
         rows = numpy.flatnonzero(names == name)
         part = {method: s[rows] for method, s in scores.items()}
-        entry: Dict[str, Any] = {
+        out[name] = {
             "n_pairs": len(rows),
             "results": {
                 method: {figure: _finite(metric_value(figure, s, y[rows], thresholds[method])) for figure in wanted}
@@ -155,23 +138,23 @@ def group_results(
             },
         }
         if n_resamples > 0:
-            entry["bootstrap"] = pair_intervals(
+            out[name]["bootstrap"] = pair_intervals(
                 part, y[rows], thresholds, n_resamples=n_resamples, confidence=confidence, seed=seed
             )["intervals"]
-        out[name] = entry
     return out
 
 
-def _skeleton(over: str, *, n_resamples: int, confidence: float, seed: int) -> Dict[str, Any]:
+def _skeleton(over: str, settings: Mapping[str, Any]) -> Dict[str, Any]:
     """The bootstrap report before its intervals: settings, and what was resampled."""
-    return {
-        "confidence": confidence,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "kind": f"percentile bootstrap over the {over}",
-        "intervals": {},
-        "differences": {},
-    }
+    return {**settings, "kind": f"percentile bootstrap over the {over}", "intervals": {}, "differences": {}}
+
+
+def _lead(
+    of: str, metric: str, statistic: Callable[[numpy.ndarray], float], n: int, settings: Mapping[str, Any]
+) -> Dict[str, Any]:
+    """`of`'s lead over another method on `metric`: `statistic` of all n indices, and its interval."""
+    value = _finite(statistic(numpy.arange(n)))
+    return {"metric": metric, "of": of, "value": value, "interval": interval(statistic, n, **settings)}
 
 
 def _mean(values: numpy.ndarray) -> Callable[[numpy.ndarray], float]:

@@ -43,11 +43,10 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         return main(X, is_train)
     Y_main, backprop_main = main(X, is_train)
     Y_aux, backprop_aux = model.get_ref("auxiliary")(X, is_train)
-    weight = model.attrs["weight"]
 
     def backprop(dY: Floats2d) -> InT:
         dA, dB = backprop_main(dY[:, :1])
-        dA_aux, dB_aux = backprop_aux(model.ops.xp.ascontiguousarray(dY[:, 1:]) * weight)
+        dA_aux, dB_aux = backprop_aux(model.ops.xp.ascontiguousarray(dY[:, 1:]) * model.attrs["weight"])
         return dA + dA_aux, dB + dB_aux
 
     return model.ops.xp.hstack([Y_main, Y_aux]), backprop

@@ -10,12 +10,7 @@ from .tfidf import TermTable, check_term_settings, fit_vocabulary, term_counts
 
 @registry.layers("spacy-siamese.bag_of_words.v1")
 def bag_of_words(
-    *,
-    attr: str = "lower",
-    drop_stop: bool = True,
-    drop_punct: bool = True,
-    min_df: int = 2,
-    max_vocab: int = 10000,
+    *, attr: str = "lower", drop_stop: bool = True, drop_punct: bool = True, min_df: int = 2, max_vocab: int = 10000
 ) -> Model[List[Doc], csr_matrix]:
     """Binary bag-of-words vectors (CSR, n_docs x n_terms), terms and vocabulary as `tfidf.v2`'s."""
     check_term_settings("bag_of_words", attr=attr, min_df=min_df, max_vocab=max_vocab)

@@ -30,9 +30,8 @@ def train_calibrated(*, comparison: Model[InT, Floats2d], eps: float = 1e-6) -> 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
     init_heads(model, X, Y)
     model.set_param("a", model.ops.alloc1f(1))
-    b = model.ops.alloc1f(1)
-    b += float(numpy.log(numpy.expm1(1.0)))  # softplus^-1(1): start as the identity map
-    model.set_param("b", b)
+    b = float(numpy.log(numpy.expm1(1.0)))  # softplus^-1(1): start as the identity map
+    model.set_param("b", model.ops.asarray1f([b]))
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:

@@ -18,9 +18,8 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
     if X is not None and not model.has_dim("nI"):
         model.set_dim("nI", X[0].shape[1])
     nI = model.get_dim("nI")
-    # Start with equal weights scaled so the distance term is about 1 on the
-    # sample pairs (a score near 0.5, where the gradient is largest). Adam moves
-    # the weights only ~learn_rate per step, so a badly scaled start would last.
+    # Start with equal weights scaled so the distance term is about 1 on the sample pairs (a score near 0.5, where
+    # the gradient is largest). Adam moves the weights only ~learn_rate per step, so a badly scaled start would last.
     w0 = 1.0 / nI
     if X is not None and len(X[0]):
         diff = model.ops.to_numpy(X[0] - X[1]).astype("float64")  # float32 squares of huge entries overflow
@@ -39,8 +38,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     v = model.get_param("v")
     w = xp.logaddexp(0, v)  # softplus
     d = A - B
-    s = (d * d) @ w
-    y = 1.0 / (1.0 + s)
+    y = 1.0 / (1.0 + (d * d) @ w)
 
     def backprop(dY: Floats2d) -> InT:
         # dy/ds = -y^2, written with y * d: d * d overflows where y is 0 (inf * 0 would be NaN)

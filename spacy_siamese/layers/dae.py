@@ -17,11 +17,9 @@ def denoising_autoencoder(
     reconstruction_weight: float = 1.0,
     seed: int = 0,
 ) -> Model[InT, Floats2d]:
-    """Denoising autoencoder of binary term vectors (Tajima et al. 2016; CSR or dense): outputs
-    h = sigmoid(x W + c) - sigmoid(c). In training, non-zero inputs are zeroed with probability
-    `noise`, y = sigmoid(h V + d) reconstructs the clean input, and `reconstruction_weight` times
-    its cross-entropy joins the loss on h.
-    """
+    """Denoising autoencoder (Tajima et al. 2016) of CSR or dense binary term vectors: h = sigmoid(xW + c) - sigmoid(c).
+    In training, non-zero inputs are zeroed with probability `noise`, y = sigmoid(h V + d) reconstructs the clean input,
+    and `reconstruction_weight` times its cross-entropy joins the loss on h."""
     if not 0.0 <= noise < 1.0:
         raise ValueError(f"dae: noise must be in [0, 1), got {noise}")
     if reconstruction_weight < 0:
@@ -62,7 +60,6 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     if X.shape[1] != W.shape[0]:
         raise ValueError(f"dae: input has {X.shape[1]} columns, expected nI={W.shape[0]}")
     xp = model.ops.xp
-    sparse = issparse(X)
     noisy = _mask(model, X) if is_train else X
     s = model.ops.sigmoid(cast(Floats2d, xp.asarray(noisy @ W, dtype=W.dtype) + c))
     s0 = model.ops.sigmoid(cast(Floats1d, c))
@@ -71,10 +68,9 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         return H, lambda dH: None
     V, d = model.get_param("V"), model.get_param("d")
     target = xp.asarray(_dense(X), dtype=W.dtype)
-    n = max(X.shape[0], 1)
     # Cross-entropy of sigmoid(Z) against the clean input; its gradient in Z is sigmoid(Z) - x.
     Z = H @ V + d
-    dZ = (model.ops.sigmoid(Z) - target) * (model.attrs["reconstruction_weight"] / n)
+    dZ = (model.ops.sigmoid(Z) - target) * (model.attrs["reconstruction_weight"] / max(X.shape[0], 1))
 
     def backprop(dH: Floats2d) -> Optional[InT]:
         model.inc_grad("V", H.T @ dZ)
@@ -84,9 +80,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         model.inc_grad("W", xp.asarray(noisy.T @ dA, dtype=W.dtype))
         # h = sigmoid(xW + c) - sigmoid(c): c also enters through the subtracted term.
         model.inc_grad("c", dA.sum(axis=0) - dH_total.sum(axis=0) * s0 * (1.0 - s0))
-        if sparse:
-            return None  # the featuriser upstream has no parameters
-        return dA @ W.T
+        return None if issparse(X) else dA @ W.T  # a sparse input's featuriser has no parameters
 
     return H, backprop
 
@@ -95,8 +89,7 @@ def reconstruction_loss(model: Model, X: InT) -> float:
     """The reconstruction cross-entropy of X through the noise-free autoencoder, summed over the
     input elements and averaged over the rows (for monitoring)."""
     xp = model.ops.xp
-    H = model.predict(X)
-    Z = H @ model.get_param("V") + model.get_param("d")
+    Z = model.predict(X) @ model.get_param("V") + model.get_param("d")
     target = xp.asarray(_dense(X), dtype=Z.dtype)
     return float((xp.logaddexp(0.0, Z) - target * Z).sum() / max(X.shape[0], 1))
 

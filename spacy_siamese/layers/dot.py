@@ -1,3 +1,4 @@
+from math import inf
 from typing import Callable, Optional, Tuple
 
 from spacy.util import registry
@@ -12,13 +13,7 @@ InT = Tuple[Floats2d, Floats2d]
 @registry.architectures("spacy-siamese.DotSimilarity.v1")
 def dot_similarity(*, nI: Optional[int] = None) -> Model[InT, Floats2d]:
     """Inner product of paired vectors, (n_pairs, 1), unbounded: the DAE + triplet model's similarity."""
-    return Model(
-        "dot_similarity",
-        forward,
-        init=init,
-        dims={"nI": nI, "nO": 1},
-        attrs={"score_range": (float("-inf"), float("inf"))},
-    )
+    return Model("dot_similarity", forward, init=init, dims={"nI": nI, "nO": 1}, attrs={"score_range": (-inf, inf)})
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:

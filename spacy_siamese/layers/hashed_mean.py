@@ -1,5 +1,3 @@
-"""Hashed word and subword embeddings averaged over a doc's tokens: hashed_mean.v1."""
-
 from typing import Callable, List, Sequence, Tuple, cast
 
 from spacy.attrs import IDS
@@ -16,8 +14,7 @@ def hashed_mean(
 ) -> Model[List[Doc], Floats2d]:
     """The mean over a doc's tokens of the summed hash embeddings (`rows` rows) of their `attrs`:
     a learned static embedding, as in model2vec; an empty doc gets zeros."""
-    unknown = [attr for attr in attrs if attr.upper() not in IDS]
-    if unknown or not attrs:
+    if not attrs or any(attr.upper() not in IDS for attr in attrs):
         raise ValueError(f"hashed_mean: need spaCy token attributes (e.g. NORM, PREFIX), got {list(attrs)}")
     if width < 1 or rows < 1:
         raise ValueError(f"hashed_mean: need width >= 1 and rows >= 1, got {width} and {rows}")
@@ -41,8 +38,7 @@ def forward(model: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) 
     lengths: Ints1d = model.ops.asarray1i([len(doc) for doc in docs])
     if not len(keys):  # no doc has a token: each gets the mean of nothing, a zero vector
         return model.ops.alloc2f(len(docs), model.get_dim("nO")), lambda dY: []
-    summed = cast(Floats2d, model.ops.xp.take(E, keys, axis=0).sum(axis=1))
-    Y = model.ops.reduce_mean(summed, lengths)
+    Y = model.ops.reduce_mean(cast(Floats2d, model.ops.xp.take(E, keys, axis=0).sum(axis=1)), lengths)
 
     def backprop(dY: Floats2d) -> List[Doc]:
         d_summed = model.ops.backprop_reduce_mean(dY, lengths)

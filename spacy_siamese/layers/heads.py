@@ -1,17 +1,13 @@
-"""Which head of a comparison scores, and in what range, looking through WithInBatchScores.v1,
-WithAuxiliary.v1 and TrainCalibrated.v1."""
-
 from typing import Tuple
 
 from thinc.api import Model
 
-UNIT_RANGE = (0.0, 1.0)
-HYBRID = "hybrid_similarity"  # the name of HybridSimilarity.v1 layers
+from .hybrid import is_hybrid_similarity
 
 
 def predicting_head(comparison: Model, *, training: bool = False) -> Model:
-    """The comparison inside `comparison` whose score is the prediction; with `training=True`,
-    `TrainCalibrated.v1` is kept (the losses see its calibrated score)."""
+    """The comparison inside `comparison` whose score is the prediction, looking through WithInBatchScores.v1,
+    WithAuxiliary.v1 and TrainCalibrated.v1 (kept with `training=True`: the losses see its calibrated score)."""
     while True:
         if comparison.name == "with_in_batch_scores":
             comparison = comparison.get_ref("comparison")
@@ -32,14 +28,13 @@ def score_range(comparison: Model) -> Tuple[float, float]:
     head = predicting_head(comparison)
     if head is not comparison:
         return score_range(head)
-    if comparison.name == HYBRID:
+    if is_hybrid_similarity(comparison):
         low, high = score_range(comparison.get_ref("comparison"))
         weight = float(comparison.attrs["weight"])
         return (1.0 - weight) * low, (1.0 - weight) * high + weight
     declared = comparison.attrs.get("score_range")
     if declared is not None:
-        low, high = declared
-        return float(low), float(high)
+        return float(declared[0]), float(declared[1])
     if comparison.name == "cosine_similarity" and not comparison.attrs.get("rescale", False):
         return (-1.0, 1.0)
-    return UNIT_RANGE
+    return (0.0, 1.0)

@@ -4,11 +4,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from .heads import HYBRID
-
 InT = Tuple[Floats2d, Floats2d]
-
-LAYER_NAME = HYBRID
+LAYER_NAME = "hybrid_similarity"
 
 
 @registry.architectures("spacy-siamese.HybridSimilarity.v1")
@@ -17,20 +14,20 @@ def hybrid_similarity(
 ) -> Model[InT, Floats2d]:
     """A `HybridEncoder.v1` pipe's similarity, the last `lexical_width` columns being lexical:
     (1 - weight) * comparison(a_learned, b_learned) + weight * clip(a_lex . b_lex, 0, 1).
-    In training, the output is the comparison's on the learned part alone.
-    """
-    _check_weight(weight)
+    In training, the output is the comparison's on the learned part alone."""
     if lexical_width < 1:
         raise ValueError(f"HybridSimilarity: lexical_width must be positive, got {lexical_width}")
-    return Model(
+    model: Model[InT, Floats2d] = Model(
         LAYER_NAME,
         forward,
         init=init,
         layers=[comparison],
         refs={"comparison": comparison},
         dims={"nI": None, "nO": 1},
-        attrs={"weight": float(weight), "lexical_width": lexical_width},
+        attrs={"lexical_width": lexical_width},
     )
+    set_hybrid_weight(model, weight)
+    return model
 
 
 def is_hybrid_similarity(model: Model) -> bool:
@@ -39,15 +36,10 @@ def is_hybrid_similarity(model: Model) -> bool:
 
 
 def set_hybrid_weight(model: Model, weight: float) -> None:
-    """Mix a trained `HybridSimilarity.v1` layer's lexical part at `weight` from now on."""
-    _check_weight(weight)
-    model.attrs["weight"] = float(weight)
-
-
-def _check_weight(weight: float) -> None:
-    """A ValueError for a lexical weight outside [0, 1] (or NaN)."""
+    """Mix a `HybridSimilarity.v1` layer's lexical part at `weight`, in [0, 1], from now on."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"HybridSimilarity: weight must be in [0, 1], got {weight}")
+    model.attrs["weight"] = float(weight)
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

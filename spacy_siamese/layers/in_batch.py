@@ -14,13 +14,12 @@ InT = Tuple[Floats2d, Floats2d]
 def with_in_batch_scores(*, comparison: Model[InT, Floats2d]) -> Model[InT, Floats2d]:
     """In training, append M[i, j] = score(A_i, B_j) of the batch to the comparison's k columns,
     (n, k + n), for an in-batch loss; at prediction the comparison's score, unchanged."""
-    scorer = predicting_head(comparison, training=True)
     return Model(
         "with_in_batch_scores",
         forward,
         init=init_heads,
         layers=[comparison],
-        refs={"comparison": comparison, "scorer": scorer},
+        refs={"comparison": comparison, "scorer": predicting_head(comparison, training=True)},
         dims={"nI": None, "nO": 1},
     )
 
@@ -30,10 +29,9 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     if not is_train:
         return comparison(X, is_train)
     xp = model.ops.xp
-    A, B = X
     Y, backprop_pairs = comparison(X, is_train)
     k = Y.shape[1]
-    M, backprop_matrix = cross_scores(model.get_ref("scorer"), A, B, is_train)
+    M, backprop_matrix = cross_scores(model.get_ref("scorer"), *X, is_train)
 
     def backprop(dY: Floats2d) -> InT:
         dA, dB = backprop_pairs(xp.ascontiguousarray(dY[:, :k]))
@@ -53,10 +51,9 @@ def cross_scores(scorer: Model[InT, Floats2d], A: Floats2d, B: Floats2d, is_trai
     A_rep = xp.ascontiguousarray(xp.repeat(A, m, axis=0))
     B_rep = xp.ascontiguousarray(xp.tile(B, (n, 1)))
     S, backprop_scores = scorer((A_rep, B_rep), is_train)
-    n_cols = S.shape[1]
 
     def backprop(dM: Floats2d) -> InT:
-        dS = scorer.ops.alloc2f(n * m, n_cols, dtype=S.dtype)
+        dS = scorer.ops.alloc2f(*S.shape, dtype=S.dtype)
         dS[:, 0] = dM.reshape((-1,))  # type: ignore[call-overload]
         dA_rep, dB_rep = backprop_scores(dS)
         return dA_rep.reshape((n, m, width)).sum(axis=1), dB_rep.reshape((n, m, width)).sum(axis=0)

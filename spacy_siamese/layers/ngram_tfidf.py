@@ -1,6 +1,7 @@
 """Word and character n-gram TF-IDF over one joint vocabulary, for text in several languages."""
 
 import unicodedata
+from collections import Counter
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
@@ -33,8 +34,7 @@ def ngram_tfidf(
 ) -> Model[List[Doc], csr_matrix]:
     """TF-IDF vectors (CSR) over lower-cased words and the character n-grams (`ngram_sizes`) of
     each word framed as "<word>", fitted as `tfidf`'s. The word and n-gram parts are l2-normalised
-    apart and weighted sqrt(word_weight) and sqrt(1 - word_weight), so their cosines mix in that ratio.
-    """
+    apart and weighted sqrt(word_weight) and sqrt(1 - word_weight), so their cosines mix in that ratio."""
     check_term_settings("ngram_tfidf", attr="lower", min_df=min_df, max_vocab=max_vocab)
     sizes = [int(n) for n in ngram_sizes]
     if any(n < 1 for n in sizes) or not 0.0 <= word_weight <= 1.0 or (not sizes and word_weight < 1.0):
@@ -64,14 +64,12 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         if not len(model.attrs["table"]):
             raise ValueError("ngram_tfidf: initialize with training docs to fit the vocabulary and idf")
         return
-    df: Dict[str, int] = {}
+    df: Counter[str] = Counter()
     seen = set()
     for doc in X:
-        if doc.text in seen:
-            continue  # a text in many training pairs counts once
-        seen.add(doc.text)
-        for term in set(doc_terms(model, doc)):
-            df[term] = df.get(term, 0) + 1
+        if doc.text not in seen:  # a text in many training pairs counts once
+            seen.add(doc.text)
+            df.update(set(doc_terms(model, doc)))
     terms = [term for term, count in df.items() if count >= model.attrs["min_df"]]
     kept, counts = most_frequent(model, terms, numpy.asarray([df[term] for term in terms], dtype="float64"), len(seen))
     idf = numpy.log((1.0 + len(seen)) / (1.0 + counts)) + 1.0
@@ -83,18 +81,16 @@ def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Cal
     table: NgramTable = model.attrs["table"]
     if not len(table):
         raise ValueError("ngram_tfidf: the vocabulary is empty; initialize the model on training docs first")
-    index = table.index
     is_word = numpy.asarray([term.startswith(WORD) for term in table.terms])
     rows, cols = [], []
     for i, doc in enumerate(X):
-        found = [index[term] for term in doc_terms(model, doc) if term in index]
+        found = [table.index[term] for term in doc_terms(model, doc) if term in table.index]
         cols.extend(found)
         rows.extend([i] * len(found))
-    counts = csr_matrix(
+    counts = csr_matrix(  # sums the duplicate (row, col) entries of ones: the term counts
         (numpy.ones(len(cols), dtype="float32"), (numpy.asarray(rows, "int64"), numpy.asarray(cols, "int64"))),
         shape=(len(X), len(table)),
     )
-    counts.sum_duplicates()
     if model.attrs["sublinear_tf"]:
         counts.data = 1.0 + numpy.log(counts.data)
     counts.data *= table.idf[counts.indices]
@@ -123,10 +119,7 @@ def token_terms(model: Model, token: Token) -> List[str]:
         return []
     word = _strip_accents(token.lower_) if model.attrs["strip_accents"] else token.lower_
     framed = f"<{word}>"
-    terms = [WORD + word]
-    for n in model.attrs["ngram_sizes"]:
-        terms.extend(framed[i : i + n] for i in range(len(framed) - n + 1))
-    return terms
+    return [WORD + word] + [framed[i : i + n] for n in model.attrs["ngram_sizes"] for i in range(len(framed) - n + 1)]
 
 
 def _strip_accents(text: str) -> str:

@@ -53,8 +53,7 @@ def encode_docs(encoder: Model[List[Doc], Floats2d], docs: List[Doc], is_train: 
             return V, backprop
     except Exception:  # e.g. blis's shape mismatch in a user's MultiHashEmbed with static vectors
         pass
-    probe = Doc(docs[0].vocab, words=["."])
-    V, backprop_probe = encoder([*docs, probe], is_train)
+    V, backprop_probe = encoder([*docs, Doc(docs[0].vocab, words=["."])], is_train)
     V = check_rows(encoder, V, len(docs) + 1, width)
 
     def backprop_docs(dY: Floats2d) -> Any:

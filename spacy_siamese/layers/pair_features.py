@@ -9,8 +9,7 @@ InT = Tuple[Floats2d, Floats2d]
 @registry.layers("spacy-siamese.pair_features.v1")
 def pair_features(*, nI: Optional[int] = None) -> Model[InT, Floats2d]:
     """Symmetric features of a vector pair: concat(|a - b|, a * b), shape (n, 2 * nI)."""
-    nO = 2 * nI if nI is not None else None
-    return Model("pair_features", forward, init=init, dims={"nI": nI, "nO": nO})
+    return Model("pair_features", forward, init=init, dims={"nI": nI, "nO": 2 * nI if nI is not None else None})
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:

@@ -26,11 +26,9 @@ def forward(model: Model, Xr: Ragged, is_train: bool) -> Tuple[Floats2d, Callabl
     Y = ops.alloc2f(lengths.shape[0], 2 * width)
     which: Optional[Ints2d] = None
     if nz_lengths.shape[0]:
-        # Empty sequences own no rows of X, so pooling over the non-empty
-        # lengths alone covers every row.
-        Y_mean = ops.reduce_mean(X, nz_lengths)
+        # Empty sequences own no rows of X: pooling over the non-empty lengths alone covers every row.
+        Y[keep, :width] = ops.reduce_mean(X, nz_lengths)
         Y_max, which = ops.reduce_max(X, nz_lengths)
-        Y[keep, :width] = Y_mean
         Y[keep, width:] = Y_max
 
     def backprop(dY: Floats2d) -> Ragged:

@@ -37,12 +37,11 @@ def _init(model: Model, X: Optional[InT] = None, Y=None) -> None:
     if model.attrs["init"] == "lsa":
         if X is None:
             raise ValueError("projection: init='lsa' needs the initialization matrix (X)")
-        F = _unique_rows(csr_matrix(X))
+        F = unique_rows(csr_matrix(X))
         k = min(nO, nI - 1, F.shape[0] - 1)
         if k >= 1:
-            svd = TruncatedSVD(n_components=k, random_state=model.attrs["seed"]).fit(F)
             # Columns past k (more dims than the data has) keep small random values.
-            W[:, :k] = svd.components_.T
+            W[:, :k] = TruncatedSVD(n_components=k, random_state=model.attrs["seed"]).fit(F).components_.T
             W[:, k:] *= 1e-3
     model.set_param("W", model.ops.asarray2f(cast(Floats2d, W)))
 
@@ -51,11 +50,10 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     W = model.get_param("W")
     if X.shape[1] != W.shape[0]:
         raise ValueError(f"projection: input has {X.shape[1]} columns, expected nI={W.shape[0]}")
-    sparse = issparse(X)
     Y = model.ops.xp.asarray(X @ W)
 
     def backprop(dY: Floats2d) -> Optional[InT]:
-        if not sparse:
+        if not issparse(X):
             model.inc_grad("W", X.T @ dY)
             return dY @ W.T
         # dW = X^T dY, computed on the columns present in the batch only.
@@ -72,7 +70,7 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     return Y, backprop
 
 
-def _unique_rows(X: csr_matrix) -> csr_matrix:
+def unique_rows(X: csr_matrix) -> csr_matrix:
     """X without repeated rows (a doc that occurs in many training pairs counts once)."""
     X.sort_indices()
     keys: Dict[Tuple[bytes, bytes], int] = {}

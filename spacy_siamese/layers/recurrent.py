@@ -12,20 +12,15 @@ Cache = Tuple[Array, Array, Array]  # hidden states, cell states, gate activatio
 def lstm(
     *, nO: Optional[int] = None, nI: Optional[int] = None, bidirectional: bool = False, depth: int = 1
 ) -> Model[List[Floats2d], List[Floats2d]]:
-    """An LSTM over each sequence of a list, (n_i, nI) -> (n_i, nO), `depth` layers; `bi`
+    """An LSTM over each sequence of a list, (n_i, nI) -> (n_i, nO), `depth` layers; `bidirectional`
     concatenates forward and backward outputs (nO / 2 each). Not Thinc's `LSTM`: its CPU
-    backward pass gives wrong gradients (thinc 8.3, `NumpyOps.backprop_lstm`).
-    """
+    backward pass gives wrong gradients (thinc 8.3, `NumpyOps.backprop_lstm`)."""
     if depth < 1:
         raise ValueError(f"LSTM: depth must be at least 1, got {depth}")
     if bidirectional and nO is not None and nO % 2:
         raise ValueError(f"LSTM: a bidirectional LSTM needs an even nO, got {nO}")
     return Model(
-        "lstm",
-        forward,
-        init=init,
-        dims={"nO": nO, "nI": nI},
-        attrs={"bidirectional": bidirectional, "depth": depth},
+        "lstm", forward, init=init, dims={"nO": nO, "nI": nI}, attrs={"bidirectional": bidirectional, "depth": depth}
     )
 
 
@@ -42,28 +37,23 @@ def init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> None:
     ops = model.ops
     for k in range(model.attrs["depth"]):
         for d in range(dirs):
-            W: Array = ops.alloc2f(4 * nH, n_in)
-            U: Array = ops.alloc2f(4 * nH, nH)
-            for param, fan_in in ((W, n_in), (U, nH)):
+            for name, fan_in in (("W", n_in), ("U", nH)):
                 limit = (6.0 / (fan_in + nH)) ** 0.5
-                param[...] = ops.xp.random.uniform(-limit, limit, param.shape)
+                model.set_param(f"{name}{k}_{d}", ops.asarray2f(ops.xp.random.uniform(-limit, limit, (4 * nH, fan_in))))
             b: Array = ops.alloc1f(4 * nH)
             b[nH : 2 * nH] = 1.0
-            model.set_param(f"W{k}_{d}", W)
-            model.set_param(f"U{k}_{d}", U)
             model.set_param(f"b{k}_{d}", b)
         n_in = nH * dirs
 
 
 def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[List[Floats2d], Callable]:
     xp = model.ops.xp
-    n_in = model.get_dim("nI")
     dtype = X[0].dtype if len(X) else "float32"
     # The sequences are packed: sorted by length (longest first) and laid out step by step, so
     # step t is the rows of the sequences still running, a prefix of the previous step's. Memory
     # and work follow the number of tokens, not the longest length times the batch size.
     pack = _Packing(xp, [len(x) for x in X])
-    H = xp.zeros((pack.n_rows, n_in), dtype=dtype)
+    H = xp.zeros((pack.n_rows, model.get_dim("nI")), dtype=dtype)
     if len(X):
         H[pack.rows] = xp.concatenate(X)
     caches: List[List[Tuple[Cache, Array]]] = []
@@ -100,10 +90,8 @@ class _Packing:
     """Where each position of each sequence is in the packed (n_tokens, width) layout."""
 
     def __init__(self, xp, lengths: List[int]) -> None:
-        order = sorted(range(len(lengths)), key=lambda j: -lengths[j])
-        rank = [0] * len(lengths)
-        for r, j in enumerate(order):
-            rank[j] = r
+        # each sequence's row in a step: its rank by length, longest first (ties in their order)
+        rank = numpy.argsort(numpy.argsort(-numpy.asarray(lengths, dtype="int64"), kind="stable"))
         T = max(lengths, default=0)
         # step t is the rows starts[t] .. starts[t] + sizes[t]: sizes[t] sequences are longer than t
         ended = numpy.cumsum(numpy.bincount(numpy.asarray(lengths, dtype="int64"), minlength=T + 1))[:T]

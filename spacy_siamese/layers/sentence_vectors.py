@@ -29,8 +29,7 @@ def sentence_starts(doc: Doc) -> List[int]:
         return []
     if doc.has_annotation("SENT_START"):
         return [sent.start for sent in doc.sents]
-    tags = _SENTENCIZER.predict([doc])[0]
-    return [0] + [i for i, tag in enumerate(tags) if tag and i > 0]
+    return [0] + [i for i, tag in enumerate(_SENTENCIZER.predict([doc])[0]) if tag and i > 0]
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
@@ -41,16 +40,13 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2
     out: List[Floats2d] = []
     for doc in docs:
         vectors = doc.vocab.vectors
-        table = numpy.asarray(ops.to_numpy(vectors.data))
         T = numpy.zeros((len(doc), width), dtype="float32")
         if len(doc):
             # keyed as the table is (ORTH unless the vectors say otherwise), as spaCy's StaticVectors
             rows = numpy.asarray(vectors.find(keys=doc.to_array(getattr(vectors, "attr", ORTH))))
-            T[rows >= 0] = table[rows[rows >= 0]]
+            T[rows >= 0] = numpy.asarray(ops.to_numpy(vectors.data))[rows[rows >= 0]]
         starts = sentence_starts(doc)
         bounds = list(zip(starts, starts[1:] + [len(doc)]))
-        S = numpy.zeros((len(bounds), width), dtype="float32")
-        for i, (start, end) in enumerate(bounds):
-            S[i] = T[start:end].mean(axis=0)
+        S = numpy.asarray([T[start:end].mean(axis=0) for start, end in bounds], dtype="float32").reshape(-1, width)
         out.append(cast(Floats2d, ops.asarray(cast(Any, S))))
     return out, lambda dY: []  # no weights

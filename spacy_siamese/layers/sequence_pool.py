@@ -33,13 +33,11 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[Floats2d, 
     mode = model.attrs["mode"]
     width = X[0].shape[1] if len(X) else model.get_dim("nO")
     half = width // 2 if model.attrs["bidirectional"] else width
-    dtype = X[0].dtype if len(X) else "float32"
-    Y = ops.alloc2f(len(X), width, dtype=dtype)
-    argmaxes: List = []  # per sequence: the argmax of each column (max pooling only)
+    Y = ops.alloc2f(len(X), width, dtype=X[0].dtype if len(X) else "float32")
+    argmaxes: List = [None] * len(X)  # per sequence: the argmax of each column (max pooling only)
     for i, x in enumerate(X):
         n = x.shape[0]
         if n == 0:
-            argmaxes.append(None)
             continue
         if mode == "last":
             Y[i, :half] = x[n - 1, :half]
@@ -47,11 +45,8 @@ def forward(model: Model, X: List[Floats2d], is_train: bool) -> Tuple[Floats2d, 
         elif mode == "mean":
             Y[i] = x.mean(axis=0)
         else:
-            arg = x.argmax(axis=0)
-            argmaxes.append(arg)
-            Y[i] = x[arg, xp.arange(width)]
-            continue
-        argmaxes.append(None)
+            argmaxes[i] = x.argmax(axis=0)
+            Y[i] = x[argmaxes[i], xp.arange(width)]
 
     def backprop(dY: Floats2d) -> List[Floats2d]:
         dX = []

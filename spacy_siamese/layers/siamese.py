@@ -30,8 +30,7 @@ def siamese(
 
 
 def check_hybrid(encoder: Model, comparison: Model) -> None:
-    """Refuse, for a `HybridSimilarity.v1`, an encoder that is not a `HybridEncoder.v1` of the same
-    `lexical_width`."""
+    """Refuse, for a `HybridSimilarity.v1`, an encoder that is not a `HybridEncoder.v1` of the same `lexical_width`."""
     similarity = next((node for node in comparison.walk() if is_hybrid_similarity(node)), None)
     if similarity is None:
         return
@@ -48,8 +47,7 @@ def check_hybrid(encoder: Model, comparison: Model) -> None:
 
 
 def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
-    encoder = model.get_ref("encoder")
-    comparison = model.get_ref("comparison")
+    encoder, comparison = model.get_ref("encoder"), model.get_ref("comparison")
     if X is None:
         encoder.initialize()
         if comparison.has_dim("nI") is None:
@@ -64,8 +62,7 @@ def init(model: Model, X: Optional[InT] = None, Y=None) -> None:
 
 
 def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
-    encoder = model.get_ref("encoder")
-    comparison = model.get_ref("comparison")
+    encoder, comparison = model.get_ref("encoder"), model.get_ref("comparison")
     docs_a, docs_b = X
     n = len(docs_a)
     if len(docs_b) != n:

@@ -1,5 +1,3 @@
-"""A model2vec embedding table averaged over a doc's subword tokens: table_mean.v1."""
-
 from functools import lru_cache
 from typing import Any, Callable, List, Optional, Tuple, cast
 
@@ -80,9 +78,7 @@ def token_ids(model: Model, docs: List[Doc]) -> Tuple[Ints1d, Ints1d]:
     )
     unk, max_length = model.attrs["unk"], model.attrs["max_length"] or None
     rows = [[i for i in encoding.ids if i != unk][:max_length] for encoding in encodings]
-    lengths = model.ops.asarray1i([len(row) for row in rows])
-    ids = model.ops.asarray1i([i for row in rows for i in row])
-    return ids, lengths
+    return model.ops.asarray1i([i for row in rows for i in row]), model.ops.asarray1i([len(row) for row in rows])
 
 
 @lru_cache(maxsize=4)

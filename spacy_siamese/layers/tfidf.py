@@ -39,8 +39,7 @@ class TermTable:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "TermTable":
-        msg = srsly.msgpack_loads(data)
-        return cls(msg["terms"], msg["idf"])
+        return cls(**srsly.msgpack_loads(data))  # to_bytes writes the constructor's arguments (a subclass's too)
 
 
 @serialize_attr.register(TermTable)
@@ -64,11 +63,9 @@ def tfidf(
     sublinear_tf: bool = True,
     normalize: bool = True,
 ) -> Model[List[Doc], csr_matrix]:
-    """TF-IDF vectors of docs (CSR, n_docs x n_terms) over the tokens' `attr`. The vocabulary
-    (in >= `min_df` training docs, the `max_vocab` most frequent if > 0) and the smoothed idf,
-    ln((1 + n) / (1 + df)) + 1, are fitted in `initialize`; tf is the count or, with
-    `sublinear_tf`, 1 + ln(count). A doc without a known term is a zero row.
-    """
+    """TF-IDF vectors of docs (CSR, n_docs x n_terms) over the tokens' `attr`. The vocabulary (in >= `min_df` training
+    docs, the `max_vocab` most frequent if > 0) and the smoothed idf, ln((1 + n) / (1 + df)) + 1, are fitted in
+    `initialize`; tf is the count or, with `sublinear_tf`, 1 + ln(count). A doc without a known term is a zero row."""
     check_term_settings("tfidf", attr=attr, min_df=min_df, max_vocab=max_vocab)
     return Model("tfidf", forward, init=init, dims={"nO": None}, attrs={"table": TermTable(), **locals()})
 
@@ -84,8 +81,7 @@ def tfidf_v1(
     sublinear_tf: bool = False,
     normalize: bool = True,
 ) -> Model[List[Doc], csr_matrix]:
-    """The first version: the same layer with raw tf and min_df 1 by default. v2 takes
-    S2NetEncoder's defaults (min_df 2, sublinear tf)."""
+    """The first version: raw tf and min_df 1 by default (v2 has S2NetEncoder's defaults: min_df 2, sublinear tf)."""
     return tfidf(**locals())  # every argument, as given
 
 
@@ -101,11 +97,10 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 
 
 def forward(model: Model, X: List[Doc], is_train: bool) -> Tuple[csr_matrix, Callable]:
-    table = model.attrs["table"]
     tf = term_counts(model, X)
     if model.attrs["sublinear_tf"]:
         tf.data = 1.0 + numpy.log(tf.data)
-    tf.data *= table.idf[tf.indices]
+    tf.data *= model.attrs["table"].idf[tf.indices]
     if model.attrs["normalize"]:
         norms = numpy.sqrt(numpy.asarray(tf.multiply(tf).sum(axis=1)).ravel())
         tf.data /= numpy.repeat(numpy.where(norms > 0, norms, 1.0), numpy.diff(tf.indptr)).astype("float32")
@@ -121,19 +116,16 @@ def check_term_settings(name: str, *, attr: str, min_df: int, max_vocab: int) ->
 
 
 def fit_vocabulary(model: Model, X: List[Doc]) -> Tuple[List[str], numpy.ndarray, int]:
-    """The vocabulary of a term layer (`attr`, `drop_stop`, `drop_punct`, `min_df`, `max_vocab`
-    in its attrs), most frequent first: (terms, their document frequencies, number of distinct
-    docs). Raises if no term is frequent enough."""
-    terms, df, n = document_frequencies(X, lambda doc: term_keys(model, doc), min_df=model.attrs["min_df"])
+    """The vocabulary of a term layer (attrs `attr`, `drop_stop`, `drop_punct`, `min_df`, `max_vocab`), most frequent
+    first: (terms, their document frequencies, number of distinct docs); raises if no term is frequent enough."""
+    terms, df, n = document_frequencies(model, X)
     return (*most_frequent(model, terms, df, n), n)
 
 
 def most_frequent(model: Model, terms: Sequence[str], df: numpy.ndarray, n: int) -> Tuple[List[str], numpy.ndarray]:
     """The terms and their document frequencies, most frequent first (ties by term), the
     `max_vocab` first if > 0; raises if there are none (none of the n docs' terms reached min_df)."""
-    order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))
-    if model.attrs["max_vocab"]:
-        order = order[: model.attrs["max_vocab"]]
+    order = sorted(range(len(terms)), key=lambda i: (-df[i], terms[i]))[: model.attrs["max_vocab"] or None]
     if not order:
         raise ValueError(f"{model.name}: no term occurs in at least min_df={model.attrs['min_df']} of the {n} docs")
     return [terms[i] for i in order], df[order]
@@ -149,12 +141,10 @@ def term_counts(model: Model, X: List[Doc]) -> csr_matrix:
     rows = numpy.repeat(numpy.arange(len(X)), [len(k) for k in keys])
     cols = table.lookup(numpy.concatenate(keys) if keys else numpy.zeros((0,), "uint64"))
     known = cols >= 0
-    # Summing the duplicate (row, col) entries of ones gives the term counts.
-    counts = coo_matrix(
+    # tocsr sums the duplicate (row, col) entries of ones: the term counts
+    return coo_matrix(
         (numpy.ones(int(known.sum()), dtype="float32"), (rows[known], cols[known])), shape=(len(X), len(table))
     ).tocsr()
-    counts.sum_duplicates()
-    return counts
 
 
 def term_keys(model: Model, doc: Doc) -> numpy.ndarray:
@@ -179,10 +169,8 @@ def term_array(model: Model, doc: Doc, extra: Sequence[int] = ()) -> Tuple[numpy
     return arr, keys, keep
 
 
-def document_frequencies(
-    docs: Iterable[Doc], term_keys: Callable[[Doc], numpy.ndarray], *, min_df: int = 1
-) -> Tuple[List[str], numpy.ndarray, int]:
-    """The terms (in hash order) in at least `min_df` distinct texts of `docs`, their document
+def document_frequencies(model: Model, docs: Iterable[Doc]) -> Tuple[List[str], numpy.ndarray, int]:
+    """The term layer's terms (in hash order) in at least its `min_df` distinct texts of `docs`, their document
     frequencies, and the number of distinct texts."""
     seen = set()
     unique: List[numpy.ndarray] = []
@@ -192,9 +180,9 @@ def document_frequencies(
             continue
         seen.add(doc.text)
         stores[id(doc.vocab)] = doc.vocab.strings
-        unique.append(numpy.unique(term_keys(doc)))
+        unique.append(numpy.unique(term_keys(model, doc)))
     keys, df = numpy.unique(numpy.concatenate(unique or [numpy.zeros((0,), "uint64")]), return_counts=True)
-    keep = df >= min_df
+    keep = df >= model.attrs["min_df"]
     keys, df = keys[keep], df[keep]
     return [_string(stores.values(), int(key)) for key in keys], df, len(seen)
 

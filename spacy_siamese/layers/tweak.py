@@ -1,4 +1,3 @@
-from functools import partial
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union, cast
 
 import numpy
@@ -10,7 +9,7 @@ from thinc.api import Model, registry
 from thinc.types import Floats1d, Floats2d
 
 from .hashed_tfidf import hash_columns
-from .tfidf import TERM_ATTRS, TermTable, document_frequencies, term_array, term_keys
+from .tfidf import TermTable, check_term_settings, document_frequencies, term_array
 
 PAPER_FEATURES = ("log_tf", "log_df", "capitalized", "log_loc", "rel_loc", "log_len")
 POS_TAGS: Tuple[str, ...] = tuple(
@@ -34,8 +33,7 @@ _ATTRS = [IS_TITLE, IS_UPPER, POS, ENT_IOB, SENT_START]  # after term_array's co
 
 
 class DocFrequencies(TermTable):
-    """The fitted vocabulary with each term's document frequency (`df`) and the number of
-    distinct training docs (`n_docs`)."""
+    """The fitted vocabulary with each term's document frequency (`df`) and the number of distinct docs (`n_docs`)."""
 
     def __init__(
         self, terms: Sequence[str] = (), df: Union[Sequence[float], numpy.ndarray] = (), n_docs: int = 0
@@ -49,11 +47,6 @@ class DocFrequencies(TermTable):
 
     def to_bytes(self) -> bytes:
         return srsly.msgpack_dumps({"terms": self.terms, "df": self.idf.tolist(), "n_docs": self.n_docs})
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> "DocFrequencies":
-        msg = srsly.msgpack_loads(data)
-        return cls(msg["terms"], msg["df"], msg["n_docs"])
 
 
 class TermFeatures(NamedTuple):
@@ -75,19 +68,16 @@ def tweak(
     min_df: int = 2,
     max_vocab: int = 0,
 ) -> Model[List[Doc], Floats2d]:
-    """TWEAK (Yih 2009): term t of doc D weighs softplus(sum_j w_j phi_j(t, D)) over a bias and
-    the `features` groups: "paper" (log(tf+1), log(df+1), capitalised, log(loc+1), loc/len,
-    log(len+1)), "stop", "pos" (share of each coarse POS), "ent", "sent" (in the first sentence),
-    "oov". Document frequencies are fitted in `initialize`; the weighted term vector is
-    signed-hashed into `width` columns, not normalised (pair it with CosineSimilarity.v1).
-    """
-    if attr not in TERM_ATTRS:
-        raise ValueError(f"tweak: attr must be one of {', '.join(TERM_ATTRS)}, got {attr!r}")
+    """TWEAK (Yih 2009): term t of doc D weighs softplus(sum_j w_j phi_j(t, D)) over a bias and the `features` groups:
+    "paper" (log(tf+1), log(df+1), capitalised, log(loc+1), loc/len, log(len+1)), "stop", "pos" (share of each coarse
+    POS), "ent", "sent" (in the first sentence), "oov". Document frequencies are fitted in `initialize`; the weighted
+    term vector is signed-hashed into `width` columns, not normalised (pair it with CosineSimilarity.v1)."""
+    check_term_settings("tweak", attr=attr, min_df=min_df, max_vocab=max_vocab)
     unknown = [group for group in features if group not in FEATURE_GROUPS]
     if unknown:
         raise ValueError(f"tweak: unknown feature group(s) {unknown}; choose from {', '.join(FEATURE_GROUPS)}")
-    if width < 1 or min_df < 1 or max_vocab < 0:
-        raise ValueError(f"tweak: need width >= 1, min_df >= 1, max_vocab >= 0, got {width}, {min_df}, {max_vocab}")
+    if width < 1:
+        raise ValueError(f"tweak: need width >= 1, got {width}")
     groups = [group for group in FEATURE_GROUPS if group in features]
     names = ["bias"] + [name for group in groups for name in FEATURE_GROUPS[group]]
     return Model(
@@ -109,12 +99,15 @@ def tweak(
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
-    if X is not None:
-        _fit_df(model, X)
+    if X is not None:  # the document frequencies of the kept terms over the distinct texts of X
+        terms, df, n_docs = document_frequencies(model, X)
+        if not terms:
+            raise ValueError(f"tweak: no term occurs in at least min_df={model.attrs['min_df']} of the {n_docs} docs")
+        order = numpy.argsort(-df, kind="stable")[: model.attrs["max_vocab"] or None]
+        model.attrs["table"] = DocFrequencies([terms[i] for i in order], df[order].astype("float32"), max(n_docs, 1))
     elif not model.attrs["table"].n_docs:
         raise ValueError("tweak: initialize with training docs to fit the document frequencies")
-    names = model.attrs["feature_names"]
-    w = numpy.asarray([INIT_WEIGHTS.get(name, 0.0) for name in names], dtype="float32")
+    w = numpy.asarray([INIT_WEIGHTS.get(name, 0.0) for name in model.attrs["feature_names"]], dtype="float32")
     w[0] = numpy.log(model.attrs["table"].n_docs + 1.0)
     model.set_param("w", model.ops.asarray1f(cast(Floats1d, w)))
 
@@ -222,17 +215,6 @@ def _token_rows(model: Model, doc: Doc, doc_id: int) -> Dict[str, numpy.ndarray]
         "ent": numpy.isin(arr[kept, 8], (1, 3)).astype("f8"),  # I or B of an entity
         "first_sent": (kept < first_sent_end).astype("f8"),
     }
-
-
-def _fit_df(model: Model, docs: Sequence[Doc]) -> None:
-    """Document frequencies of the kept terms over the distinct texts of `docs`."""
-    terms, df, n_docs = document_frequencies(docs, partial(term_keys, model), min_df=model.attrs["min_df"])
-    if not terms:
-        raise ValueError(f"tweak: no term occurs in at least min_df={model.attrs['min_df']} of the {n_docs} docs")
-    order = numpy.argsort(-df, kind="stable")
-    if model.attrs["max_vocab"]:
-        order = order[: model.attrs["max_vocab"]]
-    model.attrs["table"] = DocFrequencies([terms[i] for i in order], df[order].astype("float32"), max(n_docs, 1))
 
 
 def sigmoid(z: numpy.ndarray) -> numpy.ndarray:

@@ -1,6 +1,3 @@
-"""Helpers shared by the losses: label checks, the in-batch score columns of InBatchNegatives.v1
-and TripletLoss.v1, and the known duplicates among a batch's in-batch negatives."""
-
 from typing import Any, Callable, Sequence, Tuple
 
 import numpy
@@ -28,16 +25,14 @@ def check_truths(truths: Floats1d, n: int, loss: str) -> Any:
 
 
 def in_batch_columns(scores: Floats2d, n: int, loss: str, hint: str = "") -> Tuple[Floats2d, Floats2d]:
-    """Split the training output of `spacy-siamese.WithInBatchScores.v1` for n pairs into the
-    comparison's pair score columns (n, k) and the (n, n) in-batch score matrix."""
+    """Split WithInBatchScores.v1's training output for n pairs: the pair score columns (n, k), the (n, n) matrix."""
     k = scores.shape[1] - n
     if k < 1:
         raise ValueError(
             f"{loss}: got {scores.shape[1]} score columns for {n} pairs; the comparison must be wrapped "
             f"in spacy-siamese.WithInBatchScores.v1{hint}"
         )
-    xp = get_array_module(scores)
-    return xp.ascontiguousarray(scores[:, :k]), scores[:, k:]
+    return get_array_module(scores).ascontiguousarray(scores[:, :k]), scores[:, k:]
 
 
 def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: Any) -> numpy.ndarray:
@@ -56,7 +51,6 @@ def known_duplicates(texts_a: Sequence[str], texts_b: Sequence[str], positive: A
 
 
 def softplus_sigmoid(xp: Any, z: Any) -> Tuple[Any, Any]:
-    """log(1 + exp(z)) and its derivative sigmoid(z), the latter as exp(z - softplus(z)), which
-    does not overflow for a large |z|."""
+    """log(1 + exp(z)) and its derivative sigmoid(z) as exp(z - softplus(z)), which cannot overflow for a large |z|."""
     softplus = xp.logaddexp(0.0, z)
     return softplus, xp.exp(z - softplus)

@@ -1,5 +1,3 @@
-"""CoSENT, a pairwise ranking loss for graded (or 0/1) labels: CoSENTLoss.v1."""
-
 from typing import Tuple
 
 from thinc.api import get_array_module, registry
@@ -12,8 +10,7 @@ from ._util import check_truths
 class CoSENTLoss:
     """CoSENT loss (Su 2022) for graded or 0/1 labels: only their order matters. Per score
     column s, summed: log(1 + sum over y_i > y_j of exp(scale * (s_j - s_i))); 0 if no such pair.
-    `scale` 20 suits cosine in [-1, 1]; a score in [0, 1] needs about twice that.
-    """
+    `scale` 20 suits cosine in [-1, 1]; a score in [0, 1] needs about twice that."""
 
     def __init__(self, scale: float = 20.0) -> None:
         if not scale > 0:

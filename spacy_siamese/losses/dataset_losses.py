@@ -1,5 +1,3 @@
-"""One loss per dataset of a multi-dataset corpus: DatasetLosses.v1."""
-
 from typing import Any, Callable, Collection, Dict, Mapping, Optional, Tuple
 
 from thinc.api import get_array_module, registry
@@ -13,8 +11,7 @@ class DatasetLosses:
     """Pick a batch's loss by its dataset (MultiPairCorpus.v1, batch_by_dataset.v1):
     `for_dataset(name)` is `losses[name]`, else `default`; neither, or a name in `losses` that
     the corpus lacks (`check_datasets`), is an error. A loss without `uses_in_batch_scores`
-    gets the pair columns only, and the in-batch columns a zero gradient.
-    """
+    gets the pair columns only, and the in-batch columns a zero gradient."""
 
     def __init__(self, losses: Mapping[str, Loss], default: Optional[Loss] = None) -> None:
         for name, loss in losses.items():
@@ -31,11 +28,8 @@ class DatasetLosses:
         return self.for_dataset(None)(scores, truths)
 
     def for_dataset(self, name: Optional[str], *, in_batch: bool = False) -> Loss:
-        """The loss for a batch of dataset `name` (None: untagged pairs). `in_batch`: the scores
-        carry WithInBatchScores.v1's in-batch columns."""
-        loss = self.losses.get(name) if name is not None else None
-        if loss is None:
-            loss = self.default
+        """The loss for a batch of dataset `name` (None: untagged pairs); `in_batch`: scores with in-batch columns."""
+        loss = self.default if name is None else self.losses.get(name, self.default)
         if loss is None:
             got = f"dataset '{name}'" if name is not None else "pairs without a dataset tag"
             raise ValueError(
@@ -61,26 +55,21 @@ class DatasetLosses:
 
 
 class PairColumns:
-    """A pair loss applied to the pair columns of WithInBatchScores.v1's training output; the
-    in-batch columns get a zero gradient."""
+    """A pair loss on the pair columns of WithInBatchScores.v1's output; the in-batch columns get a zero gradient."""
 
     def __init__(self, loss: Loss) -> None:
         self.loss = loss
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-        xp = get_array_module(scores)
         pair_scores, _ = in_batch_columns(scores, len(truths), type(self.loss).__name__)
         d_pair, loss = self.loss(pair_scores, truths)
-        d = xp.zeros_like(scores)
+        d = get_array_module(scores).zeros_like(scores)
         d[:, : pair_scores.shape[1]] = d_pair
         return d, loss
 
 
 @registry.losses("spacy-siamese.DatasetLosses.v1")
-def make_dataset_losses(
-    *,
-    losses: Dict[str, Any],  # name -> loss; Any: confection does not check registered functions inside a dict
-    default: Optional[Callable] = None,
-) -> DatasetLosses:
+def make_dataset_losses(*, losses: Dict[str, Any], default: Optional[Callable] = None) -> DatasetLosses:
     """A loss per dataset (`DatasetLosses`): `losses` by dataset name, `default` for the others."""
+    # losses: name -> loss; Any, as confection does not check registered functions inside a dict
     return DatasetLosses(losses, default)

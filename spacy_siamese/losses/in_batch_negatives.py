@@ -1,5 +1,3 @@
-"""In-batch negatives (multiple-negatives ranking) plus a pair loss: InBatchNegatives.v1."""
-
 from functools import partial
 from typing import Callable, Optional, Sequence, Tuple
 
@@ -22,8 +20,7 @@ class InBatchNegativesLoss:
     M[i, j] = score(A_i, B_j); P = the pairs with label >= 0.5. With Z = scale * M ("scaled") or
     scale * logit(M) ("logit"), loss = pair_loss + weight * rank, where
     rank = -1/(2|P|) * sum_i in P [log softmax(Z[i, :])_i + log softmax(Z[:, i])_i].
-    A known duplicate of the query (`for_texts`) is left out of the softmax.
-    """
+    A known duplicate of the query (`for_texts`) is left out of the softmax."""
 
     uses_in_batch_scores = True  # takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
 
@@ -56,31 +53,24 @@ class InBatchNegativesLoss:
         pair_scores, M = in_batch_columns(scores, len(truths), "InBatchNegatives")
         d_pair, loss = self.pair_loss(pair_scores, truths)
         known = xp.asarray(known_duplicates(*texts, positive)) if texts is not None else None
-        dZ, rank_loss = ranking_loss(self.logit_map(M), positive, known)
-        d_matrix = self.weight * dZ * self.logit_grad(M)
-        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
+        Z, dZ_dM = self.to_logits(M)
+        dZ, rank_loss = ranking_loss(Z, positive, known)
+        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), self.weight * dZ * dZ_dM])
         return d.astype(scores.dtype), float(loss) + self.weight * rank_loss
 
     def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
         """The loss of a batch whose pairs have these texts: known duplicates are no negatives."""
         return partial(self, texts=(texts_a, texts_b))
 
-    def logit_map(self, M: Floats2d) -> Floats2d:
+    def to_logits(self, M: Floats2d) -> Tuple[Floats2d, Floats2d]:
+        """Z = scale * M or scale * logit(M) (M clipped to [eps, 1 - eps]), and dZ / dM elementwise."""
         xp = get_array_module(M)
         M = xp.asarray(M, dtype="float64")
         if self.logits == "scaled":
-            return self.scale * M
+            return self.scale * M, xp.full_like(M, self.scale)
         s = xp.clip(M, self.eps, 1.0 - self.eps)
-        return self.scale * (xp.log(s) - xp.log1p(-s))
-
-    def logit_grad(self, M: Floats2d) -> Floats2d:
-        xp = get_array_module(M)
-        M = xp.asarray(M, dtype="float64")
-        if self.logits == "scaled":
-            return xp.full_like(M, self.scale)
         inside = (M > self.eps) & (M < 1.0 - self.eps)
-        s = xp.clip(M, self.eps, 1.0 - self.eps)
-        return self.scale * inside / (s * (1.0 - s))
+        return self.scale * (xp.log(s) - xp.log1p(-s)), self.scale * inside / (s * (1.0 - s))
 
 
 def ranking_loss(Z: Floats2d, positive: numpy.ndarray, known: Optional[numpy.ndarray] = None) -> Tuple[Floats2d, float]:
@@ -96,8 +86,7 @@ def ranking_loss(Z: Floats2d, positive: numpy.ndarray, known: Optional[numpy.nda
     eye = xp.eye(len(Z), dtype=Z.dtype)
     log_rows = Z - xp.logaddexp.reduce(Z, axis=1, keepdims=True)
     log_cols = Z - xp.logaddexp.reduce(Z, axis=0, keepdims=True)
-    diag = xp.arange(len(Z))
-    loss = -(log_rows[diag, diag][positive].sum() + log_cols[diag, diag][positive].sum()) / (2 * m)
+    loss = -(xp.diagonal(log_rows)[positive].sum() + xp.diagonal(log_cols)[positive].sum()) / (2 * m)
     d_rows = (xp.exp(log_rows) - eye) * positive[:, None]
     d_cols = (xp.exp(log_cols) - eye) * positive[None, :]
     return (d_rows + d_cols) / (2 * m), float(loss)

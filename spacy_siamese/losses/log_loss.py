@@ -1,5 +1,3 @@
-"""Log loss (binary cross-entropy) on pair scores: LogLoss.v2 and the frozen LogLoss.v1."""
-
 from typing import Tuple
 
 from thinc.api import get_array_module, registry

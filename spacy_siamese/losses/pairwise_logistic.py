@@ -1,5 +1,3 @@
-"""S2Net's pairwise logistic (RankNet-style) loss: PairwiseLogisticLoss.v1."""
-
 from typing import Tuple
 
 from thinc.api import get_array_module, registry
@@ -10,9 +8,8 @@ from ._util import check_truths, softplus_sigmoid
 
 @registry.losses("spacy-siamese.PairwiseLogisticLoss.v1")
 class PairwiseLogisticLoss:
-    """S2Net's pairwise logistic loss, where only the ranking of the scores (n, 1) matters:
-    1/|O| * sum over O = {(i, j): y_i > y_j} of log(1 + exp(-gamma * (s_i - s_j))); 0 if O is empty.
-    """
+    """S2Net's pairwise logistic (RankNet-style) loss, where only the ranking of the scores (n, 1) matters:
+    1/|O| * sum over O = {(i, j): y_i > y_j} of log(1 + exp(-gamma * (s_i - s_j))); 0 if O is empty."""
 
     def __init__(self, gamma: float = 10.0) -> None:
         if not gamma > 0:
@@ -32,8 +29,7 @@ class PairwiseLogisticLoss:
         m = int(ordered.sum())
         if m == 0:
             return xp.zeros_like(scores), 0.0
-        z = -self.gamma * (s[:, None] - s[None, :])
-        softplus, sigmoid = softplus_sigmoid(xp, z)
+        softplus, sigmoid = softplus_sigmoid(xp, -self.gamma * (s[:, None] - s[None, :]))
         loss = float(softplus[ordered].sum() / m)
         # d/d delta of log(1 + exp(-gamma delta)) = -gamma * sigmoid(z)
         g = xp.where(ordered, -self.gamma * sigmoid, 0.0) / m

@@ -1,5 +1,3 @@
-"""Squared error on graded pair scores: SquaredError.v1."""
-
 from typing import Tuple
 
 from thinc.api import registry
@@ -10,8 +8,7 @@ from ._util import check_truths
 
 @registry.losses("spacy-siamese.SquaredError.v1")
 class PairSquaredError:
-    """Mean squared error against graded labels in [0, 1], summed over the score columns:
-    loss = 1/n * sum_ic (s_ic - y_i)^2."""
+    """Mean squared error against graded labels in [0, 1], summed over the score columns: 1/n sum_ic (s_ic - y_i)^2."""
 
     def __call__(self, scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
         y = check_truths(truths, len(scores), "SquaredError").astype(scores.dtype)[:, None]

@@ -1,5 +1,3 @@
-"""Triplet loss with in-batch mining: TripletLoss.v1."""
-
 from functools import partial
 from typing import Any, Callable, Optional, Sequence, Tuple
 
@@ -24,8 +22,7 @@ class TripletLoss:
     From labelled docs (`from_labels`; LabelledDocuments.v1, batch_by_labels.v1): positives share
     a label with the anchor. From pairs (`__call__`, scores (n, k + n) as for InBatchNegatives.v1):
     B_i is A_i's positive and every other B_j a negative, both directions averaged; a known
-    duplicate (`for_texts`) is no negative; `pair_loss`, if given, trains the k pair columns.
-    """
+    duplicate (`for_texts`) is no negative; `pair_loss`, if given, trains the k pair columns."""
 
     uses_in_batch_scores = True  # on pairs, takes WithInBatchScores.v1's in-batch columns (DatasetLosses.v1)
 
@@ -53,14 +50,12 @@ class TripletLoss:
         self.pair_loss = pair_loss
 
     def from_labels(self, M: Floats2d, same: numpy.ndarray) -> Tuple[Floats2d, float]:
-        """(dM, loss) for the (n, n) score matrix of n labelled docs; `same[i, j]`: docs i and j
-        share a label."""
+        """(dM, loss) for the (n, n) score matrix of n labelled docs; `same[i, j]`: docs i and j share a label."""
         xp = get_array_module(M)
         if M.ndim != 2 or M.shape[0] != M.shape[1] or same.shape != M.shape:
             raise ValueError(f"TripletLoss: need an (n, n) score matrix and label matrix, got {M.shape}, {same.shape}")
         same = xp.asarray(same, dtype=bool)
-        eye = xp.eye(len(M), dtype=bool)
-        dM, loss = self.mine(M, same & ~eye, ~same)
+        dM, loss = self.mine(M, same & ~xp.eye(len(M), dtype=bool), ~same)
         return (self.weight * dM).astype(M.dtype), self.weight * loss
 
     def __call__(
@@ -73,17 +68,14 @@ class TripletLoss:
         d_pair, loss = xp.zeros(pair_scores.shape), 0.0
         if self.pair_loss is not None:
             d_pair, loss = self.pair_loss(pair_scores, truths)
-        M = xp.asarray(M, dtype="float64")
         eye = xp.eye(n, dtype=bool)
         positive = eye & (y >= 0.5)[:, None]
         negative = ~eye
         if texts is not None:
-            known = xp.asarray(known_duplicates(*texts, y >= 0.5))
-            negative = negative & ~known
+            negative = negative & ~xp.asarray(known_duplicates(*texts, y >= 0.5))
         d_rows, loss_rows = self.mine(M, positive, negative)
         d_cols, loss_cols = self.mine(xp.ascontiguousarray(M.T), positive, xp.ascontiguousarray(negative.T))
-        d_matrix = self.weight * (d_rows + d_cols.T) / 2
-        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), d_matrix])
+        d = xp.hstack([xp.asarray(d_pair, dtype="float64"), self.weight * (d_rows + d_cols.T) / 2])
         return d.astype(scores.dtype), float(loss) + self.weight * (loss_rows + loss_cols) / 2
 
     def for_texts(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> Loss:
@@ -93,16 +85,14 @@ class TripletLoss:
     def mine(self, M: Floats2d, positive: numpy.ndarray, negative: numpy.ndarray) -> Tuple[Floats2d, float]:
         """(dM, loss) of the triplets (a, p, q) with positive[a, p] and negative[a, q], on rows
         a of the score matrix M; `mining` picks them, without `weight`."""
-        if self.mining == "all":
-            return batch_all_triplets(M, positive, negative, self.penalty)
-        return batch_hard_triplets(M, positive, negative, self.penalty)
+        mine = batch_all_triplets if self.mining == "all" else batch_hard_triplets
+        return mine(M, positive, negative, self.penalty)
 
     def penalty(self, x: Any) -> Tuple[Any, Any]:
         """The penalty of x = s(a, q) - s(a, p) and its derivative."""
         xp = get_array_module(x)
         if self.form == "logistic":
-            z = self.scale * x
-            value, sigmoid = softplus_sigmoid(xp, z)
+            value, sigmoid = softplus_sigmoid(xp, self.scale * x)
             return value, self.scale * sigmoid
         return xp.maximum(0.0, self.margin + x), (self.margin + x > 0).astype(x.dtype)
 
@@ -117,8 +107,7 @@ def batch_all_triplets(M: Any, positive: Any, negative: Any, penalty: Penalty) -
     count = int(valid.sum())
     if count == 0:
         return dM, 0.0
-    X = M[anchors] - M[anchors, positives][:, None]
-    value, slope = penalty(X)
+    value, slope = penalty(M[anchors] - M[anchors, positives][:, None])
     loss = float((value * valid).sum() / count)
     G = slope * valid / count
     xp.add.at(dM, anchors, G)

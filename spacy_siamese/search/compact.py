@@ -62,8 +62,7 @@ class CompactSpace:
         return int(self.components.shape[0])
 
     def project(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """(compact float16 (n, dims), residual norms (n,), rounding errors (n,)) of metric-space
-        vectors; the norms and errors are float32."""
+        """(compact float16 (n, dims), residual norms and rounding errors, float32 (n,)) of metric-space vectors."""
         centred = numpy.asarray(vectors, dtype="float64") - self.mean
         compact = centred @ self.components.T.astype("float64")
         rest = (centred * centred).sum(axis=1) - (compact * compact).sum(axis=1)
@@ -121,27 +120,15 @@ class CandidateIndex:
     scans 4-bit codes and re-ranks REFINE_FACTOR times the asked number by the float16 vectors."""
 
     def __init__(
-        self,
-        compact: numpy.ndarray,
-        *,
-        kind: str = "ivf",
-        nlist: Optional[int] = None,
-        nprobe: int = 16,
-        seed: int = SEED,
-        serialized: Optional[numpy.ndarray] = None,
+        self, compact: numpy.ndarray, *, kind: str = "ivf", nprobe: int = 16, serialized: Optional[numpy.ndarray] = None
     ) -> None:
-        if kind not in ("ivf", "hnsw"):
-            raise ValueError(f"candidate index kind must be ivf or hnsw, got {kind!r}")
-        self.compact = compact
-        self.kind = kind
+        self.compact, self.kind = compact, kind
         self.settings: Dict[str, Any] = {"nlist": 0, "nprobe": nprobe}
         faiss = import_extra("faiss", "ann", f"The {kind} candidate index")
         if serialized is not None:  # a copy of a built index (e.g. on a Ray worker, or a rerun)
             self._faiss = faiss.deserialize_index(serialized)
-        elif kind == "ivf":
-            self._faiss = build_ivf(compact, nlist=nlist or default_nlist(len(compact)), seed=seed)
         else:
-            self._faiss = build_hnsw(compact)
+            self._faiss = build_ivf(compact) if kind == "ivf" else build_hnsw(compact)
         if kind == "ivf":
             ivf = faiss.extract_index_ivf(self._faiss)
             ivf.nprobe = nprobe
@@ -155,19 +142,17 @@ class CandidateIndex:
         return import_extra("faiss", "ann", "The candidate index").serialize_index(self._faiss)
 
     def search(self, queries: numpy.ndarray, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """(ids, squared L2 distances) of each query's c nearest items, (n_queries, c), nearest
-        first; missing neighbours have id -1."""
-        queries = decoded(queries)
-        c = min(c, len(self.compact))
-        d2, ids = self._faiss.search(queries, c)
+        """(ids, squared L2 distances) (n_queries, c) of each query's c nearest items, nearest first, missing: id -1."""
+        d2, ids = self._faiss.search(decoded(queries), min(c, len(self.compact)))
         return ids.astype("int64"), d2.astype("float32")
 
 
-def build_ivf(compact: numpy.ndarray, *, nlist: int, seed: int = SEED) -> Any:
-    """A trained IVF index over float16 compact vectors (see `CandidateIndex`), its centroids
-    trained on TRAIN_PER_LIST seeded items a list."""
+def build_ivf(compact: numpy.ndarray) -> Any:
+    """A trained IVF index over float16 compact vectors, its centroids trained on TRAIN_PER_LIST seeded items a list."""
     faiss = import_extra("faiss", "ann", "The ivf candidate index")
     n, dims = compact.shape
+    # about 4 sqrt(n) inverted lists, at least 1 and at most n / 39 (faiss wants 39 training points a list)
+    nlist = int(max(1, min(4 * numpy.sqrt(n), n // 39)))
     if n >= PQ_MIN_ITEMS:
         pieces = dims // 2 if dims % 2 == 0 else dims  # 4-bit codes of 2 columns (1 for odd widths)
         index = faiss.index_factory(dims, f"IVF{nlist},PQ{pieces}x4fs,Refine(SQfp16)", faiss.METRIC_L2)
@@ -175,10 +160,9 @@ def build_ivf(compact: numpy.ndarray, *, nlist: int, seed: int = SEED) -> Any:
     else:
         index = faiss.index_factory(dims, f"IVF{nlist},Flat", faiss.METRIC_L2)
     ivf = faiss.extract_index_ivf(index)
-    ivf.cp.seed = seed
+    ivf.cp.seed = SEED
     ivf.cp.niter = KMEANS_ITERATIONS
-    rng = numpy.random.default_rng(seed)
-    sample = rng.choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
+    sample = numpy.random.default_rng(SEED).choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
     index.train(decoded(compact[numpy.sort(sample)]))
     return add_in_blocks(index, compact)
 
@@ -224,9 +208,3 @@ def from_npy_bytes(data: bytes) -> numpy.ndarray:
 def decoded(compact: numpy.ndarray) -> numpy.ndarray:
     """float16 compact vectors as the float32 arrays faiss and numpy compute with (exact)."""
     return numpy.ascontiguousarray(compact, dtype="float32")
-
-
-def default_nlist(n: int) -> int:
-    """About 4 sqrt(n) inverted lists, at least 1 and at most n / 39 (faiss wants 39 training
-    points per list)."""
-    return int(max(1, min(4 * numpy.sqrt(n), n // 39)))

@@ -33,7 +33,7 @@ from .compact import (
     npy_bytes,
 )
 from .index import best_k
-from .precision import search_threshold
+from .precision import RESCORE_MARGIN
 from .store import MemoryStore
 
 FLAT_BLOCK_CELLS = 2**25
@@ -54,7 +54,6 @@ class CorpusIndex:
         pipe_name: str = PIPE_NAME,
         candidates: str = "auto",
         dims: int = DIMS,
-        nprobe: int = 16,
         progress: bool = False,
         state: Optional[Dict[str, Any]] = None,
     ) -> None:
@@ -67,8 +66,7 @@ class CorpusIndex:
                 f"The vector store at {store.path} was written by siamese_similarity model '{store.model_id}', "
                 f"but the pipe is model '{self.pipe.model_id}': encode the collection again with this pipeline."
             )
-        self.store = store
-        self.space = vector_space(self.pipe.comparison)
+        self.store, self.space = store, vector_space(self.pipe.comparison)
         if state is not None:
             self.kind = state["kind"]
             self.compact_space, self.compact = state["space"], state["compact"]
@@ -81,19 +79,16 @@ class CorpusIndex:
             saved = f"compact-{dims}/{self.kind}.faiss"  # the candidate index, kept in the store for a rerun
             data = store.read_file(saved) if self.kind != "flat" else None
             serialized = None if data is None else numpy.frombuffer(data, dtype="uint8")
-        self.reps = numpy.flatnonzero(self.rep == numpy.arange(len(self.rep)))  # one item per distinct vector
-        order = numpy.argsort(self.rep, kind="stable")
-        starts = numpy.flatnonzero(numpy.diff(self.rep[order], prepend=-1))
-        ends = numpy.append(starts[1:], len(order))
+        order = numpy.argsort(self.rep, kind="stable")  # reps: one item per distinct vector (its lowest id)
+        self.reps, starts, sizes = numpy.unique(self.rep[order], return_index=True, return_counts=True)
         self.members = {  # the items of each group of identical vectors (more than one), by id
-            int(self.rep[order[starts[g]]]): order[starts[g] : ends[g]] for g in numpy.flatnonzero(ends - starts > 1)
+            int(self.reps[g]): order[starts[g] : starts[g] + sizes[g]] for g in numpy.flatnonzero(sizes > 1)
         }
         self._max_error = float(self.error.max()) if len(self.error) else 0.0
         self.n_scored = 0  # candidate pairs the last `duplicates` call scored with the pipe
         self.candidates: Optional[CandidateIndex] = None  # "flat" searches every item itself
         if self.kind != "flat":
-            compact = self.compact[self.reps]
-            self.candidates = CandidateIndex(compact, kind=self.kind, nprobe=nprobe, serialized=serialized)
+            self.candidates = CandidateIndex(self.compact[self.reps], kind=self.kind, serialized=serialized)
             if state is None and serialized is None and store.exact:  # a compact store stays compact
                 store.save_file(saved, self.candidates.serialize().tobytes())
 
@@ -131,7 +126,7 @@ class CorpusIndex:
         if not self.store.exact:
             if texts_at is None:
                 raise ValueError(f"The {self.store.precision} vectors of {self.store.path} need their texts to rescore")
-            near = self._duplicates(search_threshold(threshold, self.store.precision), k, c, query_ids, progress)
+            near = self._duplicates(threshold - RESCORE_MARGIN[self.store.precision], k, c, query_ids, progress)
             return rescore(self.pipe, near, texts_at, threshold)
         return self._duplicates(threshold, k, c, query_ids, progress)
 
@@ -146,8 +141,7 @@ class CorpusIndex:
         self.n_scored = 0
         flat_numpy = self.kind == "flat" and (self._flat_faiss() is None or self.space.bound_radius(threshold) is None)
         block = max(1, FLAT_BLOCK_CELLS // max(1, len(self.reps))) if flat_numpy else QUERY_BLOCK
-        bar = tqdm(total=len(searched), desc="searching", unit="doc", disable=not show_progress(progress))
-        with bar:
+        with tqdm(total=len(searched), desc="searching", unit="doc", disable=not show_progress(progress)) as bar:
             for s in range(0, len(searched), block):
                 q = searched[s : s + block]
                 rows, cols = self._passing(q, threshold, c)
@@ -198,9 +192,10 @@ class CorpusIndex:
                 found[(min(i, j), max(i, j))] = score
 
     def _passing(self, q: numpy.ndarray, threshold: float, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """(query row, item id) of the candidates of queries `q` whose score bound reaches the
-        threshold (all candidates for a comparison without a bound)."""
+        """(query row, item id) of the candidates of queries `q` whose score bound (if any) reaches the threshold."""
         radius = self.space.bound_radius(threshold)
+        rows: Optional[numpy.ndarray] = None  # the query row of each found pair, for a range search
+        qrow = q[:, None]
         if self.kind == "flat" and radius is not None and numpy.isfinite(radius) and self._flat_faiss() is not None:
             # every item within the radius in the compact space (a superset of the passing ones)
             # radius of the rounded vectors: sqrt(d2) - e_q - e_x <= sqrt(radius) for every passing pair
@@ -219,14 +214,10 @@ class CorpusIndex:
                 + numpy.einsum("ij,ij->i", queries, queries)[:, None]
             )
             ids = numpy.broadcast_to(self.reps, d2.shape)
-            qrow = q[:, None]
-            rows = None
         else:
             assert self.candidates is not None
             found_ids, d2 = self.candidates.search(self.compact[q], c + 1)
             ids = numpy.where(found_ids >= 0, self.reps[numpy.maximum(found_ids, 0)], -1)
-            qrow = q[:, None]
-            rows = None
         valid = (ids >= 0) & (ids != qrow)
         item = numpy.maximum(ids, 0)
         lower = distance_bound(d2, self.residual[qrow], self.residual[item], self.error[qrow], self.error[item])
@@ -262,9 +253,8 @@ class CorpusIndex:
 def rescore(
     pipe: Any, pairs: List[DuplicatePair], texts_at: Callable[[Set[int]], Dict[int, Any]], threshold: float
 ) -> List[DuplicatePair]:
-    """Pairs found on compact vectors scored again with `pipe.compare` of their items' full vectors,
-    encoded again from their texts (`texts_at(ids)`: {id: text or doc}), so that each score is
-    `doc.similarity`; the pairs below `threshold` are dropped."""
+    """Pairs found on compact vectors rescored with `pipe.compare` of full vectors encoded again from their
+    texts (`texts_at(ids)`: {id: text or doc}), each score `doc.similarity`; those below `threshold` dropped."""
     if not pairs:
         return []
     ids = sorted({i for i, j, _ in pairs} | {j for i, j, _ in pairs})
@@ -283,8 +273,7 @@ def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
 
 
 def identical_items(store: MemoryStore) -> numpy.ndarray:
-    """For each item, the lowest id whose full vector is byte-identical to its own (a hash of its
-    learned columns and of its sparse lexical ones)."""
+    """For each item, the lowest id whose full vector (learned and lexical columns) is byte-identical to its own."""
     rep = numpy.arange(len(store))
     first: Dict[bytes, int] = {}
     lexical = store.lexical
@@ -310,13 +299,10 @@ def _compact(
     if all(data is not None for data in saved):
         arrays = [from_npy_bytes(data) for data in saved[1:] if data is not None]
         return CompactSpace.from_bytes(saved[0] or b""), arrays[0], arrays[1], arrays[2]
-    fit = space.metric_learned(store.learned[: min(len(store), FIT_SIZE)])
-    compact_space = CompactSpace.fit(fit, dims=dims)
+    compact_space = CompactSpace.fit(space.metric_learned(store.learned[: min(len(store), FIT_SIZE)]), dims=dims)
     compact = numpy.zeros((len(store), compact_space.dims), dtype="float16")
-    residual = numpy.zeros(len(store), dtype="float32")
-    error = numpy.zeros(len(store), dtype="float32")
-    bar = tqdm(total=len(store), desc="compacting", unit="doc", disable=not show_progress(progress))
-    with bar:
+    residual, error = numpy.zeros((2, len(store)), dtype="float32")
+    with tqdm(total=len(store), desc="compacting", unit="doc", disable=not show_progress(progress)) as bar:
         for start in range(0, len(store), COMPACT_BLOCK):
             block = slice(start, min(start + COMPACT_BLOCK, len(store)))
             compact[block], residual[block], error[block] = compact_space.project(

@@ -30,8 +30,7 @@ MIN_LARGE = 20
 
 
 class LargeGroupWarning(UserWarning):
-    """One group of duplicates takes a large share of the collection: the threshold is
-    probably too low for grouping."""
+    """One group of duplicates takes a large share of the collection: the threshold is probably too low."""
 
 
 def dedupe_threshold(pipe: SiameseSimilarity, threshold: Optional[float] = None) -> float:
@@ -90,8 +89,7 @@ def find_duplicates(
     `spacy-siamese[ann]`) or "auto" (flat for small collections). The vectors are encoded into a temporary
     store, or into `work_dir`, which a restarted call resumes, at `precision` with the first `dims` learned
     columns (`search/precision.py`: compact pairs are rescored on full vectors encoded again)."""
-    pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
-    limit = dedupe_threshold(pipe, threshold)
+    limit = dedupe_threshold(get_similarity_pipe(nlp, pipe_name, initialized=True), threshold)
     check_ks((k,), name="k")
     check_ks((c,), name="c")
     check_candidates(candidates)
@@ -208,10 +206,9 @@ def cluster_duplicates(
             )
         pairs = [p for p in found if threshold is None or p[2] >= threshold]
         return group_pairs(pairs, found.n, method=method, min_size=min_size)
-    items = list(texts_or_docs)
     pairs = find_duplicates(
         nlp,
-        items,
+        texts_or_docs,
         threshold=threshold,
         k=10 if k is None else k,
         candidates=candidates,
@@ -220,7 +217,7 @@ def cluster_duplicates(
         progress=progress,
         pipe_name=pipe_name,
     )
-    return group_pairs(pairs, len(items), method=method, min_size=min_size)
+    return group_pairs(pairs, pairs.n, method=method, min_size=min_size)
 
 
 def group_pairs(
@@ -251,8 +248,7 @@ def group_pairs(
 
 
 def _graph(pairs: Sequence[DuplicatePair], n: int) -> coo_matrix:
-    i = numpy.asarray([p[0] for p in pairs], dtype="int64")
-    j = numpy.asarray([p[1] for p in pairs], dtype="int64")
+    i, j = (numpy.asarray([p[side] for p in pairs], dtype="int64") for side in (0, 1))
     s = numpy.asarray([p[2] for p in pairs], dtype="float64")
     outside = numpy.flatnonzero((numpy.minimum(i, j) < 0) | (numpy.maximum(i, j) >= n))
     if len(outside):

@@ -21,10 +21,8 @@ def encode_with_texts(
     progress: bool = True,
     keep_texts: bool = True,
 ) -> Tuple[numpy.ndarray, Optional[List[str]]]:
-    """(vectors, texts) of texts or docs: the vectors of `pipe.encode`, with a progress bar, and
-    each item's text (a doc's `.text`). With `keep_texts=False` the texts are None."""
+    """(vectors, texts) of texts or docs: `pipe.encode` and each item's text, None with `keep_texts=False`."""
     items = list(items)
     pipe = get_similarity_pipe(nlp, pipe_name)
     vectors = pipe.encode(items, batch_size=batch_size, n_process=n_process, progress=progress)
-    texts = [item if isinstance(item, str) else item.text for item in items] if keep_texts else None
-    return vectors, texts
+    return vectors, [item if isinstance(item, str) else item.text for item in items] if keep_texts else None

@@ -21,7 +21,7 @@ from ..space import vector_space
 from .compact import CandidateIndex, check_candidates, choose_candidates
 from .encode import TextOrDoc, encode_with_texts
 from .precision import check_precision, dequantize, is_full, quantize
-from .store import MANIFEST, VectorStore, check_replaceable, read_manifest, write_manifest, write_store
+from .store import MANIFEST, STORE, VectorStore, read_manifest, write_manifest, write_store
 
 OLD_FORMAT = "spacy_siamese.index.v1"
 TEXTS = "texts.jsonl.gz"  # an index's texts, gzipped: they do not shrink with the vectors' precision
@@ -66,8 +66,7 @@ class SimilarityIndex:
         check_candidates(candidates)
         if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
             raise ValueError(f"c (candidates re-scored per query) must be None or at least 1, got {c!r}")
-        self.nlp = nlp
-        self.pipe_name = pipe_name
+        self.nlp, self.pipe_name = nlp, pipe_name
         self.pipe = get_similarity_pipe(nlp, pipe_name, initialized=True)
         self.model_id: str = self.pipe._require_initialized()
         self.space = vector_space(self.pipe.comparison)
@@ -124,17 +123,10 @@ class SimilarityIndex:
         """The items' vectors, float32 (len(self), width): row i is item i."""
         return self._rows[: self._size]
 
-    @vectors.setter
-    def vectors(self, vectors: numpy.ndarray) -> None:
-        self._rows = vectors
-        self._size = len(vectors)
-        self._mapped = None
-
     def add(
         self, texts_or_docs: Sequence[TextOrDoc], *, batch_size: int = 256, n_process: int = 1, progress: bool = True
     ) -> List[int]:
-        """Encode and add texts or docs (a sequence or array of them); returns their ids. Raises
-        TypeError for anything else (e.g. None)."""
+        """Encode and add texts or docs (a sequence or array of them, else TypeError, e.g. for None); their ids."""
         self._check_model()
         vectors, texts = encode_with_texts(
             self.nlp,
@@ -157,14 +149,14 @@ class SimilarityIndex:
             )
         start = len(self)
         if not start:
-            self.vectors = vectors
+            self._rows = vectors
         else:  # grow the capacity geometrically, so that adding in small batches is not quadratic
             if start + len(vectors) > len(self._rows):
                 grown = numpy.empty((max(start + len(vectors), 2 * len(self._rows)), vectors.shape[1]), dtype="float32")
                 grown[:start] = self.vectors
                 self._rows = grown
             self._rows[start : start + len(vectors)] = vectors
-            self._size = start + len(vectors)
+        self._size = start + len(vectors)
         if self.texts is not None:
             if texts is None or len(texts) != len(vectors):
                 self.texts = None  # texts are kept only when every item has one
@@ -182,11 +174,8 @@ class SimilarityIndex:
         self._check_model()
         items = texts_or_docs_list(queries)
         vectors = self.pipe.encode(items, batch_size=batch_size, progress=progress)
-        if self.exact:
-            hits = to_hits(*self.search_vectors(vectors, k))
-        else:
-            hits = to_hits(*self._rescored(vectors, k, batch_size))
-        return [row if (q if isinstance(q, str) else q.text).strip() else [] for q, row in zip(items, hits)]
+        found = self.search_vectors(vectors, k) if self.exact else self._rescored(vectors, k, batch_size)
+        return [row if (q if isinstance(q, str) else q.text).strip() else [] for q, row in zip(items, to_hits(*found))]
 
     def search_vectors(
         self, queries: numpy.ndarray, k: int = 10, *, exclude: Optional[numpy.ndarray] = None
@@ -205,8 +194,7 @@ class SimilarityIndex:
         for s in range(0, n, step):
             ex = None if exclude is None else numpy.asarray(exclude[s : s + step], dtype="int64")
             rows, cols, vals = self._candidates(queries[s : s + step], k, ex)
-            block_ids, block_scores = top_k(rows, cols, vals, len(queries[s : s + step]), k)
-            ids[s : s + step], scores[s : s + step] = block_ids, block_scores
+            ids[s : s + step], scores[s : s + step] = top_k(rows, cols, vals, len(queries[s : s + step]), k)
         return ids, scores
 
     def _rescored(self, queries: numpy.ndarray, k: int, batch_size: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -270,8 +258,7 @@ class SimilarityIndex:
         if self.space.metric != "l2":
             return keys, numpy.full(len(q), 2 * TOLERANCE, dtype="float32")
         keys = 2.0 * keys - sq[None, :]  # -|q - x|^2 + |q|^2
-        max_sq = float(sq.max())
-        return keys, (TOLERANCE * (numpy.einsum("ij,ij->i", q, q) + max_sq)).astype("float32")
+        return keys, (TOLERANCE * (numpy.einsum("ij,ij->i", q, q) + float(sq.max()))).astype("float32")
 
     def _mapped_items(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The items in the fast metric's space and their squared norms, mapped once (again after `add`)."""
@@ -290,12 +277,10 @@ class SimilarityIndex:
         extra = 0 if exclude is None else 1
         wanted = self.c or (max(100, 10 * k) if not self.space.exact else 2 * k + 10)
         found, _ = self._candidate_index().search(self.space.transform(queries), min(len(self), max(k, wanted) + extra))
-        rows = numpy.repeat(numpy.arange(len(queries)), found.shape[1])
-        cols = found.reshape(-1)
-        keep = cols >= 0
+        keep = found >= 0
         if exclude is not None:
-            keep &= cols != exclude[rows]
-        rows, cols = rows[keep], cols[keep]
+            keep &= found != exclude[:, None]
+        rows, cols = numpy.nonzero(keep)[0], found[keep]
         return rows, cols, self._pair_scores(queries, rows, cols)
 
     def _candidate_index(self, serialized: Optional[numpy.ndarray] = None) -> CandidateIndex:
@@ -310,11 +295,9 @@ class SimilarityIndex:
     def save(self, path: Union[str, Path], *, model: Optional[str] = None, ids: Optional[List[Any]] = None) -> None:
         """Write the index to a directory, replaced whole or not at all: a vector store with the texts, the
         collection's `ids` and the candidate index (no pickle). `model`: the pipeline's path, for the CLI."""
-        path = Path(path)
-        check_replaceable(path)
         if ids is not None and len(ids) != len(self):
             raise ValueError(f"{len(ids):,} ids for the {len(self):,} items of the index")
-        with atomic_directory(path) as tmp:
+        with atomic_directory(path, kind=STORE) as tmp:
             store = write_store(
                 tmp, self.vectors, model_id=self.model_id, space=self.space, pipe_name=self.pipe_name,
                 precision=self.precision, dims=self.dims,
@@ -326,13 +309,11 @@ class SimilarityIndex:
             if self.kind != "flat" and len(self):
                 store.save_file(f"candidates-{self.kind}.faiss", self._candidate_index().serialize().tobytes())
             meta = {"candidates": self.candidates, "c": self.c, "model": model, "pipe_name": self.pipe_name}
-            store.manifest["index"] = meta
-            write_manifest(tmp, store.manifest)
+            write_manifest(tmp, {**store.manifest, "index": meta})
 
     @classmethod
     def load(cls, path: Union[str, Path], nlp: Language) -> "SimilarityIndex":
-        """Read an index saved by `save` (or a `dedupe` work dir), each file checked against its
-        checksum; refuses one built by another model than nlp's."""
+        """Read an index saved by `save` (or a `dedupe` work dir), every file checked; refuses one of another model."""
         path = Path(path)
         meta = read_meta(path)
         store = VectorStore(path, fix=f"build the index again (python -m spacy_siamese index ... -o {path})")
@@ -366,8 +347,7 @@ class SimilarityIndex:
 
 
 def read_meta(path: Union[str, Path]) -> Dict[str, Any]:
-    """The settings a saved index was searched with (candidates, c, the pipeline's path), or a
-    ValueError: an index of the old format is named as such."""
+    """A saved index's settings (candidates, c, the pipeline's path), or a ValueError (naming an old format)."""
     path = Path(path)
     if not (path / MANIFEST).exists():
         if (path / "index.json").exists():

@@ -25,18 +25,12 @@ from ..files import atomic_write
 PRECISIONS = ("float32", "float16", "int8", "binary")
 # Candidates are searched this far below the threshold on dequantised vectors (scores in [0, 1]),
 # then rescored on full vectors; binary rescores each item's k nearest by (mean-scaled) Hamming distance.
+# Truncation alone lowers no Cauchy or exp(-L2) score (a distance over fewer columns is no longer).
 RESCORE_MARGIN = {"float32": 0.0, "float16": 0.005, "int8": 0.03, "binary": 1.0}
 
 
-def search_threshold(threshold: float, precision: str) -> float:
-    """The threshold to search dequantised vectors at for pairs that may reach `threshold` on full ones.
-    Truncation alone lowers no Cauchy or exp(-L2) score (a distance over fewer columns is no longer)."""
-    return threshold - RESCORE_MARGIN[precision]
-
-
 def check_precision(precision: Any, dims: Any, width: int) -> int:
-    """The number of learned columns kept (`dims`, or all `width` when None); a ValueError for an
-    unknown precision or dims outside 1..width."""
+    """The learned columns kept (`dims`, or `width` if None); ValueError for a bad precision or dims not 1..width."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     if dims is None:
@@ -90,11 +84,7 @@ def dequantize(rows: numpy.ndarray, precision: str, dims: int, width: int) -> nu
     else:
         signs = numpy.unpackbits(rows["bits"], axis=1, count=dims).astype("float32") * 2.0 - 1.0
         values = signs * rows["scale"][:, None]
-    if values.shape[1] == width:
-        return values
-    out = numpy.zeros((len(values), width), dtype="float32")
-    out[:, : values.shape[1]] = values
-    return out
+    return values if values.shape[1] == width else numpy.pad(values, ((0, 0), (0, width - values.shape[1])))
 
 
 class Dequantized:
@@ -103,14 +93,12 @@ class Dequantized:
     def __init__(self, rows: numpy.ndarray, precision: str, dims: int, width: int) -> None:
         self.rows, self.precision, self.dims, self.width = rows, precision, dims, width
         self.shape = (len(rows), width)
-        self.dtype = numpy.dtype("float32")
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def __getitem__(self, index: Any) -> numpy.ndarray:
-        if isinstance(index, (int, numpy.integer)):
-            return self[[index]][0]
+        """The dequantised rows of a slice or an array of ids."""
         return dequantize(self.rows[index], self.precision, self.dims, self.width)
 
 

@@ -74,17 +74,15 @@ def encode_collection(
     key = store_key(str(pipe.model_id), pipe_name, space, n, chunk_size, width, source, precision, dims)
     manifest = _resume_or_create(path, key, fresh=fresh)
     done = set(manifest["done"])
-    total = n_chunks(n, chunk_size)
     settings = {"path": str(path), "batch_size": batch_size, **key}
-    bar = tqdm(total=n, desc="encoding", unit="doc", disable=not show_progress(progress))
-    bar.update(sum(min(chunk_size, n - i * chunk_size) for i in done))
     todo = ((i, chunk) for i, chunk in enumerate(minibatch(texts, chunk_size)) if i not in done)
-    with bar:
+    with tqdm(total=n, desc="encoding", unit="doc", disable=not show_progress(progress)) as bar:
+        bar.update(sum(min(chunk_size, n - i * chunk_size) for i in done))
         for i, count, sums in _run_chunks(nlp, todo, settings, n_process):
             record_chunk(manifest, i, sums)
             write_manifest(path, manifest)
             bar.update(count)
-    if len(manifest["done"]) != total:
+    if len(manifest["done"]) != n_chunks(n, chunk_size):
         raise ValueError(f"Expected {n:,} texts to encode, got fewer: the input changed while it was read.")
     return VectorStore(path)
 
@@ -105,7 +103,6 @@ def _resume_or_create(path: Path, key: Dict[str, Any], *, fresh: bool) -> Dict[s
         check_replaceable(path)
         message = f"{path} holds vectors of other settings ({', '.join(changed)}): starting afresh"
         warnings.warn(message, StoreWarning, stacklevel=3)
-    check_replaceable(path)
     return create_store(path, key)
 
 
@@ -123,11 +120,9 @@ def _run_chunks(
     2 * n_process chunks are read ahead. A worker's error (e.g. a full disk) ends the run."""
     _WORKER.update(nlp=nlp, **settings)
     if n_process == 1:
-        for i, chunk in todo:
-            yield _encode_chunk((i, chunk))
+        yield from map(_encode_chunk, todo)
         return
-    context = multiprocessing.get_context("fork")
-    with context.Pool(n_process, initializer=one_thread) as pool:
+    with multiprocessing.get_context("fork").Pool(n_process, initializer=one_thread) as pool:
         pending: List[Any] = []
         for task in todo:
             pending.append(pool.apply_async(_encode_chunk, (task,)))

@@ -43,17 +43,14 @@ FIELDS.update(learned_width=int, lexical_width=int)
 
 
 class MemoryStore:
-    """Full vectors held in memory as learned columns (dense) and lexical columns (sparse, for a
-    hybrid), with the interface of `VectorStore`: e.g. shipped to Ray workers."""
+    """Full vectors in memory (learned columns dense, a hybrid's lexical ones sparse) with `VectorStore`'s interface."""
 
     path: Optional[Path] = None
     precision = "float32"  # of the learned columns (`precision.py`)
     exact = True  # whether rows are the full vectors (not compact: lower precision or truncated)
 
     def __init__(self, learned: numpy.ndarray, lexical: Optional[csr_matrix], model_id: str) -> None:
-        self.learned = learned
-        self.lexical = lexical
-        self.model_id = model_id
+        self.learned, self.lexical, self.model_id = learned, lexical, model_id
 
     def __len__(self) -> int:
         return len(self.learned)
@@ -61,13 +58,10 @@ class MemoryStore:
     def rows(self, ids: Union[Sequence[int], numpy.ndarray]) -> numpy.ndarray:
         """The full vectors of items `ids`, float32 (len(ids), width)."""
         ids = numpy.asarray(ids, dtype="int64")
+        learned = numpy.asarray(self.learned[ids], dtype="float32")
         if self.lexical is None:
-            return numpy.asarray(self.learned[ids], dtype="float32")
-        width = self.learned.shape[1]
-        out = numpy.empty((len(ids), width + self.lexical.shape[1]), dtype="float32")
-        out[:, :width] = self.learned[ids]
-        out[:, width:] = self.lexical[ids].toarray()
-        return out
+            return learned
+        return numpy.hstack([learned, self.lexical[ids].toarray().astype("float32", copy=False)])
 
     def read_file(self, name: str) -> Optional[bytes]:
         """The bytes of a file saved with `save_file` (checked), None if there is none."""
@@ -172,11 +166,9 @@ def write_store(
     precision: str = "float32",
     dims: Optional[int] = None,
 ) -> VectorStore:
-    """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. held by an index) by
-    model `model_id` with that `VectorSpace`, stored at `precision` (see `precision.py`)."""
+    """A vector store at `path` (replaced) of full vectors encoded elsewhere (e.g. by an index), at `precision`."""
     path = Path(path)
     key = store_key(model_id, pipe_name, space, len(vectors), chunk_size, vectors.shape[1], None, precision, dims)
-    check_replaceable(path)
     manifest = create_store(path, key)
     for i in range(n_chunks(len(vectors), chunk_size)):
         record_chunk(manifest, i, write_chunk(path, key, i, vectors[i * chunk_size : (i + 1) * chunk_size]))
@@ -195,9 +187,8 @@ def store_key(
     precision: str = "float32",
     dims: Optional[int] = None,
 ) -> Dict[str, Any]:
-    """What decides a store's content (a store is resumed only when all of it is the same); the
-    comparison's kind and lexical weight as text (JSON rounds floats). ValueError for an unknown
-    precision or dims outside the learned columns."""
+    """What decides a store's content (resumed only when all of it is the same), the comparison's weight as
+    text (JSON rounds floats); ValueError for an unknown precision or dims outside the learned columns."""
     learned_width = int(width - space.lexical_width)
     return {
         "format": FORMAT,
@@ -214,10 +205,9 @@ def store_key(
     }
 
 
-def read_manifest(path: Union[str, Path], *, fix: Optional[str] = None) -> Dict[str, Any]:
+def read_manifest(path: Union[str, Path], *, fix: str) -> Dict[str, Any]:
     """A store's manifest, or a ValueError naming the file and the fix."""
     file = Path(path) / MANIFEST
-    fix = fix or f"delete {path} or pass --fresh"
     if not file.exists():
         raise ValueError(f"{path} is not a vector store: it has no {MANIFEST}.")
     manifest = read_json(file, fix)
@@ -239,9 +229,8 @@ def read_manifest(path: Union[str, Path], *, fix: Optional[str] = None) -> Dict[
 
 
 def open_learned(file: Path, key: Dict[str, Any], fix: str) -> numpy.ndarray:
-    """A store's learned.npy, memory-mapped read-only, or a ValueError naming the file and the fix
-    if it is not of the manifest's (`key`'s) dtype and shape (e.g. empty: numpy's EOFError, which a
-    CLI reports as "Aborted.")."""
+    """A store's learned.npy, memory-mapped read-only; a ValueError naming it and `fix` if it is not of `key`'s
+    dtype and shape (e.g. empty: numpy's EOFError, which a CLI reports as "Aborted.")."""
     dtype, shape = learned_layout(key)
     try:
         learned = numpy.load(file, mmap_mode="r") if shape[0] else numpy.zeros(shape, dtype=dtype)
@@ -259,8 +248,8 @@ def learned_layout(key: Dict[str, Any]) -> Tuple[numpy.dtype, Tuple[int, ...]]:
 
 
 def create_store(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
-    """A new empty store at `path` (whatever was there removed: see `check_replaceable`) of the
-    settings `key`, its learned.npy allocated; its manifest."""
+    """A new empty store of settings `key` at `path` (if `check_replaceable`), learned.npy allocated; its manifest."""
+    check_replaceable(path)
     if path.exists():
         shutil.rmtree(path)
     with disk_errors(path / LEARNED):
@@ -272,14 +261,11 @@ def create_store(path: Path, key: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def write_manifest(path: Path, manifest: Dict[str, Any]) -> None:
-    file = path / MANIFEST
-    with disk_errors(file), atomic_write(file) as out:
-        out.write(srsly.json_dumps(manifest, indent=2).encode("utf8"))
+    _save(path / MANIFEST, srsly.json_dumps(manifest, indent=2).encode("utf8"))
 
 
 def check_replaceable(path: Path) -> None:
-    """A ValueError if `path` is not a directory holding only what a vector store writes (so that
-    replacing it would delete the user's files)."""
+    """A ValueError if `path` is not a directory of only a vector store's files (replacing it deletes the user's)."""
     check_outputs([], [], output_dirs=[path], kind=STORE)
 
 
@@ -312,17 +298,14 @@ def n_chunks(n: int, chunk_size: int) -> int:
 
 
 def write_chunk(path: Path, key: Dict[str, Any], i: int, full: numpy.ndarray) -> Tuple[str, Optional[str]]:
-    """Write chunk i's rows (ordinary writes into the allocated file, flushed to disk) and lexical
-    file; their checksums."""
+    """Write chunk i's rows (ordinary writes into the allocated file, flushed) and lexical file; their checksums."""
     width = key["learned_width"]
     rows = quantize(full[:, :width], *stored_precision(key))
     learned = rows.tobytes()
     file = path / LEARNED
+    row_bytes = rows.itemsize * int(numpy.prod(rows.shape[1:]))
     with disk_errors(file), open(file, "r+b") as out:
-        dtype, shape = learned_layout(key)
-        out.seek(
-            numpy.load(file, mmap_mode="r").offset + i * key["chunk_size"] * dtype.itemsize * int(numpy.prod(shape[1:]))
-        )
+        out.seek(numpy.load(file, mmap_mode="r").offset + i * key["chunk_size"] * row_bytes)
         out.write(learned)
         out.flush()
         os.fsync(out.fileno())

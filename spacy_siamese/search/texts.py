@@ -6,6 +6,7 @@ id field keeps those ids (they must be unique); any other collection is identifi
 is the index `find_duplicates` and `SimilarityIndex` use in Python.
 """
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +21,7 @@ FORMATS = ("auto", "text", "jsonl")
 
 @dataclass
 class Collection:
-    """What a first pass over a collection file found: the number of texts, their ids and the
-    blank lines (1-based line numbers) that were skipped."""
+    """A first pass over a collection file: the number of texts, their ids and the skipped blank lines (1-based)."""
 
     path: Path
     format: str
@@ -33,19 +33,13 @@ class Collection:
 
     def texts(self) -> Iterator[str]:
         """The texts, read lazily from the file again."""
-        for _, _, text, _ in _records(self.path, self.format, self.text_field, "id"):
-            yield text
+        return (text for _, _, text, _ in _records(self.path, self.format, self.text_field, "id"))
 
     def texts_at(self, positions: Any) -> Dict[int, str]:
         """{position: text} for some positions, in one pass over the file."""
-        wanted = set(int(p) for p in positions)
-        found: Dict[int, str] = {}
-        for i, text in enumerate(self.texts()):
-            if i in wanted:
-                found[i] = text
-                if len(found) == len(wanted):
-                    break
-        return found
+        wanted = {int(p) for p in positions}
+        texts = itertools.islice(self.texts(), max(wanted, default=-1) + 1)  # read up to the last one wanted
+        return {i: text for i, text in enumerate(texts) if i in wanted}
 
     def source(self) -> Dict[str, Any]:
         """What identifies the input for a restart: a hash of its bytes, how they were read."""
@@ -68,15 +62,14 @@ def scan_collection(path: Path, *, format: str = "auto", field: str = "text", id
         format = "jsonl" if path.suffix.lower() in JSONL_SUFFIXES else "text"
     collection = Collection(path, format, field)
     seen: Dict[Any, int] = {}
-    with_ids: Optional[bool] = None
     for number, blank, _, record_id in _records(path, format, field, id_field, blanks=True):
         if blank:
             collection.blank_lines.append(number)
             continue
         has_id = record_id is not None
-        if with_ids is None:
-            with_ids = has_id
-        elif has_id != with_ids:
+        if not collection.n:
+            collection.keyed = has_id
+        elif has_id != collection.keyed:
             raise ValueError(
                 f"{path}:{number}: {'an' if has_id else 'no'} '{id_field}' field, unlike the first record: "
                 f"give every record an id or none (then ids are positions, 0 for the first text)"
@@ -86,22 +79,11 @@ def scan_collection(path: Path, *, format: str = "auto", field: str = "text", id
             if key in seen:
                 raise ValueError(f"{path}:{number}: id {record_id!r} was already used on line {seen[key]}")
             seen[key] = number
-            collection.ids.append(record_id)
-        else:
-            collection.ids.append(collection.n)
+        collection.ids.append(record_id if has_id else collection.n)
         collection.n += 1
     if not collection.n:
         raise ValueError(f"No texts in {path}: the file is empty")
-    collection.keyed = bool(with_ids)
     return collection
-
-
-def read_texts(
-    path: Path, *, format: str = "auto", field: str = "text", id_field: str = "id"
-) -> Tuple[List[str], List[Any]]:
-    """(texts, ids) of a collection file (see `scan_collection` for the checks and ids)."""
-    collection = scan_collection(path, format=format, field=field, id_field=id_field)
-    return list(collection.texts()), collection.ids
 
 
 def _records(
@@ -127,9 +109,7 @@ def _records(
         if not isinstance(record, dict):
             raise ValueError(f"{path}:{number}: not a JSON object (a {type(record).__name__})")
         if not isinstance(record.get(field), str):
-            raise ValueError(f"{path}:{number}: no '{field}' field with a string (keys: {_keys(record)})")
+            raise ValueError(
+                f"{path}:{number}: no '{field}' field with a string (keys: {', '.join(map(repr, record))})"
+            )
         yield number, False, record[field], record.get(id_field)
-
-
-def _keys(record: Dict[str, Any]) -> str:
-    return ", ".join(map(repr, record))

@@ -1,6 +1,7 @@
 """The teacher's loss, TeacherScores.v1: a teacher's in-batch similarities distilled beside a pair
 loss, and the table of the teacher's vectors it reads."""
 
+from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -73,11 +74,7 @@ class TeacherScoresLoss:
         pair_loss = self.pair_loss
         if hasattr(pair_loss, "for_texts"):
             pair_loss = pair_loss.for_texts(texts_a, texts_b)
-
-        def loss(scores: Floats2d, truths: Floats1d) -> Tuple[Floats2d, float]:
-            return self.batch_loss(scores, truths, T, pair_loss)
-
-        return loss
+        return partial(self.batch_loss, T=T, pair_loss=pair_loss)
 
     def teacher(self, texts: Sequence[str]) -> numpy.ndarray:
         """The teacher's unit vectors of `texts` (n, d)."""
@@ -121,8 +118,7 @@ class TeacherScoresLoss:
 
 
 def soft_ranking_loss(Z: Floats2d, targets: Floats2d) -> Tuple[Floats2d, float]:
-    """KL(softmax(targets) || softmax(Z)) over the rows and over the columns, averaged over
-    2n; (dZ, loss)."""
+    """(dZ, loss): KL(softmax(targets) || softmax(Z)) over the rows and over the columns, averaged over 2n."""
     xp = get_array_module(Z)
     n = len(Z)
     total = 0.0
@@ -151,8 +147,7 @@ def table_files(directory: Union[str, Path]) -> List[Path]:
 
 
 def save_teacher_table(directory: Union[str, Path], texts: Sequence[str], vectors: numpy.ndarray) -> Path:
-    """Write the teacher's unit vectors of `texts` (float16) and the texts to `directory`
-    (`TeacherScores.v1` reads them); returns the directory."""
+    """Write the teacher's unit vectors of `texts` (float16) and the texts to `directory`, for `TeacherScores.v1`."""
     if len(texts) != len(vectors):
         raise ValueError(f"save_teacher_table: {len(texts)} texts but {len(vectors)} vectors")
     path = Path(directory)

@@ -6,16 +6,17 @@ against its record (shape, dtype, SHA-256) and refused when it holds non-finite 
 import hashlib
 import json
 import pickle
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from ..files import atomic_write, sha256_file
+from ..files import PathLike, atomic_write, sha256_file
 from ..util import distinct_pair_texts, given_path, import_extra, pair_rows
 
 EXTRA = "teacher"
+TEACHER_BATCH = 64  # texts or pairs the teacher reads at once
 CHUNK = 8192  # texts or pairs a cache entry: a killed run keeps every finished chunk
 
 
@@ -25,7 +26,7 @@ def device_name() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_model(kind: str, name_or_path: Union[str, Path], **settings: Any) -> Any:
+def load_model(kind: str, name_or_path: PathLike, **settings: Any) -> Any:
     """sentence-transformers' `kind` ("SentenceTransformer" or "CrossEncoder") of a name or
     directory. Raises ValueError naming the weights file when torch refuses to unpickle it."""
     st = import_extra("sentence_transformers", EXTRA, "A teacher")
@@ -51,14 +52,13 @@ def load_teacher(name_or_path: str) -> Any:
     return load_model("SentenceTransformer", name_or_path, device="cpu")
 
 
-def load_scorer(path: Union[str, Path]) -> Any:
+def load_scorer(path: PathLike) -> Any:
     """A CrossEncoder from its directory, on the GPU when torch sees one."""
     return load_model("CrossEncoder", path, device=device_name())
 
 
-def is_cross_encoder(path: Union[str, Path]) -> bool:
-    """Whether a model directory holds a sentence-transformers CrossEncoder (a sequence
-    classifier), not a bi-encoder with vectors."""
+def is_cross_encoder(path: PathLike) -> bool:
+    """Whether a model directory holds a CrossEncoder (a sequence classifier), not a bi-encoder with vectors."""
     path = Path(path)
     if not path.is_dir():
         return False
@@ -87,30 +87,23 @@ def teacher_label(teacher: str) -> str:
     return given_path(teacher, parts=2) if Path(teacher).exists() else teacher
 
 
-def check_cache_dir(cache_dir: Optional[Union[str, Path]]) -> None:
+def check_cache_dir(cache_dir: Optional[PathLike]) -> None:
     """Refuse, before any work, a cache directory that is an existing file."""
     if cache_dir is not None and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
         raise ValueError(f"The teacher cache {cache_dir} is a file: give a directory (new or one it wrote before).")
 
 
 def teacher_vectors(
-    teacher: Union[str, Any],
-    texts: Sequence[str],
-    *,
-    cache_dir: Optional[Union[str, Path]] = None,
-    batch_size: int = 64,
-    progress: bool = False,
+    teacher: Union[str, Any], texts: Sequence[str], *, cache_dir: Optional[PathLike] = None, progress: bool = False
 ) -> numpy.ndarray:
-    """The teacher's unit-length vectors of `texts`, float32 (N, d). With `cache_dir`, they are
-    stored there in chunks, each under a key of the teacher and its texts, and read back on a
-    rerun (a killed run goes on where it stopped). Raises ValueError on non-finite vectors, or a
-    cache entry that does not match its record."""
-    model = Loaded(lambda: load_teacher(teacher) if isinstance(teacher, str) else teacher)
+    """The teacher's unit-length vectors of `texts`, float32 (N, d), kept in `cache_dir` (`in_chunks`)
+    when given. Raises ValueError on non-finite vectors, or a cache entry that does not match its record."""
+    model = cache(lambda: load_teacher(teacher) if isinstance(teacher, str) else teacher)  # loaded at its first use
 
     def encode(chunk: Sequence[str]) -> numpy.ndarray:
         vectors = model().encode(
             list(chunk),
-            batch_size=batch_size,
+            batch_size=TEACHER_BATCH,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=progress,
@@ -120,37 +113,28 @@ def teacher_vectors(
     return in_chunks(texts, encode, teacher, "teacher", cache_dir, f"The vectors of the teacher {_name(teacher)}")
 
 
-def cross_encoder_scores(
-    model: Any, pairs: Sequence[Sequence[str]], *, batch_size: int = 64, progress: bool = False
-) -> numpy.ndarray:
+def cross_encoder_scores(model: Any, pairs: Sequence[Sequence[str]], *, progress: bool = False) -> numpy.ndarray:
     """A CrossEncoder's probability of each pair (its sigmoid of the logit), float64 (n,)."""
     if not len(pairs):
         return numpy.zeros((0,), dtype="f8")
     scores = model.predict(
-        [(a, b) for a, b in pairs], batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True
+        [(a, b) for a, b in pairs], batch_size=TEACHER_BATCH, show_progress_bar=progress, convert_to_numpy=True
     )
     return numpy.asarray(scores, dtype="f8").reshape(len(pairs))
 
 
 def teacher_pair_scores(
-    teacher: str,
-    pairs: Sequence[Tuple[str, str]],
-    *,
-    cache_dir: Optional[Union[str, Path]] = None,
-    progress: bool = False,
+    teacher: str, pairs: Sequence[Tuple[str, str]], *, cache_dir: Optional[PathLike] = None, progress: bool = False
 ) -> numpy.ndarray:
     """A teacher's score of each pair, float64 (n,): a CrossEncoder directory's probability, or a
     bi-encoder's cosine of the two texts' vectors; cached in `cache_dir` as `teacher_vectors`."""
     if is_cross_encoder(teacher):
-        model = Loaded(lambda: load_scorer(teacher))
-        return in_chunks(
-            pairs,
-            lambda chunk: cross_encoder_scores(model(), chunk, progress=progress),
-            teacher,
-            "scores",
-            cache_dir,
-            f"The scores of the teacher {_name(teacher)}",
-        )
+        model = cache(lambda: load_scorer(teacher))
+
+        def score(chunk: Sequence[Tuple[str, str]]) -> numpy.ndarray:
+            return cross_encoder_scores(model(), chunk, progress=progress)
+
+        return in_chunks(pairs, score, teacher, "scores", cache_dir, f"The scores of the teacher {_name(teacher)}")
     texts = distinct_pair_texts(pairs)
     vectors = teacher_vectors(teacher, texts, cache_dir=cache_dir, progress=progress).astype("f8")
     a, b = pair_rows(texts, pairs)
@@ -170,25 +154,12 @@ def cache_key(teacher: Union[str, Any], texts: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-class Loaded:
-    """A model loaded at its first use."""
-
-    def __init__(self, load: Callable[[], Any]) -> None:
-        self.load = load
-        self.model: Any = None
-
-    def __call__(self) -> Any:
-        if self.model is None:
-            self.model = self.load()
-        return self.model
-
-
 def in_chunks(
     items: Sequence[Any],
     compute: Callable[[Sequence[Any]], numpy.ndarray],
     teacher: Union[str, Any],
     prefix: str,
-    cache_dir: Optional[Union[str, Path]],
+    cache_dir: Optional[PathLike],
     what: str,
 ) -> numpy.ndarray:
     """`compute` of `items` (texts, or pairs of texts), in chunks of CHUNK each `cached` in
@@ -208,8 +179,8 @@ def cached(path: Optional[Path], rows: int, compute: Callable[[], numpy.ndarray]
     """`compute()` (`rows` rows, all finite), kept at `path` (.npy, beside a .json record of its
     shape, dtype and SHA-256) when given, and read back from there while it matches its record.
     An entry without a whole record is computed again. Raises ValueError naming the file."""
-    record_path = None if path is None else path.with_suffix(".json")
-    if path is not None and record_path is not None and path.exists() and record_path.exists():
+    if path is not None and path.exists() and path.with_suffix(".json").exists():
+        record_path = path.with_suffix(".json")
         try:
             record = json.loads(record_path.read_text(encoding="utf8"))
             whole = isinstance(record, dict) and {"shape", "dtype", "sha256"} <= set(record)
@@ -230,12 +201,12 @@ def cached(path: Optional[Path], rows: int, compute: Callable[[], numpy.ndarray]
     array = check_finite(compute(), what)
     if len(array) != rows:
         raise ValueError(f"{what}: {len(array)} rows for {rows} inputs.")
-    if path is not None and record_path is not None:
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(path) as file:
             numpy.save(file, array)
         record = {"shape": list(array.shape), "dtype": str(array.dtype), "sha256": sha256_file(path)}
-        with atomic_write(record_path) as file:  # last: an entry without its record is computed again
+        with atomic_write(path.with_suffix(".json")) as file:  # last: an entry without its record is computed again
             file.write((json.dumps(record) + "\n").encode("utf8"))
     return array
 

@@ -3,11 +3,11 @@ neighbours by TF-IDF over the texts, less the text itself and every gold pair, l
 teacher (a bi-encoder's cosine, or a cross-encoder's probability) and written as an ordinary pair
 file; random pairs only when asked for. The student needs no torch."""
 
-from pathlib import Path
-from typing import Any, Callable, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
+from ..files import PathLike
 from ..util import distinct_texts
 from .models import is_cross_encoder, teacher_pair_scores, teacher_vectors
 
@@ -53,8 +53,7 @@ def sample_silver(
     """(row, row) pairs of distinct `texts`: each text with its `top_k` TF-IDF neighbours, then
     `n_random` seeded random pairs; no pair twice (in either order) and none of `gold` (pairs of
     texts as frozensets). With `max_pairs`, a seeded sample of that many, in order (without random
-    pairs, from the neighbours of a seeded sample of the texts, where that gives enough).
-    Deterministic for a seed."""
+    pairs, from the neighbours of a seeded sample of the texts, where that gives enough)."""
     if len(texts) < 2:
         raise ValueError(f"Silver pairs need at least two distinct texts, got {len(texts)}.")
     seen: Set[Tuple[int, int]] = set()
@@ -80,8 +79,7 @@ def sample_silver(
         a, b = rng.integers(0, len(texts), size=2).tolist()
         add(a, b)
     if max_pairs and max_pairs < len(rows):
-        keep = numpy.sort(rng.choice(len(rows), size=max_pairs, replace=False))
-        rows = [rows[i] for i in keep]
+        rows = [rows[i] for i in numpy.sort(rng.choice(len(rows), size=max_pairs, replace=False))]
     return rows
 
 
@@ -97,13 +95,12 @@ def label_pairs(
     rows: Sequence[Tuple[int, int]],
     *,
     vectors: Optional[numpy.ndarray] = None,
-    cache_dir: Optional[Union[str, Path]] = None,
+    cache_dir: Optional[PathLike] = None,
     progress: bool = False,
 ) -> List[Dict[str, Any]]:
     """The pairs `rows` of `texts` labelled by `teacher`: the cosine of its `vectors` of the texts
-    (when given; else computed) clipped to [0, 1], or a cross-encoder's probability. With
-    `cache_dir`, the teacher's work is kept there in chunks, so a killed run goes on where it
-    stopped."""
+    (when given; else computed) clipped to [0, 1], or a cross-encoder's probability; cached as
+    `teacher_pair_scores`."""
     if vectors is not None:
         a, b = numpy.asarray([r[0] for r in rows], "int64"), numpy.asarray([r[1] for r in rows], "int64")
         scores = (vectors[a].astype("f8") * vectors[b]).sum(axis=1) if len(rows) else numpy.zeros(0)
@@ -134,7 +131,7 @@ def teacher_silver(
     n_random: int = 0,
     max_pairs: int = 0,
     seed: int = 0,
-    cache_dir: Optional[Union[str, Path]] = None,
+    cache_dir: Optional[PathLike] = None,
     progress: bool = False,
 ) -> Tuple[List[Dict[str, Any]], Optional[numpy.ndarray]]:
     """Silver pairs of the non-blank `texts` (`sample_silver`) labelled by `teacher` (none unless

@@ -33,8 +33,7 @@ def sample_records(records: Sequence[PairRecord], max_pairs: int, seed: int) -> 
     """A seeded sample of `max_pairs` records in file order (all of them if 0 or more than there are)."""
     if not max_pairs or max_pairs >= len(records):
         return list(records)
-    rng = numpy.random.default_rng(seed)
-    keep = numpy.sort(rng.choice(len(records), size=max_pairs, replace=False))
+    keep = numpy.sort(numpy.random.default_rng(seed).choice(len(records), size=max_pairs, replace=False))
     return [records[i] for i in keep]
 
 
@@ -103,6 +102,9 @@ def train_teacher(
     checkpoints = Path(output).absolute()
     checkpoints = checkpoints.with_name(f".{checkpoints.name}.siamese-checkpoints")  # ours alone: see _checkpoints
     last = _checkpoints(checkpoints, settings, resume)
+    lengths = [len(r.text1 + r.text2) for r in chosen]
+    # mnrl: a repeated text is no negative of itself
+    sampler = "no_duplicates" if kind == "mnrl" else partial(_LengthGrouped, lengths=lengths)
     start = time.perf_counter()
     args = args_class(
         output_dir=str(checkpoints),
@@ -121,11 +123,7 @@ def train_teacher(
         dataloader_num_workers=0,
         bf16=bf16,
         **_warmup(transformers, warmup_ratio),
-        batch_sampler=(  # mnrl: a repeated text is no negative of itself
-            "no_duplicates"
-            if kind == "mnrl"
-            else partial(_LengthGrouped, lengths=[len(r.text1 + r.text2) for r in chosen])
-        ),
+        batch_sampler=sampler,
     )
     trainer = trainer_class(model=model, args=args, train_dataset=datasets.Dataset.from_dict(columns), loss=loss)
     trainer.train(resume_from_checkpoint=last)

@@ -11,7 +11,6 @@ from spacy_siamese.corpora import (
     create_document_pairs,
     create_multi_pair_corpus,
     create_pair_corpus,
-    read_pair_examples,
 )
 from spacy_siamese.corpora.readers import create_labelled_documents
 from spacy_siamese.labelled import get_doc_labels, is_labelled_doc
@@ -59,11 +58,11 @@ def test_pair_reader_tags_its_pairs_with_a_dataset_when_asked(tmp_path, nlp):
         create_pair_corpus(path, dataset="Quora pairs")
 
 
-def test_pair_reader_limit_and_read_pair_examples(tmp_path, nlp):
+def test_pair_reader_limit(tmp_path, nlp):
     path = write(tmp_path, "train.tsv", QUORA_MIRROR)
     assert len(list(create_pair_corpus(path, limit=3)(nlp))) == 3
     assert len(list(create_pair_corpus(path, limit=0)(nlp))) == 4
-    examples = read_pair_examples(nlp, path, limit=1)
+    examples = list(create_pair_corpus(path, limit=1)(nlp))
     assert len(examples) == 1 and get_partner(examples[0]).text.startswith("What can cause stool")
 
 
@@ -167,7 +166,7 @@ def test_multi_pair_corpus_tags_every_pair_with_its_dataset(tmp_path, nlp):
     config = {"corpus": {"@readers": "spacy-siamese.MultiPairCorpus.v1", "root": str(tmp_path), "datasets": datasets}}
     corpus = registry.resolve(config)["corpus"]
     assert registry.readers.get("spacy-siamese.MultiPairCorpus.v1") is create_multi_pair_corpus
-    assert isinstance(corpus, MultiPairCorpus) and corpus.names == ["quora", "sts"]
+    assert isinstance(corpus, MultiPairCorpus) and list(corpus.corpora) == ["quora", "sts"]
     for _ in range(2):  # re-read on every call (epoch)
         examples = list(corpus(nlp))
         assert [get_dataset(eg) for eg in examples] == ["quora"] * 3 + ["sts"] * 3

@@ -6,12 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_siamese.search.texts import read_texts, scan_collection
+from spacy_siamese.search.texts import scan_collection
 
 
 def write(path, lines):
     path.write_text("".join(line + "\n" for line in lines), encoding="utf8")
     return path
+
+
+def read_texts(path, **settings):
+    collection = scan_collection(path, **settings)
+    return list(collection.texts()), collection.ids
 
 
 def test_text_files_are_identified_by_position_without_blank_lines(tmp_path):
