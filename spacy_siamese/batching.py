@@ -12,6 +12,7 @@ from spacy.training import Example
 from spacy.util import SimpleFrozenDict, registry
 
 from .labelled import get_doc_labels
+from .metrics import is_binary
 from .pair_examples import dataset_groups, get_label, partner_text
 from .util import component_labels, distinct_pair_texts, pair_rows
 from .validation import check_dataset_name
@@ -24,7 +25,7 @@ def duplicate_clusters(pairs: Sequence[Tuple[str, str]], labels: Sequence[float]
     pairs labelled 1 joins them (graded labels join none)."""
     texts = distinct_pair_texts(pairs)
     rows, cols = pair_rows(texts, pairs)
-    joined = (numpy.asarray(labels) == 1.0) & all(label in (0.0, 1.0) for label in labels)
+    joined = (numpy.asarray(labels) == 1.0) & is_binary(labels)
     return dict(zip(texts, component_labels(len(texts), rows[joined], cols[joined]).tolist()))
 
 

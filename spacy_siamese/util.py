@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Sequence, Sized, Tuple, TypeVar, Union
 
 import numpy
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .files import atomic_write  # noqa: F401  (re-exported: the place the search modules import it from)
@@ -106,3 +106,13 @@ def timed(timing: Dict[str, float], key: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     timing[key] = time.perf_counter() - start
+
+
+def unique_rows(X: csr_matrix) -> csr_matrix:
+    """X without repeated rows (a doc that occurs in many training pairs counts once)."""
+    X.sort_indices()
+    keys: Dict[Tuple[bytes, bytes], int] = {}
+    for i in range(X.shape[0]):
+        start, end = X.indptr[i], X.indptr[i + 1]
+        keys.setdefault((X.indices[start:end].tobytes(), X.data[start:end].tobytes()), i)
+    return X[sorted(keys.values())]

@@ -47,8 +47,9 @@ def dedupe_ray_command(
     from ..util import import_extra
 
     with errors():
-        require_file(None if "://" in input else Path(input))  # a local path; Ray reads remote ones itself
-        inputs = [model, *([input] if "://" not in input else [])]  # Ray reads and writes remote ones itself
+        local = "://" not in input  # Ray reads and writes remote paths itself
+        require_file(Path(input) if local else None)
+        inputs = [model, *([input] if local else [])]
         check_outputs(inputs, [output, stats_json], output_dirs=[vectors_output] if "://" not in vectors_output else [])
         import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
         nlp = load_pipeline(model)  # a clear error now, not in the actors

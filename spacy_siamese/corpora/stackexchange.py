@@ -68,4 +68,5 @@ class _TextExtractor(HTMLParser):
             self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
-        self.handle_starttag(tag, [])
+        if tag in _BLOCK_TAGS:
+            self.parts.append(" ")

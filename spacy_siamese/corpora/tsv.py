@@ -121,7 +121,6 @@ def _quoted_record(
     Returns (the row or an error for `line`, the lines read ahead but not used)."""
     n = len(header)
     k = next((i for i, f in enumerate(fields) if opens_quote(f)), len(fields) - 1)  # the field opening a quote
-    field = f"field {k + 1} ({header[k] if k < n else '?'})"
     attempt = _read_csv(line, take)
     if attempt.row is not None and len(attempt.row) == n:
         own = next((t for t in attempt.taken if _is_record(t, n, label_col)), None)
@@ -133,9 +132,9 @@ def _quoted_record(
         return PairFormatError(
             path,
             line.number,
-            f"{field} opens a double quote that closes on line {attempt.taken[-1].number}, but line {own.number} "
-            "reads as a record of its own, so the lines cannot be told apart: quote the whole field with its inner "
-            "quotes doubled, or remove the stray quote",
+            f"{_field(k, header)} opens a double quote that closes on line {attempt.taken[-1].number}, but line "
+            f"{own.number} reads as a record of its own, so the lines cannot be told apart: quote the whole field with "
+            "its inner quotes doubled, or remove the stray quote",
         ), attempt.taken
     if len(fields) == n and attempt.quoting:  # an unbalanced quote in raw text
         return [unquote(f) for f in fields], attempt.taken
@@ -146,10 +145,15 @@ def _quoted_record(
             f"the record has {len(attempt.row)} fields"
         )
     elif not attempt.quoting:
-        reason = f"{field} opens a double quote that {attempt.problem}"
+        reason = f"{_field(k, header)} opens a double quote that {attempt.problem}"
     elif attempt.problem:
         reason += f"; field {k + 1} opens a double quote that {attempt.problem}"
     return PairFormatError(path, line.number, reason), attempt.taken
+
+
+def _field(k: int, header: List[str]) -> str:
+    """Field `k` by number and name, for a message."""
+    return f"field {k + 1} ({header[k] if k < len(header) else '?'})"
 
 
 def _read_csv(first: Line, take: Callable[[], Optional[Line]]) -> _Attempt:

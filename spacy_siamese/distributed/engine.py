@@ -262,8 +262,10 @@ def dedupe_jsonl(
     # Everything that can be checked here, before Ray starts and encodes the collection
     paths: Union[str, List[str]] = input  # a remote directory: Ray lists it
     if "://" not in input:
-        check_jsonl(Path(input))  # with file and line, not in a task's traceback
-        paths = [str(file) for file in jsonl_files(Path(input))]  # the files checked here are the files Ray reads
+        local = jsonl_files(Path(input))  # the files checked here are the files Ray reads
+        for file in local:
+            check_jsonl(file)  # with file and line, not in a task's traceback
+        paths = [str(file) for file in local]
     if "://" not in vectors:
         check_vectors_dir(Path(vectors))
     check_candidates(candidates)

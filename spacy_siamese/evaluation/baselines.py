@@ -12,10 +12,9 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from ..layers.projection import unique_rows
 from ..layers.tfidf import tfidf
 from ..metrics import unit_rows
-from ..util import distinct_pair_texts
+from ..util import distinct_pair_texts, unique_rows
 
 TFIDF_SETTINGS = ("attr", "drop_stop", "drop_punct", "min_df", "max_vocab", "sublinear_tf", "normalize")
 

@@ -1,10 +1,12 @@
-from typing import Callable, Dict, Optional, Tuple, Union, cast
+from typing import Callable, Optional, Tuple, Union, cast
 
 import numpy
 from scipy.sparse import csr_matrix, issparse
 from sklearn.decomposition import TruncatedSVD
 from thinc.api import Model, registry
 from thinc.types import Floats2d
+
+from ..util import unique_rows
 
 InT = Union[csr_matrix, Floats2d]
 INITS = ("lsa", "random")
@@ -68,13 +70,3 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         return None  # the featuriser upstream has no parameters
 
     return Y, backprop
-
-
-def unique_rows(X: csr_matrix) -> csr_matrix:
-    """X without repeated rows (a doc that occurs in many training pairs counts once)."""
-    X.sort_indices()
-    keys: Dict[Tuple[bytes, bytes], int] = {}
-    for i in range(X.shape[0]):
-        start, end = X.indptr[i], X.indptr[i + 1]
-        keys.setdefault((X.indices[start:end].tobytes(), X.data[start:end].tobytes()), i)
-    return X[sorted(keys.values())]

@@ -122,6 +122,8 @@ class CandidateIndex:
     def __init__(
         self, compact: numpy.ndarray, *, kind: str = "ivf", nprobe: int = 16, serialized: Optional[numpy.ndarray] = None
     ) -> None:
+        if kind not in ("ivf", "hnsw"):
+            raise ValueError(f"candidate index kind must be ivf or hnsw, got {kind!r}")
         self.compact, self.kind = compact, kind
         self.settings: Dict[str, Any] = {"nlist": 0, "nprobe": nprobe}
         faiss = import_extra("faiss", "ann", f"The {kind} candidate index")

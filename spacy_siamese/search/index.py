@@ -333,6 +333,8 @@ class SimilarityIndex:
         texts = store.read_file("texts.jsonl") if texts is None else gzip.decompress(texts)  # or saved before gzip
         index.texts = None if texts is None else [json.loads(line)["text"] for line in texts.splitlines()]
         index.ids = None if ids is None else [json.loads(line)["id"] for line in ids.splitlines()]
+        if index.ids is not None and len(index.ids) != len(index):
+            raise ValueError(f"{path / 'ids.jsonl'}: {len(index.ids):,} ids for {len(index):,} indexed texts")
         serialized = store.read_file(f"candidates-{index.kind}.faiss")
         if serialized is not None:
             index._candidate_index(numpy.frombuffer(serialized, dtype="uint8"))

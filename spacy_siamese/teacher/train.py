@@ -102,9 +102,10 @@ def train_teacher(
     checkpoints = Path(output).absolute()
     checkpoints = checkpoints.with_name(f".{checkpoints.name}.siamese-checkpoints")  # ours alone: see _checkpoints
     last = _checkpoints(checkpoints, settings, resume)
-    lengths = [len(r.text1 + r.text2) for r in chosen]
     # mnrl: a repeated text is no negative of itself
-    sampler = "no_duplicates" if kind == "mnrl" else partial(_LengthGrouped, lengths=lengths)
+    sampler = (
+        "no_duplicates" if kind == "mnrl" else partial(_LengthGrouped, lengths=[len(r.text1 + r.text2) for r in chosen])
+    )
     start = time.perf_counter()
     args = args_class(
         output_dir=str(checkpoints),
