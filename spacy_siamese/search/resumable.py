@@ -6,8 +6,11 @@ store, with a warning.
 
 import multiprocessing
 import warnings
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -35,6 +38,7 @@ from .store import (
     write_manifest,
 )
 
+Encoded = Tuple[int, int, Tuple[str, Optional[str]]]  # a chunk's index, size and checksums
 _WORKER: Dict[str, Any] = {}  # the forked encoding worker's pipeline and settings
 
 
@@ -115,24 +119,35 @@ def _saved_index(path: Path) -> bool:
 
 def _run_chunks(
     nlp: Language, todo: Iterator[Tuple[int, List[TextOrDoc]]], settings: Dict[str, Any], n_process: int
-) -> Iterator[Tuple[int, int, Tuple[str, Optional[str]]]]:
+) -> Iterator[Encoded]:
     """Encode chunks, yielding (chunk index, size, checksums) as each finishes; at most
-    2 * n_process chunks are read ahead. A worker's error (e.g. a full disk) ends the run."""
+    2 * n_process chunks are read ahead. A worker's error (e.g. a full disk) ends the run, and so does a
+    worker that dies (e.g. killed for lack of memory): a ChildProcessError, not a wait for its chunk."""
     _WORKER.update(nlp=nlp, **settings)
     if n_process == 1:
         yield from map(_encode_chunk, todo)
         return
-    with multiprocessing.get_context("fork").Pool(n_process, initializer=one_thread) as pool:
-        pending: List[Any] = []
-        for task in todo:
-            pending.append(pool.apply_async(_encode_chunk, (task,)))
-            while len(pending) >= 2 * n_process:
-                yield pending.pop(0).get()
-        for result in pending:
-            yield result.get()
+    context = multiprocessing.get_context("fork")
+    pending: Deque["Future[Encoded]"] = deque()
+    with ProcessPoolExecutor(n_process, mp_context=context, initializer=one_thread) as pool:
+        try:
+            for task in todo:
+                pending.append(pool.submit(_encode_chunk, task))
+                while len(pending) >= 2 * n_process:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except BrokenProcessPool:
+            raise ChildProcessError(
+                "An encoding process died (killed, e.g. for lack of memory): the chunks listed so far are kept. "
+                "Run again to resume, with a smaller --n-process if memory ran out."
+            ) from None
+        finally:  # an error or an abandoned run: the chunks not started are not encoded
+            for future in pending:
+                future.cancel()
 
 
-def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Tuple[int, int, Tuple[str, Optional[str]]]:
+def _encode_chunk(task: Tuple[int, List[TextOrDoc]]) -> Encoded:
     """Encode one chunk into the store (rows of learned.npy, its lexical file)."""
     i, texts = task
     pipe = get_similarity_pipe(_WORKER["nlp"], _WORKER["pipe_name"])

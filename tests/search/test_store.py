@@ -219,6 +219,29 @@ def test_a_full_disk_ends_the_run_with_a_message_naming_the_file(models, tmp_pat
     numpy.testing.assert_allclose(store.rows(range(len(CORPUS))), expected, rtol=1e-5, atol=1e-6)
 
 
+def test_a_worker_that_dies_ends_the_run_with_a_message_and_a_rerun_finishes(models, tmp_path, monkeypatch):
+    """A worker killed mid-chunk (kill -9; the kernel's OOM killer) used to leave the run waiting for
+    its chunk forever; it is a ChildProcessError (an OSError: the CLI prints it), its chunk is not
+    listed, and a rerun finishes the store."""
+    nlp = models["hybrid_cauchy"]
+    path = tmp_path / "store"
+    write_chunk = resumable.write_chunk
+
+    def dies(path, key, i, full):
+        if i == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return write_chunk(path, key, i, full)
+
+    monkeypatch.setattr(resumable, "write_chunk", dies)
+    with pytest.raises(ChildProcessError, match="An encoding process died .* Run again to resume"):
+        encode_collection(nlp, CORPUS, len(CORPUS), path, chunk_size=10, n_process=2, progress=False)
+    assert 1 not in srsly.read_json(path / MANIFEST)["done"]
+    monkeypatch.undo()
+    store = encode_collection(nlp, CORPUS, len(CORPUS), path, chunk_size=10, n_process=2, progress=False)
+    expected = numpy.vstack([doc.vector for doc in nlp.pipe(CORPUS)])
+    numpy.testing.assert_allclose(store.rows(range(len(CORPUS))), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_a_saved_index_is_never_started_afresh_as_a_work_dir(models, tmp_path):
     """`dedupe --work-dir IDX` (or --fresh) used to replace the user's index (texts, ids) with a bare
     store, exit 0 with a warning; the index is refused and kept."""
