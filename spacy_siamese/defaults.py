@@ -8,7 +8,8 @@ BATCH_SIZE = 256  # docs per batch when encoding
 CHUNK_SIZE = 8192  # docs per chunk of a vector store
 # Where candidates come from, for `index`, `search` and `dedupe` alike: every item ("flat", exact),
 # a faiss IVF index or HNSW graph (approximate), or "auto": flat up to FLAT_LIMIT items, then IVF.
-CANDIDATE_KINDS = ("auto", "flat", "ivf", "hnsw")
+FAISS_KINDS = ("ivf", "hnsw")  # the candidate kinds that are a faiss index
+CANDIDATE_KINDS = ("auto", "flat", *FAISS_KINDS)
 FLAT_LIMIT = 30_000
 CANDIDATES = 50  # candidates per item that ivf and hnsw re-score
 GROUP_METHODS = ("communities", "components")

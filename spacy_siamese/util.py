@@ -116,3 +116,8 @@ def unique_rows(X: csr_matrix) -> csr_matrix:
         start, end = X.indptr[i], X.indptr[i + 1]
         keys.setdefault((X.indices[start:end].tobytes(), X.data[start:end].tobytes()), i)
     return X[sorted(keys.values())]
+
+
+def is_uri(path: str) -> bool:
+    """Whether `path` is a URI (s3://, gs://, ...), which Ray and pyarrow read and write themselves."""
+    return "://" in path

@@ -44,13 +44,13 @@ def dedupe_ray_command(
 
     from ..distributed import dedupe_jsonl
     from ..files import check_outputs, write_jsonl
-    from ..util import import_extra
+    from ..util import import_extra, is_uri
 
     with errors():
-        local = "://" not in input  # Ray reads and writes remote paths itself
+        local = not is_uri(input)  # Ray reads and writes remote paths itself
         require_file(Path(input) if local else None)
         inputs = [model, *([input] if local else [])]
-        check_outputs(inputs, [output, stats_json], output_dirs=[vectors_output] if "://" not in vectors_output else [])
+        check_outputs(inputs, [output, stats_json], output_dirs=[] if is_uri(vectors_output) else [vectors_output])
         import_extra("ray", "ray", "The Ray engine")  # first: without it nothing else matters
         nlp = load_pipeline(model)  # a clear error now, not in the actors
         threshold = dedupe_limit(nlp, threshold)  # the value used, for the stats too

@@ -15,7 +15,7 @@ from ..search.corpus import CANDIDATES, CorpusIndex, check_candidates, sort_pair
 from ..search.dedupe import dedupe_threshold
 from ..search.texts import JSONL_SUFFIXES, scan_collection
 from ..space import vector_space
-from ..util import import_extra, one_thread, show_progress, timed
+from ..util import import_extra, is_uri, one_thread, show_progress, timed
 from .parquet import PART, collect_vectors, encoded_table, write_part
 from .ray_local import init_local_ray
 
@@ -261,12 +261,12 @@ def dedupe_jsonl(
     ray = _ray()
     # Everything that can be checked here, before Ray starts and encodes the collection
     paths: Union[str, List[str]] = input  # a remote directory: Ray lists it
-    if "://" not in input:
+    if not is_uri(input):
         local = jsonl_files(Path(input))  # the files checked here are the files Ray reads
         for file in local:
             check_jsonl(file)  # with file and line, not in a task's traceback
         paths = [str(file) for file in local]
-    if "://" not in vectors:
+    if not is_uri(vectors):
         check_vectors_dir(Path(vectors))
     check_candidates(candidates)
     nlp = spacy.load(model) if nlp is None else nlp
@@ -281,7 +281,7 @@ def dedupe_jsonl(
     # A local input's files are listed: Ray reads them all, and no others.
     texts = ray.data.read_json(paths, num_cpus=0, file_extensions=None if isinstance(paths, list) else JSONL_EXTENSIONS)
     try:
-        if "://" in vectors:  # only this run's files are read
+        if is_uri(vectors):  # only this run's files are read
             files = write_encoded(texts, model, vectors, workers=workers)
         else:  # written beside and then in place of the directory: a killed run's files never join a rerun's
             with atomic_directory(vectors) as tmp:

@@ -11,6 +11,7 @@ import numpy
 from scipy.sparse import csr_matrix
 
 from ..search.store import MemoryStore
+from ..util import is_uri
 
 # The names of the files `write_part` writes, and of its temporary files (hidden).
 PART = re.compile(r"part-[0-9a-f]{24}\.parquet|\.part-[0-9a-f]{24}\.parquet\.[0-9a-f]{32}\.tmp")
@@ -34,7 +35,7 @@ def _filesystem(directory: str) -> Tuple[Any, str]:
     """(pyarrow filesystem, path in it) of a local directory or a URI."""
     import pyarrow.fs
 
-    if "://" in directory:
+    if is_uri(directory):
         return pyarrow.fs.FileSystem.from_uri(directory)
     return pyarrow.fs.LocalFileSystem(), str(Path(directory).absolute())
 

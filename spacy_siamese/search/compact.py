@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 
-from ..defaults import CANDIDATE_KINDS, FLAT_LIMIT
+from ..defaults import CANDIDATE_KINDS, FAISS_KINDS, FLAT_LIMIT
 from ..util import import_extra
 
 DIMS = 128
@@ -83,7 +83,7 @@ def check_candidates(candidates: str) -> None:
     """Refuse an unknown candidate kind, and "ivf" or "hnsw" without faiss: before any encoding."""
     if candidates not in CANDIDATE_KINDS:
         raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_KINDS)}, got {candidates!r}")
-    if candidates in ("ivf", "hnsw"):
+    if candidates in FAISS_KINDS:
         import_extra("faiss", "ann", f"The {candidates} candidate index")
 
 
@@ -122,8 +122,8 @@ class CandidateIndex:
     def __init__(
         self, compact: numpy.ndarray, *, kind: str = "ivf", nprobe: int = 16, serialized: Optional[numpy.ndarray] = None
     ) -> None:
-        if kind not in ("ivf", "hnsw"):
-            raise ValueError(f"candidate index kind must be ivf or hnsw, got {kind!r}")
+        if kind not in FAISS_KINDS:
+            raise ValueError(f"candidate index kind must be {' or '.join(FAISS_KINDS)}, got {kind!r}")
         self.compact, self.kind = compact, kind
         self.settings: Dict[str, Any] = {"nlist": 0, "nprobe": nprobe}
         faiss = import_extra("faiss", "ann", f"The {kind} candidate index")
