@@ -7,7 +7,7 @@ from .hybrid import build_hybrid_encoder
 from .lstm import build_lstm_encoder, build_sentence_lstm_encoder
 from .mwe import build_mwe_encoder, build_mwe_encoder_v1, build_pooled_tok2vec
 from .s2net import build_s2net_encoder
-from .static import build_static_encoder, build_static_encoder_v2
+from .static import build_static_encoder, build_static_encoder_v2, build_table_cnn_encoder
 from .tweak import build_tweak_encoder
 
 __all__ = [
@@ -23,5 +23,6 @@ __all__ = [
     "build_sentence_lstm_encoder",
     "build_static_encoder",
     "build_static_encoder_v2",
+    "build_table_cnn_encoder",
     "build_tweak_encoder",
 ]

@@ -1,11 +1,19 @@
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, cast
 
+from spacy.ml.models.tok2vec import MaxoutWindowEncoder
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Linear, Model, chain
-from thinc.types import Floats2d
+from thinc.api import Linear, Model, chain, list2ragged, ragged2list, with_array, zero_init
+from thinc.layers.chain import forward as chain_forward
+from thinc.layers.chain import init as chain_init
+from thinc.types import Floats2d, Ragged
 
+from ..layers.add_ragged import add_ragged
 from ..layers.hashed_mean import DEFAULT_ATTRS, hashed_mean
+from ..layers.mean_pool import mean_pool
+from ..layers.pooling import mean_max_pool
+from ..layers.skip_empty import skip_empty
+from ..layers.table_embed import table_embed
 from ..layers.table_mean import table_mean
 
 
@@ -44,3 +52,45 @@ def build_static_encoder_v2(
     if n_out:
         model.set_dim("nO", n_out)
     return model
+
+
+@registry.architectures("spacy-siamese.TableCNNEncoder.v1")
+def build_table_cnn_encoder(
+    *, table: Optional[str], width: int = 128, depth: int = 1, window_size: int = 1, maxout_pieces: int = 3
+) -> Model[List[Doc], Floats2d]:
+    """A model2vec table's subword embeddings (`table_embed.v1`, started from the model directory
+    `table`), their mean (StaticEncoder.v2's vector) plus what the MWE CNN (Honnibal 2017) reads in
+    them: a linear map to `width`, `depth` residual maxout window layers, mean+max pooling and a
+    linear map back to the table's width whose weights start at zero, so training starts from the
+    static student and the CNN adds context (word order, negation) to it. Reads only the text."""
+    if width < 1 or depth < 1 or window_size < 0:
+        raise ValueError(
+            f"TableCNNEncoder: need width >= 1, depth >= 1 and window_size >= 0, got {width}, {depth} and {window_size}"
+        )
+    encode = MaxoutWindowEncoder(width=width, window_size=window_size, maxout_pieces=maxout_pieces, depth=depth)
+    context: Model[Ragged, Floats2d] = chain(
+        cast(Model[Ragged, Ragged], with_array(Linear(nO=width))),
+        skip_empty(chain(ragged2list(), encode, list2ragged())),  # the windows stop at each doc's edge
+        mean_max_pool(),
+        Linear(nI=2 * width, init_W=zero_init),
+    )
+    embed = table_embed(path=table)
+    model: Model[List[Doc], Floats2d] = Model(
+        "table_cnn",
+        chain_forward,
+        init=_init_table_cnn,
+        layers=[embed, add_ragged(context, mean_pool())],
+        dims={"nO": None},
+        refs={"embed": embed, "out": context.layers[-1]},
+        attrs={"reads_text": True},
+    )
+    return model
+
+
+def _init_table_cnn(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Floats2d] = None) -> None:
+    """The table first: its width is the output's (the CNN's last layer maps back to it)."""
+    embed = model.get_ref("embed")
+    embed.initialize()
+    model.get_ref("out").set_dim("nO", embed.get_dim("nO"))
+    model.set_dim("nO", embed.get_dim("nO"), force=True)
+    chain_init(model, X, Y)

@@ -28,7 +28,11 @@ def teacher_train_command(
     max_length: int = typer.Option(
         128, "--max-length", callback=at_least(0), help="Tokens kept of each input (0: the data's 99th percentile)"
     ),
-    bf16: bool = typer.Option(False, "--bf16", help="bfloat16 autocast (a GPU, or a CPU with AVX512-BF16/AMX)"),
+    bf16: bool = typer.Option(
+        False,
+        "--bf16",
+        help="bfloat16 autocast (a GPU, or a CPU with AVX512-BF16/AMX; else float32, warned)",
+    ),
     seed: int = typer.Option(0, "--seed"),
     checkpoint_steps: int = typer.Option(
         200, "--checkpoint-steps", callback=at_least(0), help="Save a checkpoint every N steps (0: never)"

@@ -29,23 +29,23 @@ def init(model: Model[List[Doc], Floats2d], X: object = None, Y: object = None) 
         return
     path = model.attrs["path"]
     if not path:
-        raise ValueError("table_mean: no model2vec model directory to start from (`path`)")
+        raise ValueError(f"{model.name}: no model2vec model directory to start from (`path`)")
     try:
         from model2vec import StaticModel
     except ImportError as err:
         raise ImportError(
-            "table_mean: starting from a model2vec model needs pip install 'spacy-siamese[teacher]'"
+            f"{model.name}: starting from a model2vec model needs pip install 'spacy-siamese[teacher]'"
         ) from err
     try:
         static = StaticModel.from_pretrained(path, force_download=False)
     except Exception as err:
-        raise ValueError(f"table_mean: {path} is not a model2vec model directory: {err}") from err
+        raise ValueError(f"{model.name}: {path} is not a model2vec model directory: {err}") from err
     if static.token_mapping is not None or static.weights is not None:
-        raise ValueError(f"table_mean: {path} has a quantized vocabulary, which is not supported")
+        raise ValueError(f"{model.name}: {path} has a quantized vocabulary, which is not supported")
     table = model.ops.asarray2f(cast(Floats2d, static.embedding.astype("float32")))
     width = model.get_dim("nO") if model.has_dim("nO") else None
     if width is not None and table.shape[1] != width:
-        raise ValueError(f"table_mean: {path} has {table.shape[1]} dimensions, the config says width {width}")
+        raise ValueError(f"{model.name}: {path} has {table.shape[1]} dimensions, the config says width {width}")
     model.set_dim("nO", table.shape[1], force=True)
     model.set_dim("nV", table.shape[0])
     model.set_param("E", table)
@@ -87,9 +87,9 @@ def tokenizer(serialized: str) -> Any:
     try:
         from tokenizers import Tokenizer
     except ImportError as err:
-        raise ImportError("table_mean: this pipeline's encoder needs pip install tokenizers") from err
+        raise ImportError("This pipeline's encoder reads a model2vec table: pip install tokenizers") from err
     if not serialized:
-        raise ValueError("table_mean: the layer has no tokenizer: initialize it from a model2vec directory first")
+        raise ValueError("The embedding table has no tokenizer: initialize it from a model2vec directory first")
     built = Tokenizer.from_str(serialized)
     built.no_padding()
     built.no_truncation()

@@ -7,12 +7,14 @@ no vectors), "mnrl" (a bi-encoder, MultipleNegativesRankingLoss on the pairs lab
 
 import hashlib
 import json
+import re
 import shutil
 import time
+import warnings
 from functools import partial
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import numpy
 
@@ -27,6 +29,20 @@ TEACHER: DirKind = ("a teacher directory", lambda names: META in names)
 WHAT = "Training a teacher"
 SETTINGS = "spacy_siamese_resume.json"  # what the checkpoints were trained with; also this library's marker
 CHECKPOINTS: DirKind = ("a teacher's checkpoint directory", lambda names: SETTINGS in names)
+
+
+def native_bf16(device: str, cpuinfo: Optional[str] = None) -> bool:
+    """Whether bfloat16 runs natively on `device`: a GPU, or a CPU whose flags (Linux's /proc/cpuinfo,
+    or `cpuinfo`) name AVX512-BF16 or AMX; elsewhere torch emulates it, many times slower. True
+    where the flags cannot be read."""
+    if device != "cpu":
+        return True
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf8", errors="replace")
+        except OSError:
+            return True
+    return re.search(r"\b(avx512_bf16|amx_bf16)\b", cpuinfo) is not None
 
 
 def sample_records(records: Sequence[PairRecord], max_pairs: int, seed: int) -> List[PairRecord]:
@@ -78,10 +94,17 @@ def train_teacher(
         raise ValueError(f"No pairs to train a {kind} teacher on" + (" (it needs positives)" if kind == "mnrl" else ""))
     columns: Dict[str, List[Any]] = {"sentence1": [r.text1 for r in chosen], "sentence2": [r.text2 for r in chosen]}
     labels = [float(r.label) for r in chosen]
+    device = device_name()
+    if bf16 and not native_bf16(device):
+        warnings.warn(
+            "bf16 is off: this CPU has neither AVX512-BF16 nor AMX, so bfloat16 autocast would be emulated, "
+            "many times slower than float32. The teacher trains in float32.",
+            stacklevel=2,
+        )
+        bf16 = False
     settings = dict(kind=kind, base=str(base), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
                     warmup_ratio=warmup_ratio, max_length=max_length, max_pairs=max_pairs, bf16=bf16, seed=seed,
                     pairs_sha256=hashlib.sha256(json.dumps([columns, labels]).encode("utf8")).hexdigest())  # fmt: skip
-    device = device_name()
     transformers.set_seed(seed)  # the new head's initial weights
     if kind == "cross-encoder":
         model = load_model("CrossEncoder", base, num_labels=1, device=device)

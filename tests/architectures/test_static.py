@@ -1,12 +1,13 @@
-"""spacy-siamese.StaticEncoder.v1 in the pipe: it trains, scores and round-trips (the layer
-itself: tests/layers/test_hashed_mean.py)."""
+"""spacy-siamese.StaticEncoder.v1/v2 and TableCNNEncoder.v1 in the pipe: they train, score and
+round-trip (the layers themselves: tests/layers/test_hashed_mean.py, test_table_mean.py, test_table_embed.py)."""
 
 import shutil
 
 import pytest
 import spacy
 
-from spacy_siamese.architectures import build_static_encoder, build_static_encoder_v2
+from spacy_siamese.architectures import build_static_encoder, build_static_encoder_v2, build_table_cnn_encoder
+from spacy_siamese.layers import table_mean
 
 from ..conftest import PAIRS, pair_examples
 from ..tiny_transformer import build_tiny_static
@@ -116,3 +117,62 @@ def test_a_hashed_encoder_reads_docs():
     pipe = nlp.add_pipe("siamese_similarity", config=STATIC_CONFIG)
     nlp.initialize(lambda: pair_examples(nlp))
     assert not pipe.reads_text
+
+
+def cnn_config(table, **encoder):
+    return {
+        "model": {
+            "@architectures": "spacy-siamese.Siamese.v1",
+            "encoder": {"@architectures": "spacy-siamese.TableCNNEncoder.v1", "table": str(table), "width": 6}
+            | encoder,
+            "comparison": {"@architectures": "spacy-siamese.CosineSimilarity.v1", "rescale": True},
+        },
+        "loss": {"@losses": "spacy-siamese.CoSENTLoss.v1", "scale": 40.0},
+    }
+
+
+CNN_PAIRS = [("the cat", "the cats", 1.0), ("the dog", "dogs", 0.9), ("the cat", "the dog barks", 0.1)]
+CNN_TEXTS = ["the cat", "", "the dog barks", "zebra", "barks the dog", "the cats sat on the mat"]
+
+
+@pytest.mark.parametrize("depth,window_size", [(1, 1), (2, 2)])
+def test_the_table_cnn_starts_as_the_table_mean(tmp_path, depth, window_size):
+    table = build_tiny_static(tmp_path / "m2v", dims=8)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("siamese_similarity", config=cnn_config(table, depth=depth, window_size=window_size))
+    nlp.initialize(lambda: pair_examples(nlp, CNN_PAIRS))
+    assert pipe.model.get_ref("encoder").get_dim("nO") == 8  # the table's width
+    mean = table_mean(path=str(table))
+    mean.initialize()
+    expected = mean([nlp.make_doc(t) for t in CNN_TEXTS], is_train=False)[0]
+    assert pipe.encode(CNN_TEXTS) == pytest.approx(expected, abs=1e-6)
+
+
+def test_the_table_cnn_trains_sees_word_order_and_loads_without_the_table(tmp_path):
+    table = build_tiny_static(tmp_path / "m2v", dims=8)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("siamese_similarity", config=cnn_config(table))
+    examples = pair_examples(nlp, CNN_PAIRS)
+    optimizer = nlp.initialize(lambda: examples)
+    losses = [nlp.update(examples, sgd=optimizer)["siamese_similarity"] for _ in range(30)]
+    assert losses[-1] < losses[0]
+    a, b = nlp("the dog barks"), nlp("barks the dog")  # the same subwords in another order
+    assert a.similarity(b) < 1.0 - 1e-4 and a.similarity(b) == pytest.approx(b.similarity(a), abs=1e-6)
+    vectors = pipe.encode([nlp(text) for text in CNN_TEXTS])
+    assert vectors[1] == pytest.approx(vectors[3], abs=1e-6)  # no known subword: one vector, the CNN's bias
+    assert pipe.encode(["", "zebra"]) == pytest.approx(vectors[[1, 3]], abs=1e-6)  # a batch with no subword at all
+    nlp.to_disk(tmp_path / "pipe")
+    shutil.rmtree(table)
+    reloaded = spacy.load(tmp_path / "pipe")
+    reloaded_pipe = reloaded.get_pipe("siamese_similarity")
+    assert reloaded_pipe.reads_text
+    assert reloaded_pipe.encode(CNN_TEXTS, batch_size=2) == pytest.approx(vectors, abs=1e-6)
+    assert reloaded("the cat").similarity(reloaded("the dog barks")) == pytest.approx(
+        nlp("the cat").similarity(nlp("the dog barks")), abs=1e-6
+    )
+
+
+def test_table_cnn_settings_are_checked():
+    for bad in [{"width": 0}, {"depth": 0}, {"window_size": -1}]:
+        with pytest.raises(ValueError, match="TableCNNEncoder: need width >= 1"):
+            build_table_cnn_encoder(table="unused", **bad)

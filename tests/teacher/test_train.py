@@ -245,3 +245,18 @@ def test_batches_are_of_similar_length(base, tmp_path, monkeypatch, kind):
     monkeypatch.setattr(transformers.Trainer, "training_step", record)
     train.train_teacher(records, tmp_path / "t", base=str(base), kind=kind, batch_size=2)
     assert len(spans) == 32 and numpy.mean([span for _, span in spans]) < 8  # random pairs: about 21 apart
+
+
+def test_bf16_is_native_on_a_gpu_or_a_cpu_that_has_it():
+    assert train.native_bf16("cuda", cpuinfo="flags : fpu sse2")
+    assert train.native_bf16("cpu", cpuinfo="flags : fpu avx512f avx512_bf16 avx2")
+    assert train.native_bf16("cpu", cpuinfo="flags : fpu amx_bf16 amx_tile")
+    assert not train.native_bf16("cpu", cpuinfo="flags : fpu avx2 avx512f avx512bw")
+
+
+def test_bf16_on_a_cpu_without_it_trains_in_float32_with_a_warning(base, tmp_path, monkeypatch):
+    monkeypatch.setattr(train, "native_bf16", lambda device, cpuinfo=None: device != "cpu")
+    monkeypatch.setattr(train, "device_name", lambda: "cpu")
+    with pytest.warns(UserWarning, match="bf16 is off: this CPU has neither AVX512-BF16 nor AMX"):
+        info = train.train_teacher(RECORDS, tmp_path / "t", base=str(base), batch_size=4, max_pairs=8, bf16=True)
+    assert info["bf16"] is False
