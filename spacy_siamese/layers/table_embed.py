@@ -1,17 +1,18 @@
-from typing import Callable, List, Optional, Tuple, cast
+from functools import lru_cache
+from typing import Any, Callable, List, Optional, Tuple, cast
 
 from spacy.tokens import Doc
 from thinc.api import Model, registry
-from thinc.types import Floats2d, Ragged
-
-from .table_mean import init, token_ids
+from thinc.types import Floats2d, Ints1d, Ragged
 
 
 @registry.layers("spacy-siamese.table_embed.v1")
 def table_embed(*, width: Optional[int] = None, path: Optional[str] = None) -> Model[List[Doc], Ragged]:
     """The rows of a trainable embedding table for each doc's subword tokens, as one Ragged (a doc
-    with no known token has length 0). Table, tokenizer, `width` and `path` as in `table_mean.v1`,
-    which is this layer followed by the mean; it reads only each doc's text, so it takes texts too."""
+    with no known token has length 0). The table and its tokenizer start from the model2vec model
+    directory `path`, read when the model is initialized (a loaded pipeline keeps both and never reads
+    `path`); `width` is the table's, or checked against it. It reads only each doc's text, so it
+    takes texts as well."""
     if width is not None and width < 1:
         raise ValueError(f"table_embed: need width >= 1, got {width}")
     return Model(
@@ -24,7 +25,37 @@ def table_embed(*, width: Optional[int] = None, path: Optional[str] = None) -> M
     )
 
 
-def forward(model: Model[List[Doc], Ragged], docs: List[Doc], is_train: bool) -> Tuple[Ragged, Callable]:
+def init(model: Model, X: object = None, Y: object = None) -> None:
+    if model.has_param("E"):  # loaded or initialized before
+        return
+    path = model.attrs["path"]
+    if not path:
+        raise ValueError(f"{model.name}: no model2vec model directory to start from (`path`)")
+    try:
+        from model2vec import StaticModel
+    except ImportError as err:
+        raise ImportError(
+            f"{model.name}: starting from a model2vec model needs pip install 'spacy-siamese[teacher]'"
+        ) from err
+    try:
+        static = StaticModel.from_pretrained(path, force_download=False)
+    except Exception as err:
+        raise ValueError(f"{model.name}: {path} is not a model2vec model directory: {err}") from err
+    if static.token_mapping is not None or static.weights is not None:
+        raise ValueError(f"{model.name}: {path} has a quantized vocabulary, which is not supported")
+    table = model.ops.asarray2f(cast(Floats2d, static.embedding.astype("float32")))
+    width = model.get_dim("nO") if model.has_dim("nO") else None
+    if width is not None and table.shape[1] != width:
+        raise ValueError(f"{model.name}: {path} has {table.shape[1]} dimensions, the config says width {width}")
+    model.set_dim("nO", table.shape[1], force=True)
+    model.set_dim("nV", table.shape[0])
+    model.set_param("E", table)
+    model.attrs["tokenizer"] = static.tokenizer.to_str()
+    model.attrs["unk"] = -1 if static.unk_token_id is None else int(static.unk_token_id)
+    model.attrs["max_length"] = int(static.max_length or 0)
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Ragged, Callable]:
     E = cast(Floats2d, model.get_param("E"))
     ids, lengths = token_ids(model, docs)
     X = model.ops.xp.take(E, ids, axis=0) if len(ids) else model.ops.alloc2f(0, E.shape[1])
@@ -37,3 +68,29 @@ def forward(model: Model[List[Doc], Ragged], docs: List[Doc], is_train: bool) ->
         return []
 
     return Ragged(X, lengths), backprop
+
+
+def token_ids(model: Model, docs: List[Doc]) -> Tuple[Ints1d, Ints1d]:
+    """The table rows of every doc's subword tokens (model2vec's tokenization of `doc.text`, without
+    special or unknown tokens, cut at its max length), concatenated, and each doc's count."""
+    encodings = tokenizer(model.attrs["tokenizer"]).encode_batch_fast(
+        [doc if isinstance(doc, str) else doc.text for doc in docs], add_special_tokens=False
+    )
+    unk, max_length = model.attrs["unk"], model.attrs["max_length"] or None
+    rows = [[i for i in encoding.ids if i != unk][:max_length] for encoding in encodings]
+    return model.ops.asarray1i([i for row in rows for i in row]), model.ops.asarray1i([len(row) for row in rows])
+
+
+@lru_cache(maxsize=4)
+def tokenizer(serialized: str) -> Any:
+    """The Hugging Face tokenizer stored with the layer (built once per process)."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as err:
+        raise ImportError("This pipeline's encoder reads a model2vec table: pip install tokenizers") from err
+    if not serialized:
+        raise ValueError("The embedding table has no tokenizer: initialize it from a model2vec directory first")
+    built = Tokenizer.from_str(serialized)
+    built.no_padding()
+    built.no_truncation()
+    return built
