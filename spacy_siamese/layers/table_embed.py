@@ -13,10 +13,15 @@ def table_embed(*, width: Optional[int] = None, path: Optional[str] = None) -> M
     directory `path`, read when the model is initialized (a loaded pipeline keeps both and never reads
     `path`); `width` is the table's, or checked against it. It reads only each doc's text, so it
     takes texts as well."""
+    return table_layer("table_embed", forward, width=width, path=path)
+
+
+def table_layer(name: str, forward: Callable, *, width: Optional[int], path: Optional[str]) -> Model:
+    """A layer `name` over a model2vec table (param `E`, its tokenizer in attrs) with this module's init."""
     if width is not None and width < 1:
-        raise ValueError(f"table_embed: need width >= 1, got {width}")
+        raise ValueError(f"{name}: need width >= 1, got {width}")
     return Model(
-        "table_embed",
+        name,
         forward,
         init=init,
         params={"E": None},

@@ -6,7 +6,7 @@ from thinc.types import Floats2d
 
 from .mean_pool import forward as mean_forward
 from .table_embed import forward as embed_forward
-from .table_embed import init
+from .table_embed import table_layer
 
 
 @registry.layers("spacy-siamese.table_mean.v1")
@@ -14,16 +14,7 @@ def table_mean(*, width: Optional[int] = None, path: Optional[str] = None) -> Mo
     """The mean over a doc's subword tokens of a trainable embedding table: `table_embed.v1` (its
     table, tokenizer, `width` and `path`) and then `mean_pool.v1`, in one layer, so a doc with no
     known token gets zeros. It reads only each doc's text, so it takes texts as well."""
-    if width is not None and width < 1:
-        raise ValueError(f"table_mean: need width >= 1, got {width}")
-    return Model(
-        "table_mean",
-        forward,
-        init=init,
-        params={"E": None},
-        dims={"nO": width, "nV": None},
-        attrs={"path": path or "", "tokenizer": "", "unk": -1, "max_length": 0},
-    )
+    return table_layer("table_mean", forward, width=width, path=path)
 
 
 def forward(model: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
