@@ -118,6 +118,20 @@ def unique_rows(X: csr_matrix) -> csr_matrix:
     return X[sorted(keys.values())]
 
 
+def scatter_grad(model: Any, name: str, rows: Any, values: Any) -> None:
+    """Add each row of `values` to row `rows[i]` of the gradient of the table `name`, in place.
+    `inc_grad` would take a whole table of zeros and add it to the gradient, two passes over every
+    row for the few a batch touches; thinc's optimizer zeroes a gradient in place after each update,
+    so after the first step the array is there to add into."""
+    if model.has_grad(name):
+        model.ops.scatter_add(model.get_grad(name), rows, values)
+    else:
+        table = model.get_param(name)
+        gradient = model.ops.alloc2f(*table.shape, dtype=table.dtype)
+        model.ops.scatter_add(gradient, rows, values)
+        model.set_grad(name, gradient)
+
+
 def is_uri(path: str) -> bool:
     """Whether `path` is a URI (s3://, gs://, ...), which Ray and pyarrow read and write themselves."""
     return "://" in path

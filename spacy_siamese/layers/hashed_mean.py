@@ -5,6 +5,8 @@ from spacy.tokens import Doc
 from thinc.api import Model, registry, uniform_init
 from thinc.types import Floats2d, Ints1d, Ints2d
 
+from ..util import scatter_grad
+
 DEFAULT_ATTRS = ("NORM", "PREFIX", "SUFFIX", "SHAPE")
 
 
@@ -42,10 +44,8 @@ def forward(model: Model[List[Doc], Floats2d], docs: List[Doc], is_train: bool) 
 
     def backprop(dY: Floats2d) -> List[Doc]:
         d_summed = model.ops.backprop_reduce_mean(dY, lengths)
-        dE = model.ops.alloc2f(model.get_dim("nV"), model.get_dim("nO"))
         for column in range(keys.shape[1]):  # each attribute adds the token's gradient to its row
-            model.ops.scatter_add(dE, keys[:, column], d_summed)
-        model.inc_grad("E", dE)
+            scatter_grad(model, "E", keys[:, column], d_summed)
         return []
 
     return Y, backprop

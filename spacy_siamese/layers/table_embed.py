@@ -5,6 +5,8 @@ from spacy.tokens import Doc
 from thinc.api import Model, registry
 from thinc.types import Floats2d, Ints1d, Ragged
 
+from ..util import scatter_grad
+
 
 @registry.layers("spacy-siamese.table_embed.v1")
 def table_embed(*, width: Optional[int] = None, path: Optional[str] = None) -> Model[List[Doc], Ragged]:
@@ -67,9 +69,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Ragged, Call
 
     def backprop(dY: Ragged) -> List[Doc]:
         if len(ids):
-            dE = model.ops.alloc2f(*E.shape)
-            model.ops.scatter_add(dE, ids, cast(Floats2d, dY.dataXd))
-            model.inc_grad("E", dE)
+            scatter_grad(model, "E", ids, dY.dataXd)
         return []
 
     return Ragged(X, lengths), backprop

@@ -3,6 +3,7 @@
 import numpy
 import pytest
 import spacy
+from thinc.api import Adam
 
 from spacy_siamese.layers import hashed_mean
 
@@ -54,6 +55,20 @@ def test_gradients_match_finite_differences():
     model.set_param("E", E)
     numeric = numeric_grad(loss, model.get_param("E"), eps=1e-4)
     assert_grad_close(model.get_grad("E"), numeric, rtol=1e-3, atol=1e-4)
+
+
+def test_gradients_add_up_until_an_update_and_start_again_after_it():
+    model = built(rows=7)
+    docs = [nlp("a dog barks"), nlp("dogs bark loudly today")]
+    ones = numpy.ones((2, 6), dtype="f")
+    model(docs, is_train=True)[1](ones)
+    once = model.get_grad("E").copy()
+    model(docs, is_train=True)[1](ones)
+    numpy.testing.assert_allclose(model.get_grad("E"), 2 * once, rtol=1e-6)
+    model.finish_update(Adam(0.01))
+    assert not model.get_grad("E").any()
+    model(docs, is_train=True)[1](ones)
+    numpy.testing.assert_allclose(model.get_grad("E"), once, rtol=1e-6)
 
 
 def test_bad_settings_are_refused():

@@ -5,6 +5,7 @@ import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from thinc.api import Adam
 
 from spacy_siamese.layers import table_embed, table_mean
 
@@ -52,6 +53,24 @@ def test_gradients_match_finite_differences(static_dir):
     model.set_param("E", model.get_param("E").astype("f8"))
     numeric = numeric_grad(loss, model.get_param("E"), eps=1e-4)
     assert_grad_close(model.get_grad("E"), numeric, rtol=1e-3, atol=1e-4)
+
+
+def test_gradients_add_up_until_an_update_and_start_again_after_it(static_dir):
+    model = built(static_dir)
+    docs = [nlp("the cat sat"), nlp("the dogs barks on the mat")]
+    X, backprop = model(docs, is_train=True)
+    ones = type(X)(numpy.ones_like(X.dataXd), X.lengths)
+    backprop(ones)
+    once = model.get_grad("E").copy()
+    assert once.any()
+    backprop(ones)  # two batches before an update (gradient accumulation): the sum
+    numpy.testing.assert_allclose(model.get_grad("E"), 2 * once, rtol=1e-6)
+    before = model.get_param("E").copy()
+    model.finish_update(Adam(0.01))
+    assert not model.get_grad("E").any()
+    assert (model.get_param("E") != before).any(axis=1).sum() == (once != 0).any(axis=1).sum()
+    model(docs, is_train=True)[1](ones)
+    numpy.testing.assert_allclose(model.get_grad("E"), once, rtol=1e-6)
 
 
 def test_a_batch_without_a_known_subword_is_empty_and_gets_no_gradient(static_dir):
