@@ -64,7 +64,7 @@ class LazyAdam(Optimizer):
         mom2 = self.mom2[key].reshape(weights.shape)
         rows = ops.xp.flatnonzero(gradient.any(axis=1))
         lr = self.learn_rate * (1.0 - self.b2**nr_upd) ** 0.5 / (1.0 - self.b1**nr_upd)
-        W, dW, m1, m2 = ops.adam(
+        W, _, m1, m2 = ops.adam(
             ops.xp.ascontiguousarray(weights[rows]).ravel(),
             ops.xp.ascontiguousarray(gradient[rows]).ravel(),
             ops.xp.ascontiguousarray(mom1[rows]).ravel(),

@@ -11,6 +11,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Sequence, Sized, Tuple, 
 import numpy
 from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
+from thinc.api import Model
+from thinc.types import Floats2d, Ints1d
 
 from .files import atomic_write  # noqa: F401  (re-exported: the place the search modules import it from)
 
@@ -118,7 +120,7 @@ def unique_rows(X: csr_matrix) -> csr_matrix:
     return X[sorted(keys.values())]
 
 
-def scatter_grad(model: Any, name: str, rows: Any, values: Any) -> None:
+def scatter_grad(model: Model, name: str, rows: Ints1d, values: Floats2d) -> None:
     """Add each row of `values` to row `rows[i]` of the gradient of the table `name`, in place.
     `inc_grad` would take a whole table of zeros and add it to the gradient, two passes over every
     row for the few a batch touches; thinc's optimizer zeroes a gradient in place after each update,

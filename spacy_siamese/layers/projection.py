@@ -4,9 +4,9 @@ import numpy
 from scipy.sparse import csr_matrix, issparse
 from sklearn.decomposition import TruncatedSVD
 from thinc.api import Model, registry
-from thinc.types import Floats2d
+from thinc.types import Floats2d, Ints1d
 
-from ..util import unique_rows
+from ..util import scatter_grad, unique_rows
 
 InT = Union[csr_matrix, Floats2d]
 INITS = ("lsa", "random")
@@ -62,11 +62,8 @@ def forward(model: Model, X: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
         X_csr = csr_matrix(X)
         rows, cols = numpy.unique(X_csr.indices, return_inverse=True)
         X_used = csr_matrix((X_csr.data, cols.ravel(), X_csr.indptr), shape=(X_csr.shape[0], len(rows)))
-        dW_used = numpy.asarray(X_used.T @ dY, dtype=W.dtype)
-        if not model.has_grad("W"):
-            model.inc_grad("W", model.ops.alloc2f(*W.shape, dtype=W.dtype))
-        dW = cast(numpy.ndarray, model.get_grad("W"))
-        dW[rows] += dW_used
+        dW_used = model.ops.asarray2f(cast(Floats2d, X_used.T @ dY), dtype=W.dtype)
+        scatter_grad(model, "W", model.ops.asarray1i(cast(Ints1d, rows)), dW_used)
         return None  # the featuriser upstream has no parameters
 
     return Y, backprop

@@ -69,7 +69,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Ragged, Call
 
     def backprop(dY: Ragged) -> List[Doc]:
         if len(ids):
-            scatter_grad(model, "E", ids, dY.dataXd)
+            scatter_grad(model, "E", ids, cast(Floats2d, dY.dataXd))
         return []
 
     return Ragged(X, lengths), backprop
