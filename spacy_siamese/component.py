@@ -23,6 +23,7 @@ from .labelled import get_doc_labels, is_labelled_doc, same_label_matrix
 from .layers.heads import predicting_head
 from .layers.in_batch import cross_scores
 from .layers.no_tokens import encode_docs
+from .losses.matryoshka import check_matryoshka
 from .pair_examples import get_dataset, get_label, is_pair_example, partner_text, split_pairs
 from .scoring import binary_pairs, score_pairs
 from .tuning import PairScores
@@ -143,6 +144,7 @@ class SiameseSimilarity(Encoding, TrainablePipe):
         check_settings(self.cfg, where=f"The '{name}' pipe's settings", scores=self.score_range, saved=False)
         self.cfg["threshold"] = float(threshold)
         check_sizes(model, name)
+        check_matryoshka(model, loss)
 
     @property
     def threshold(self) -> float:

@@ -198,6 +198,36 @@ def test_each_batch_is_trained_with_its_datasets_loss():
     assert scores["sim_quora_auc"] > 0.9 and scores["sim_sts_spearman"] > 0.8
 
 
+def test_a_matryoshka_pipe_trains_each_cut_with_its_datasets_loss_and_predicts_the_whole_vectors(tmp_path):
+    comparison = {"@architectures": "spacy-siamese.MatryoshkaScores.v1", "comparison": IN_BATCH_COSINE, "dims": [8, 16]}
+    loss = {"@losses": "spacy-siamese.MatryoshkaLoss.v1", "loss": DATASET_LOSSES, "prefixes": 2, "weight": 0.5}
+    nlp = make_nlp(comparison, loss=loss)
+    pipe = nlp.get_pipe("siamese_similarity")
+    examples = two_datasets(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    quora, sts = Spy(pipe.loss.loss.default), Spy(pipe.loss.loss.losses["sts"])
+    pipe.loss.loss.default, pipe.loss.loss.losses["sts"] = quora, sts
+    first = nlp.update(examples[10:18], sgd=optimizer)["siamese_similarity"]
+    for _ in range(30):
+        for i, j in ((0, 10), (10, 18)):
+            last = nlp.update(examples[i:j], sgd=optimizer)["siamese_similarity"]
+    assert last < first
+    assert quora.shapes[:3] == [(10, 1 + 10)] * 3  # the whole vectors, then each cut: pair column and in-batch
+    assert sts.shapes[:3] == [(8, 1)] * 3
+    a, b = nlp(PAIRS[0][0]), nlp(PAIRS[0][1])
+    cosine = (1 + a.vector @ b.vector / (numpy.linalg.norm(a.vector) * numpy.linalg.norm(b.vector))) / 2
+    assert a.similarity(b) == pytest.approx(float(cosine), abs=1e-6)
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert loaded(PAIRS[0][0]).similarity(loaded(PAIRS[0][1])) == pytest.approx(a.similarity(b))
+
+
+def test_a_matryoshka_comparison_without_its_loss_is_refused_when_the_pipe_is_made():
+    comparison = {"@architectures": "spacy-siamese.MatryoshkaScores.v1", "comparison": IN_BATCH_COSINE, "dims": [8]}
+    with pytest.raises(ValueError, match="loss must be spacy-siamese.MatryoshkaLoss.v1 with prefixes = 1"):
+        make_nlp(comparison, loss=DATASET_LOSSES)
+
+
 def test_a_batch_that_mixes_datasets_is_refused():
     nlp = make_nlp(IN_BATCH_COSINE, loss=DATASET_LOSSES)
     examples = two_datasets(nlp)

@@ -1,5 +1,5 @@
 """Hand-written Thinc layers, one per file. The comparisons (cauchy, cosine, dot, expl1, hybrid,
-auxiliary, calibrated, in_batch) and the siamese wrapper are registered as architectures in their files."""
+auxiliary, calibrated, in_batch, matryoshka) and the siamese wrapper are registered as architectures in their files."""
 
 from .add_ragged import add_ragged
 from .auxiliary import with_auxiliary
@@ -13,6 +13,7 @@ from .expl1 import exp_l1_similarity
 from .hashed_mean import hashed_mean
 from .hashed_tfidf import hashed_tfidf
 from .hybrid import hybrid_similarity
+from .matryoshka import matryoshka_scores
 from .mean_pool import mean_pool
 from .ngram_tfidf import ngram_tfidf
 from .pair_features import pair_features
@@ -39,6 +40,7 @@ __all__ = [
     "hashed_tfidf",
     "hybrid_similarity",
     "lstm",
+    "matryoshka_scores",
     "mean_max_pool",
     "mean_pool",
     "ngram_tfidf",

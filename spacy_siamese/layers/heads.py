@@ -7,12 +7,15 @@ from .hybrid import is_hybrid_similarity
 
 def predicting_head(comparison: Model, *, training: bool = False) -> Model:
     """The comparison inside `comparison` whose score is the prediction, looking through WithInBatchScores.v1,
-    WithAuxiliary.v1 and TrainCalibrated.v1 (kept with `training=True`: the losses see its calibrated score)."""
+    WithAuxiliary.v1, MatryoshkaScores.v1 and TrainCalibrated.v1 (kept with `training=True`: the losses see its
+    calibrated score)."""
     while True:
         if comparison.name == "with_in_batch_scores":
             comparison = comparison.get_ref("comparison")
         elif comparison.name == "with_auxiliary":
             comparison = comparison.get_ref("main")
+        elif comparison.name == "matryoshka_scores":
+            comparison = comparison.get_ref("comparison")
         elif comparison.name == "train_calibrated" and not training:
             comparison = comparison.layers[0]
         else:

@@ -6,6 +6,7 @@ from .cosent import CoSENTLoss, make_cosent_loss
 from .dataset_losses import DatasetLosses, PairColumns, make_dataset_losses
 from .in_batch_negatives import LOGITS, InBatchNegativesLoss, make_in_batch_negatives, ranking_loss
 from .log_loss import PairLogLoss, make_log_loss, make_log_loss_v1
+from .matryoshka import MatryoshkaLoss, make_matryoshka_loss
 from .pairwise_logistic import PairwiseLogisticLoss, make_pairwise_logistic_loss
 from .squared_error import PairSquaredError, make_squared_error
 from .triplet import (
@@ -25,6 +26,7 @@ __all__ = [
     "CoSENTLoss",
     "DatasetLosses",
     "InBatchNegativesLoss",
+    "MatryoshkaLoss",
     "PairColumns",
     "PairLogLoss",
     "PairSquaredError",
@@ -39,6 +41,7 @@ __all__ = [
     "make_in_batch_negatives",
     "make_log_loss",
     "make_log_loss_v1",
+    "make_matryoshka_loss",
     "make_pairwise_logistic_loss",
     "make_squared_error",
     "make_triplet_loss",
