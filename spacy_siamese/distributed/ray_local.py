@@ -1,5 +1,5 @@
 """A local Ray that ends with the driver that started it, even a killed one: a reaper (this file,
-run as a script) kills the session's processes when the driver's end closes its stdin."""
+run as a script) kills the session's processes once the driver, whose end closes its stdin, is gone."""
 
 import contextlib
 import os
@@ -29,7 +29,7 @@ def init_local_ray(ray: Any, **kwargs: Any) -> Any:
         [sys.executable, "-I", str(Path(__file__).resolve())], stdin=subprocess.PIPE, start_new_session=True
     )
     assert _reaper.stdin is not None
-    _reaper.stdin.write(f"{session}\n".encode())
+    _reaper.stdin.write(f"{session}\n{os.getpid()} {start_time(os.getpid())}\n".encode())
     _reaper.stdin.flush()  # left open: it closes when this process ends
     return context
 
@@ -61,6 +61,21 @@ def reap(session: str, *, wait: float = 1.0) -> None:
         time.sleep(wait)
 
 
+def start_time(pid: int) -> Optional[int]:
+    """When process `pid` started (clock ticks after boot), None if it has ended (or is a zombie)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else int(fields[19])
+
+
+def wait_for_exit(pid: int, started: Optional[int], *, poll: float = 0.1) -> None:
+    """Return once process `pid` (started at `started`, not a later process given its pid) has ended."""
+    while started is not None and start_time(pid) == started:
+        time.sleep(poll)
+
+
 def descendants(root: int) -> Set[int]:
     """The pids of every process descended from `root` (none where /proc cannot tell)."""
     parents: List[Tuple[int, int]] = []
@@ -77,8 +92,12 @@ def descendants(root: int) -> Set[int]:
     return found
 
 
-if __name__ == "__main__":  # the reaper: the session directory, then the end of the driver's pipe
+if __name__ == "__main__":  # the reaper: the session directory, the driver, then the end of its pipe
     session = sys.stdin.readline().strip()
+    pid, started = sys.stdin.readline().split()
     sys.stdin.read()
+    # The pipe closes when the driver ends, or earlier, as its interpreter finalizes: a driver
+    # writing its last output or shutting a large Ray down is not stopped.
+    wait_for_exit(int(pid), None if started == "None" else int(started))
     time.sleep(0.5)  # a driver that ended normally has shut its Ray down by now
     reap(session)

@@ -28,6 +28,21 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", f"--sess
 print("ready", flush=True)
 time.sleep(600)
 """
+# A driver whose reaper's pipe closes while it still runs (as when its interpreter finalizes), holding a
+# log of the session for a while after.
+SLOW_END_DRIVER = """
+import subprocess, sys, time, types
+from spacy_siamese.distributed import ray_local
+session = sys.argv[1]
+def init(**kwargs):
+    subprocess.Popen(["sh", "-c", f"exec sleep 600 >> {session}/logs/gcs.out"])
+    return types.SimpleNamespace(address_info={"session_dir": session})
+ray_local.init_local_ray(types.SimpleNamespace(init=init))
+log = open(f"{session}/logs/driver.out", "w")
+ray_local._reaper.stdin.close()
+time.sleep(2.0)
+log.write("done")
+"""
 DRIVER = """
 import time, ray
 from spacy_siamese.distributed.ray_local import init_local_ray
@@ -76,6 +91,21 @@ def test_a_killed_driver_leaves_no_process_of_its_session_behind(tmp_path):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_a_driver_still_ending_when_its_pipe_closes_is_not_stopped(tmp_path):
+    """Before: the reaper stopped its session 0.5 s after the pipe closed, the driver too: a 3M-text
+    `dedupe-ray` wrote all its pairs, then ended with SIGTERM (exit code -15) while finalizing."""
+    session = tmp_path / "session_1"
+    (session / "logs").mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    driver = subprocess.run([sys.executable, "-c", SLOW_END_DRIVER, str(session)], env=env, timeout=60)
+    assert driver.returncode == 0
+    assert (session / "logs" / "driver.out").read_text() == "done"
+    deadline = time.monotonic() + 10
+    while session_processes(str(session)):  # the rest of the session is still stopped
+        assert time.monotonic() < deadline, session_processes(str(session))
+        time.sleep(0.2)
 
 
 def test_session_processes_are_those_naming_or_holding_the_directory(tmp_path):
