@@ -47,16 +47,16 @@ class MatryoshkaLoss:
     def __getattr__(self, name: str) -> Any:
         """The wrapped loss's `for_dataset` and `for_texts` (wrapped again) and `check_datasets`,
         where it has them: the pipe asks for these with hasattr."""
-        if name in BATCH_LOSSES:
-            method = getattr(self.__dict__["loss"], name)
+        if "loss" not in self.__dict__ or name not in (*BATCH_LOSSES, "check_datasets"):
+            raise AttributeError(name)
+        method = getattr(self.__dict__["loss"], name)
+        if name == "check_datasets":
+            return method
 
-            def wrapped(*args: Any, **kwargs: Any) -> "MatryoshkaLoss":
-                return MatryoshkaLoss(method(*args, **kwargs), prefixes=self.prefixes, weight=self.weight)
+        def wrapped(*args: Any, **kwargs: Any) -> "MatryoshkaLoss":
+            return MatryoshkaLoss(method(*args, **kwargs), prefixes=self.prefixes, weight=self.weight)
 
-            return wrapped
-        if name == "check_datasets" and "loss" in self.__dict__:
-            return getattr(self.__dict__["loss"], name)
-        raise AttributeError(name)
+        return wrapped
 
 
 def check_matryoshka(model: Model, loss: Any) -> None:
