@@ -1,6 +1,7 @@
 """`python -m spacy_siamese dedupe-ray` against `dedupe` on prefixes of one collection: wall time
 and stage times with 1 and 2 Ray workers, whether the pairs are the single-machine ones, and (at
-the first size) a run in which one worker is killed (`kill -9`) while it searches.
+the first size, unless `--no-kill-run`) a run in which one worker is killed (`kill -9`) while it
+searches.
 
     python benchmarks/dedupe_ray.py MODEL --collection-dir benchmarks/.dedupe --sizes 100000 300000 \\
         --output-json benchmarks/results/dedupe_ray.json
@@ -10,7 +11,11 @@ order by id is the file's). Ray runs in local mode on this machine, started by t
 Fewer workers than cores are run twice: on every core, where the driver, Ray's own processes
 and the BLAS threads of the driver's stages use the cores the actors leave free, and pinned to
 as many cores as workers (the whole process tree, by CPU affinity), as when each worker brings
-its own machine; the speed-ups are given for both.
+its own machine; the speed-ups are given for both. Each run reports its peak memory, that of
+the command and every process below it, Ray's included: the sum of their resident sets (every
+0.1 s, as `benchmarks/dedupe.py` samples it) and of their proportional set sizes (every 1 s: the
+object store's shared pages count once, not once in each process that maps them), and
+the disk its outputs take (the work dir or the Parquet vectors, and the pairs).
 """
 
 import argparse
@@ -30,6 +35,30 @@ import spacy
 
 import spacy_siamese
 from spacy_siamese.util import given_path
+
+
+def tree_memory(pid: int, *, proportional: bool = False) -> int:
+    """Resident bytes of a process and all its descendants (from /proc); with `proportional`, their
+    proportional set size: pages that processes share, as Ray's object store is, count once in all,
+    not once in each (slower to read)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup" if proportional else f"/proc/{p}/status") as f:
+                key = "Pss:" if proportional else "VmRSS:"
+                total += sum(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def disk_bytes(*paths: Path) -> int:
+    """Bytes of the files at and under `paths`."""
+    files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*"))]
+    return sum(f.stat().st_size for f in files if f.is_file())
 
 
 def read_pairs(path: Path) -> Set[Tuple[str, str, float]]:
@@ -64,9 +93,11 @@ def kill_one_when_searching(stop: threading.Event, killed: List[int], delay: flo
         time.sleep(0.2)
 
 
-def run(command: List[str], kill: bool = False, delay: float = 3.0, cores: int = 0) -> Tuple[float, List[int]]:
-    """Wall seconds of a command (on its first `cores` CPUs only, if given) and the pids it
-    had killed."""
+def run(
+    command: List[str], kill: bool = False, delay: float = 3.0, cores: int = 0
+) -> Tuple[float, Tuple[int, int], List[int]]:
+    """Wall seconds of a command (on its first `cores` CPUs only, if given), the peak resident
+    proportional resident bytes of its process tree and the pids it had killed."""
     stop, killed = threading.Event(), []  # type: ignore[var-annotated]
     thread: Optional[threading.Thread] = None
     if kill:
@@ -74,10 +105,19 @@ def run(command: List[str], kill: bool = False, delay: float = 3.0, cores: int =
         thread.start()
     pin = (lambda: os.sched_setaffinity(0, range(cores))) if cores else None
     start = time.perf_counter()
-    subprocess.run(command, check=True, preexec_fn=pin)
+    proc = subprocess.Popen(command, preexec_fn=pin)
+    peak_rss = peak_pss = samples = 0
+    while proc.poll() is None:
+        peak_rss = max(peak_rss, tree_memory(proc.pid))
+        if samples % 10 == 0:
+            peak_pss = max(peak_pss, tree_memory(proc.pid, proportional=True))
+        samples += 1
+        time.sleep(0.1)
     wall = time.perf_counter() - start
     stop.set()
-    return wall, killed
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(command)} failed with exit code {proc.returncode}")
+    return wall, (peak_rss, peak_pss), killed
 
 
 def speedup(low: Dict[str, Any], high: Dict[str, Any]) -> Dict[str, float]:
@@ -98,9 +138,21 @@ def runs_on(args: argparse.Namespace, size: int, prefix: Path, out: Path, kill_r
     """`dedupe` and the `dedupe-ray` runs on the prefix of `size` texts, their files written in `out`."""
     base = [sys.executable, "-m", "spacy_siamese"]
     single = out / "single.jsonl"
-    wall, _ = run([*base, "dedupe", args.model, str(prefix), "-o", str(single), "--work-dir", str(out / "work")])
+    stats = out / "single.json"
+    command = [*base, "dedupe", args.model, str(prefix), "-o", str(single), "--work-dir", str(out / "work")]
+    wall, peak, _ = run([*command, "--stats-json", str(stats), "--no-progress"])
     expected = read_pairs(single)
-    results: Dict[str, Any] = {"single_machine": {"wall_s": round(wall, 1), "n_pairs": len(expected)}}
+    results: Dict[str, Any] = {
+        "single_machine": {
+            "wall_s": round(wall, 1),
+            "stages_s": json.loads(stats.read_text())["stages_s"],
+            "peak_rss_gb": round(peak[0] / 2**30, 2),
+            "peak_pss_gb": round(peak[1] / 2**30, 2),
+            "disk_gb": round(disk_bytes(out / "work", single) / 2**30, 2),
+            "n_pairs": len(expected),
+        }
+    }
+    print(json.dumps({size: results}), file=sys.stderr)
     cpus = os.cpu_count() or 1
     runs = [(w, False, 0) for w in args.workers] + [(w, False, w) for w in args.workers if w < cpus]
     runs += [(max(args.workers), True, 0)] if kill_run else []
@@ -109,11 +161,14 @@ def runs_on(args: argparse.Namespace, size: int, prefix: Path, out: Path, kill_r
         pairs, stats = out / f"{key}.jsonl", out / f"{key}.json"
         command = [*base, "dedupe-ray", args.model, str(prefix), "--vectors-output", str(out / f"vectors-{key}")]
         command += ["-o", str(pairs), "--workers", str(workers), "--stats-json", str(stats), "--no-progress"]
-        wall, killed = run(command, kill=kill, cores=cores)
+        wall, peak, killed = run(command, kill=kill, cores=cores)
         got = read_pairs(pairs)
         results[key] = {
             "wall_s": round(wall, 1),
             "stages_s": json.loads(stats.read_text())["stages_s"],
+            "peak_rss_gb": round(peak[0] / 2**30, 2),
+            "peak_pss_gb": round(peak[1] / 2**30, 2),
+            "disk_gb": round(disk_bytes(out / f"vectors-{key}", pairs) / 2**30, 2),
             "n_pairs": len(got),
             "same_pairs_as_single_machine": got == expected,
             "workers_killed": len(killed),
@@ -134,9 +189,12 @@ def main() -> None:
     parser.add_argument("--collection-dir", type=Path, default=Path("benchmarks/.dedupe"))
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--no-kill-run", dest="kill_run", action="store_false", help="no run with a killed worker")
     parser.add_argument("--output-json", type=Path, default=None)
     args = parser.parse_args()
-    results = {str(size): size_results(args, size, kill_run=i == 0) for i, size in enumerate(args.sizes)}
+    results = {
+        str(size): size_results(args, size, kill_run=args.kill_run and i == 0) for i, size in enumerate(args.sizes)
+    }
     report = {
         "benchmark": "dedupe-ray",
         "sizes": args.sizes,
