@@ -19,6 +19,7 @@ the disk its outputs take (the work dir or the Parquet vectors, and the pairs).
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -36,23 +37,14 @@ import spacy
 import spacy_siamese
 from spacy_siamese.util import given_path
 
+HERE = Path(__file__).parent
 
-def tree_memory(pid: int, *, proportional: bool = False) -> int:
-    """Resident bytes of a process and all its descendants (from /proc); with `proportional`, their
-    proportional set size: pages that processes share, as Ray's object store is, count once in all,
-    not once in each (slower to read)."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/smaps_rollup" if proportional else f"/proc/{p}/status") as f:
-                key = "Pss:" if proportional else "VmRSS:"
-                total += sum(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return total
+
+def load_dedupe_benchmark() -> Any:
+    spec = importlib.util.spec_from_file_location("dedupe_benchmark", HERE / "dedupe.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
 def disk_bytes(*paths: Path) -> int:
@@ -96,21 +88,22 @@ def kill_one_when_searching(stop: threading.Event, killed: List[int], delay: flo
 def run(
     command: List[str], kill: bool = False, delay: float = 3.0, cores: int = 0
 ) -> Tuple[float, Tuple[int, int], List[int]]:
-    """Wall seconds of a command (on its first `cores` CPUs only, if given), the peak resident
-    proportional resident bytes of its process tree and the pids it had killed."""
+    """Wall seconds of a command (on its first `cores` CPUs only, if given), the peak memory of its
+    process tree (`memory_fields`) and the pids it had killed."""
     stop, killed = threading.Event(), []  # type: ignore[var-annotated]
     thread: Optional[threading.Thread] = None
     if kill:
         thread = threading.Thread(target=kill_one_when_searching, args=(stop, killed, delay), daemon=True)
         thread.start()
     pin = (lambda: os.sched_setaffinity(0, range(cores))) if cores else None
+    tree_rss = load_dedupe_benchmark().tree_rss
     start = time.perf_counter()
     proc = subprocess.Popen(command, preexec_fn=pin)
     peak_rss = peak_pss = samples = 0
     while proc.poll() is None:
-        peak_rss = max(peak_rss, tree_memory(proc.pid))
+        peak_rss = max(peak_rss, tree_rss(proc.pid))
         if samples % 10 == 0:
-            peak_pss = max(peak_pss, tree_memory(proc.pid, proportional=True))
+            peak_pss = max(peak_pss, tree_rss(proc.pid, proportional=True))
         samples += 1
         time.sleep(0.1)
     wall = time.perf_counter() - start
@@ -118,6 +111,11 @@ def run(
     if proc.returncode:
         raise SystemExit(f"{' '.join(command)} failed with exit code {proc.returncode}")
     return wall, (peak_rss, peak_pss), killed
+
+
+def memory_fields(peak: Tuple[int, int]) -> Dict[str, float]:
+    """A run's peak resident-set sum and proportional set size (`run`), in GB."""
+    return {"peak_rss_gb": round(peak[0] / 2**30, 2), "peak_pss_gb": round(peak[1] / 2**30, 2)}
 
 
 def speedup(low: Dict[str, Any], high: Dict[str, Any]) -> Dict[str, float]:
@@ -146,8 +144,7 @@ def runs_on(args: argparse.Namespace, size: int, prefix: Path, out: Path, kill_r
         "single_machine": {
             "wall_s": round(wall, 1),
             "stages_s": json.loads(stats.read_text())["stages_s"],
-            "peak_rss_gb": round(peak[0] / 2**30, 2),
-            "peak_pss_gb": round(peak[1] / 2**30, 2),
+            **memory_fields(peak),
             "disk_gb": round(disk_bytes(out / "work", single) / 2**30, 2),
             "n_pairs": len(expected),
         }
@@ -166,8 +163,7 @@ def runs_on(args: argparse.Namespace, size: int, prefix: Path, out: Path, kill_r
         results[key] = {
             "wall_s": round(wall, 1),
             "stages_s": json.loads(stats.read_text())["stages_s"],
-            "peak_rss_gb": round(peak[0] / 2**30, 2),
-            "peak_pss_gb": round(peak[1] / 2**30, 2),
+            **memory_fields(peak),
             "disk_gb": round(disk_bytes(out / f"vectors-{key}", pairs) / 2**30, 2),
             "n_pairs": len(got),
             "same_pairs_as_single_machine": got == expected,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, List, Optional, Set, Tuple
+from typing import Any, List, Optional, Set, Tuple, Union
 
 _reaper: Optional["subprocess.Popen[bytes]"] = None
 
@@ -61,18 +61,26 @@ def reap(session: str, *, wait: float = 1.0) -> None:
         time.sleep(wait)
 
 
+def stat_fields(pid: Union[int, str]) -> List[str]:
+    """The fields of /proc/PID/stat after the command name (the state first); OSError if there is none."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    if not fields:
+        raise OSError(f"/proc/{pid}/stat has no fields")
+    return fields
+
+
 def start_time(pid: int) -> Optional[int]:
     """When process `pid` started (clock ticks after boot), None if it has ended (or is a zombie)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = stat_fields(pid)
     except (OSError, IndexError):
         return None
     return None if fields[0] in ("Z", "X") else int(fields[19])
 
 
-def wait_for_exit(pid: int, started: Optional[int], *, poll: float = 0.1) -> None:
+def wait_for_exit(pid: int, started: int, *, poll: float = 0.1) -> None:
     """Return once process `pid` (started at `started`, not a later process given its pid) has ended."""
-    while started is not None and start_time(pid) == started:
+    while start_time(pid) == started:
         time.sleep(poll)
 
 
@@ -81,7 +89,7 @@ def descendants(root: int) -> Set[int]:
     parents: List[Tuple[int, int]] = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
-            parents.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
+            parents.append((int(entry.name), int(stat_fields(entry.name)[1])))
         except (OSError, IndexError, ValueError):
             continue
     found: Set[int] = set()
@@ -98,6 +106,6 @@ if __name__ == "__main__":  # the reaper: the session directory, the driver, the
     sys.stdin.read()
     # The pipe closes when the driver ends, or earlier, as its interpreter finalizes: a driver
     # writing its last output or shutting a large Ray down is not stopped.
-    wait_for_exit(int(pid), None if started == "None" else int(started))
+    wait_for_exit(int(pid), int(started))
     time.sleep(0.5)  # a driver that ended normally has shut its Ray down by now
     reap(session)
