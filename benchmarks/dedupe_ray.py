@@ -40,11 +40,14 @@ from spacy_siamese.util import given_path
 HERE = Path(__file__).parent
 
 
-def load_dedupe_benchmark() -> Any:
+def load_dedupe_module() -> Any:
     spec = importlib.util.spec_from_file_location("dedupe_benchmark", HERE / "dedupe.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
+
+
+TREE_RSS = load_dedupe_module().tree_rss  # the memory of a process tree, as benchmarks/dedupe.py reads it
 
 
 def disk_bytes(*paths: Path) -> int:
@@ -96,14 +99,13 @@ def run(
         thread = threading.Thread(target=kill_one_when_searching, args=(stop, killed, delay), daemon=True)
         thread.start()
     pin = (lambda: os.sched_setaffinity(0, range(cores))) if cores else None
-    tree_rss = load_dedupe_benchmark().tree_rss
     start = time.perf_counter()
     proc = subprocess.Popen(command, preexec_fn=pin)
     peak_rss = peak_pss = samples = 0
     while proc.poll() is None:
-        peak_rss = max(peak_rss, tree_rss(proc.pid))
+        peak_rss = max(peak_rss, TREE_RSS(proc.pid))
         if samples % 10 == 0:
-            peak_pss = max(peak_pss, tree_rss(proc.pid, proportional=True))
+            peak_pss = max(peak_pss, TREE_RSS(proc.pid, proportional=True))
         samples += 1
         time.sleep(0.1)
     wall = time.perf_counter() - start
