@@ -1,6 +1,8 @@
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Callable, List, Optional, Tuple, cast
 
+import numpy
 from spacy.tokens import Doc
 from thinc.api import Model, registry
 from thinc.types import Floats2d, Ints1d, Ragged
@@ -81,9 +83,22 @@ def token_ids(model: Model, docs: List[Doc]) -> Tuple[Ints1d, Ints1d]:
     encodings = tokenizer(model.attrs["tokenizer"]).encode_batch_fast(
         [doc if isinstance(doc, str) else doc.text for doc in docs], add_special_tokens=False
     )
-    unk, max_length = model.attrs["unk"], model.attrs["max_length"] or None
-    rows = [[i for i in encoding.ids if i != unk][:max_length] for encoding in encodings]
-    return model.ops.asarray1i([i for row in rows for i in row]), model.ops.asarray1i([len(row) for row in rows])
+    lengths = numpy.fromiter((len(encoding) for encoding in encodings), dtype="int32", count=len(encodings))
+    ids = numpy.fromiter(
+        chain.from_iterable(encoding.ids for encoding in encodings), dtype="int32", count=int(lengths.sum())
+    )
+    unk, max_length = model.attrs["unk"], model.attrs["max_length"]
+    if unk >= 0 or max_length:
+        doc_of = numpy.repeat(numpy.arange(len(lengths)), lengths)
+        keep = ids != unk
+        ids, doc_of = ids[keep], doc_of[keep]
+        lengths = numpy.bincount(doc_of, minlength=len(lengths)).astype("int32")
+        if max_length:
+            # a token's position among its doc's kept tokens: its index less its doc's first index
+            first = numpy.cumsum(lengths) - lengths
+            ids = ids[numpy.arange(len(ids)) - first[doc_of] < max_length]
+            lengths = numpy.minimum(lengths, max_length)
+    return model.ops.asarray1i(cast(Ints1d, ids)), model.ops.asarray1i(cast(Ints1d, lengths))
 
 
 @lru_cache(maxsize=4)

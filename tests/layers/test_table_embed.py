@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from thinc.api import Adam
 
 from spacy_siamese.layers import table_embed, table_mean
+from spacy_siamese.layers.table_embed import token_ids, tokenizer
 
 from ..gradcheck import assert_grad_close, numeric_grad
 from ..tiny_transformer import build_tiny_static
@@ -106,3 +107,21 @@ def test_bad_tables_are_refused(static_dir, tmp_path):
         table_embed().initialize()
     with pytest.raises(ValueError, match="width >= 1"):
         table_embed(width=0, path=str(static_dir))
+
+
+@pytest.fixture(scope="module")
+def short_dir(tmp_path_factory):
+    return build_tiny_static(tmp_path_factory.mktemp("m2v") / "short", max_length=3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("the cats dogs mat zebra?!é "), max_size=40), max_size=5))
+def test_token_ids_drop_unknown_tokens_then_cut_each_doc(static_dir, short_dir, texts):
+    for path in (static_dir, short_dir):
+        model = built(path)
+        encodings = tokenizer(model.attrs["tokenizer"]).encode_batch(texts, add_special_tokens=False)
+        cut = model.attrs["max_length"] or None
+        rows = [[i for i in encoding.ids if i != model.attrs["unk"]][:cut] for encoding in encodings]
+        ids, lengths = token_ids(model, [nlp.make_doc(t) for t in texts])
+        assert lengths.tolist() == [len(row) for row in rows]
+        assert ids.tolist() == [i for row in rows for i in row]
