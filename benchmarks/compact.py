@@ -1,9 +1,9 @@
 """Compact vectors: bytes a text, work-dir and index size and recall of the exact pairs, per precision.
 
-    python benchmarks/compact.py MODEL TEXTS [--n 100000] [--dims 256] [--output-json results/compact.json]
+    python benchmarks/compact.py MODEL TEXTS [--n 100000] [--dims 32 64] [--output-json results/compact.json]
 
 For the first N texts of TEXTS (a .txt or .jsonl collection, as `dedupe` reads it), each precision
-(and `--dims`, if given, at every precision) is run as `dedupe` runs it: the collection is encoded
+(and each `--dims` width, if given, at every precision) is run as `dedupe` runs it: the collection is encoded
 into a work dir at that precision, the pairs are found on the compact vectors and rescored on full
 vectors. The pairs of the float32 run are the exact pairs; a row reports the share of them found
 (every reported score is `doc.similarity`, so no pair outside them is ever reported), the bytes of
@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("model")
     parser.add_argument("texts", type=Path)
     parser.add_argument("--n", type=int, default=3000)
-    parser.add_argument("--dims", type=int, default=None, help="Also run every precision truncated to this")
+    parser.add_argument("--dims", type=int, nargs="+", default=[], help="Also run every precision truncated to each")
     parser.add_argument("--threshold", type=float, default=None, help="Default: the pipe's dedupe threshold")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--c", type=int, default=50)
@@ -76,7 +76,7 @@ def main() -> None:
     rows: List[Dict[str, Any]] = []
     print(f"{len(texts):,} texts, threshold {threshold:g}")
     print("precision  dims  bytes/text  work dir  shrink  index  shrink  recall  pairs  encode_s  search_s  rescore_s")
-    for dims in [None] + ([args.dims] if args.dims else []):
+    for dims in [None, *args.dims]:
         for precision in args.precisions.split(","):
             row = run(nlp, texts, precision, dims, threshold, args)
             base = rows[0] if rows else row
