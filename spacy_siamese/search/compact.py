@@ -63,12 +63,13 @@ class CompactSpace:
 
     def project(self, vectors: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(compact float16 (n, dims), residual norms and rounding errors, float32 (n,)) of metric-space vectors."""
-        centred = numpy.asarray(vectors, dtype="float64") - self.mean
-        compact = centred @ self.components.T.astype("float64")
-        rest = (centred * centred).sum(axis=1) - (compact * compact).sum(axis=1)
+        centred = numpy.asarray(vectors, dtype="float32") - self.mean
+        compact = centred @ self.components.T
+        # the residual itself, not |c|^2 - |Pc|^2, which loses a small residual to cancellation in float32
+        residual = numpy.linalg.norm(centred - compact @ self.components, axis=1)
         rounded = compact.astype("float16")
-        error = numpy.linalg.norm(compact - rounded.astype("float64"), axis=1)
-        return rounded, numpy.sqrt(numpy.maximum(rest, 0.0)).astype("f"), error.astype("f")
+        error = numpy.linalg.norm(compact - rounded.astype("float32"), axis=1)
+        return rounded, residual.astype("f"), error.astype("f")
 
     def to_bytes(self) -> bytes:
         return npy_bytes(numpy.vstack([self.mean[None, :], self.components]))

@@ -5,6 +5,7 @@ Items with byte-identical full vectors are one candidate: each group's members g
 brute-force search gives them, so a collection with many copies of a text is not quadratic.
 """
 
+import array
 import hashlib
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -137,7 +138,11 @@ class CorpusIndex:
         is_query = numpy.zeros(len(self), dtype=bool)
         is_query[queries] = True
         searched = numpy.unique(self.rep[queries])  # one query per distinct vector
-        found: Dict[Tuple[int, int], float] = {}
+        grouped = numpy.zeros(len(self), dtype=bool)  # the reps of groups of identical vectors
+        grouped[numpy.fromiter(self.members, dtype="int64", count=len(self.members))] = True
+        # (position, i, j, score) rows in the order found (a later one wins), in one growing buffer: many
+        # small arrays kept alive between the blocks' temporaries would fragment the heap
+        found = array.array("d")
         self.n_scored = 0
         flat_numpy = self.kind == "flat" and (self._flat_faiss() is None or self.space.bound_radius(threshold) is None)
         block = max(1, FLAT_BLOCK_CELLS // max(1, len(self.reps))) if flat_numpy else QUERY_BLOCK
@@ -148,20 +153,27 @@ class CorpusIndex:
                 scores = self._scores(q[rows], cols)
                 self.n_scored += len(scores)
                 keep = scores >= threshold
-                best: Dict[int, Ranked] = {int(r): [] for r in q}
-                for i, j, score, _ in zip(*best_k(q[rows][keep], cols[keep], scores[keep], k)):
-                    best[int(i)].append((float(score), int(j)))
-                multi = numpy.asarray([r for r in q if int(r) in self.members], dtype="int64")
-                for r, score in zip(multi, self._scores(multi, multi)):
-                    best[int(r)].append((float(score), -1))  # -1: the group's other members, at this score
-                for r, ranked in best.items():
-                    self._add_pairs(found, r, ranked, k, threshold, is_query)
+                rows, cols, scores, _ = best_k(rows[keep], cols[keep], scores[keep], k)  # rows: positions in q
+                # a query with no identical copy among itself and its k best: those are its pairs as they are
+                plain = ~grouped[q]
+                plain[rows[grouped[cols]]] = False
+                take = plain[rows]
+                found.frombytes(
+                    numpy.stack([s + rows[take], q[rows[take]], cols[take], scores[take]], axis=1).tobytes()
+                )
+                ranked: Dict[int, Ranked] = {int(p): [] for p in numpy.flatnonzero(~plain)}
+                for p, j, score in zip(rows[~take].tolist(), cols[~take].tolist(), scores[~take].tolist()):
+                    ranked[p].append((score, j))
+                multi = numpy.flatnonzero(grouped[q])
+                for p, score in zip(multi.tolist(), self._scores(q[multi], q[multi]).tolist()):
+                    ranked[p].append((score, -1))  # -1: the group's other members, at this score
+                for p, pairs in ranked.items():
+                    group = self._group_pairs(int(q[p]), pairs, k, threshold, is_query)
+                    found.extend(value for i, j, score in group for value in (s + p, i, j, score))
                 bar.update(len(q))
-        return sort_pairs((i, j, s) for (i, j), s in found.items())
+        return _last_written(numpy.frombuffer(found, dtype="float64").reshape(-1, 4), len(self))
 
-    def _add_pairs(
-        self, found: Dict[Tuple[int, int], float], r: int, ranked: Ranked, k: int, threshold: float, is_query: Any
-    ) -> None:
+    def _group_pairs(self, r: int, ranked: Ranked, k: int, threshold: float, is_query: Any) -> List[DuplicatePair]:
         """The pairs of the members of group r (those that are queries) from the group's k best
         other distinct vectors (`ranked`, with (score, -1) for the members' own score): each
         member's k best others by score, ties by id, as a search over every item would rank them."""
@@ -174,9 +186,8 @@ class CorpusIndex:
             else:
                 others.extend((score, int(m)) for m in self.members.get(j, [j])[:k])
         if members is None:
-            for score, j in sorted(others, key=lambda p: (-p[0], p[1]))[:k]:
-                found[(min(r, j), max(r, j))] = score
-            return
+            return [(r, j, score) for score, j in sorted(others, key=lambda p: (-p[0], p[1]))[:k]]
+        pairs: List[DuplicatePair] = []
         first = [int(m) for m in members[: k + 1]]
         common = None
         for i in members[is_query[members]]:
@@ -188,8 +199,8 @@ class CorpusIndex:
                 best = sorted(mates + others, key=lambda p: (-p[0], p[1]))[:k]
                 if i not in first:
                     common = best
-            for score, j in best:
-                found[(min(i, j), max(i, j))] = score
+            pairs.extend((i, j, score) for score, j in best)
+        return pairs
 
     def _passing(self, q: numpy.ndarray, threshold: float, c: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(query row, item id) of the candidates of queries `q` whose score bound (if any) reaches the threshold."""
@@ -264,6 +275,19 @@ def rescore(
     a, b = (numpy.asarray([where[int(pair[side])] for pair in pairs], dtype="int64") for side in (0, 1))
     scores = vector_pair_scores(pipe.compare, vectors, vectors, a, b, block_size=8192)
     return sort_pairs((i, j, float(score)) for (i, j, _), score in zip(pairs, scores) if score >= threshold)
+
+
+def _last_written(rows: numpy.ndarray, n: int) -> List[DuplicatePair]:
+    """The pairs of (position, i, j, score) rows, each unordered pair at its score in the last row
+    that holds it (rows ordered by position, stably), best first, then by (i, j)."""
+    rows = rows[numpy.argsort(rows[:, 0], kind="stable")]
+    ends = rows[:, 1:3].astype("int64")
+    lo, hi = ends.min(axis=1), ends.max(axis=1)
+    _, last = numpy.unique((lo * n + hi)[::-1], return_index=True)
+    last = len(rows) - 1 - last
+    lo, hi, scores = lo[last], hi[last], rows[last, 3].astype("float32")
+    order = numpy.lexsort((hi, lo, -scores.astype("float64")))
+    return list(zip(lo[order].tolist(), hi[order].tolist(), scores[order].tolist()))
 
 
 def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
