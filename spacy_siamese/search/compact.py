@@ -69,7 +69,7 @@ class CompactSpace:
         residual = numpy.linalg.norm(centred - compact @ self.components, axis=1)
         rounded = compact.astype("float16")
         error = numpy.linalg.norm(compact - rounded.astype("float32"), axis=1)
-        return rounded, residual.astype("f"), error.astype("f")
+        return rounded, residual, error
 
     def to_bytes(self) -> bytes:
         return npy_bytes(numpy.vstack([self.mean[None, :], self.components]))

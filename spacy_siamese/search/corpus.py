@@ -85,6 +85,8 @@ class CorpusIndex:
         self.members = {  # the items of each group of identical vectors (more than one), by id
             int(self.reps[g]): order[starts[g] : starts[g] + sizes[g]] for g in numpy.flatnonzero(sizes > 1)
         }
+        self.grouped = numpy.zeros(len(store), dtype=bool)  # the reps of those groups
+        self.grouped[numpy.fromiter(self.members, dtype="int64", count=len(self.members))] = True
         self._max_error = float(self.error.max()) if len(self.error) else 0.0
         self.n_scored = 0  # candidate pairs the last `duplicates` call scored with the pipe
         self.candidates: Optional[CandidateIndex] = None  # "flat" searches every item itself
@@ -138,8 +140,6 @@ class CorpusIndex:
         is_query = numpy.zeros(len(self), dtype=bool)
         is_query[queries] = True
         searched = numpy.unique(self.rep[queries])  # one query per distinct vector
-        grouped = numpy.zeros(len(self), dtype=bool)  # the reps of groups of identical vectors
-        grouped[numpy.fromiter(self.members, dtype="int64", count=len(self.members))] = True
         # (position, i, j, score) rows in the order found (a later one wins), in one growing buffer: many
         # small arrays kept alive between the blocks' temporaries would fragment the heap
         found = array.array("d")
@@ -155,8 +155,8 @@ class CorpusIndex:
                 keep = scores >= threshold
                 rows, cols, scores, _ = best_k(rows[keep], cols[keep], scores[keep], k)  # rows: positions in q
                 # a query with no identical copy among itself and its k best: those are its pairs as they are
-                plain = ~grouped[q]
-                plain[rows[grouped[cols]]] = False
+                plain = ~self.grouped[q]
+                plain[rows[self.grouped[cols]]] = False
                 take = plain[rows]
                 found.frombytes(
                     numpy.stack([s + rows[take], q[rows[take]], cols[take], scores[take]], axis=1).tobytes()
@@ -164,14 +164,15 @@ class CorpusIndex:
                 ranked: Dict[int, Ranked] = {int(p): [] for p in numpy.flatnonzero(~plain)}
                 for p, j, score in zip(rows[~take].tolist(), cols[~take].tolist(), scores[~take].tolist()):
                     ranked[p].append((score, j))
-                multi = numpy.flatnonzero(grouped[q])
+                multi = numpy.flatnonzero(self.grouped[q])
                 for p, score in zip(multi.tolist(), self._scores(q[multi], q[multi]).tolist()):
                     ranked[p].append((score, -1))  # -1: the group's other members, at this score
                 for p, pairs in ranked.items():
                     group = self._group_pairs(int(q[p]), pairs, k, threshold, is_query)
                     found.extend(value for i, j, score in group for value in (s + p, i, j, score))
                 bar.update(len(q))
-        return _last_written(numpy.frombuffer(found, dtype="float64").reshape(-1, 4), len(self))
+        rows = numpy.frombuffer(found, dtype="float64").reshape(-1, 4)
+        return _sorted_pairs(rows[numpy.argsort(rows[:, 0], kind="stable"), 1:])
 
     def _group_pairs(self, r: int, ranked: Ranked, k: int, threshold: float, is_query: Any) -> List[DuplicatePair]:
         """The pairs of the members of group r (those that are queries) from the group's k best
@@ -277,23 +278,20 @@ def rescore(
     return sort_pairs((i, j, float(score)) for (i, j, _), score in zip(pairs, scores) if score >= threshold)
 
 
-def _last_written(rows: numpy.ndarray, n: int) -> List[DuplicatePair]:
-    """The pairs of (position, i, j, score) rows, each unordered pair at its score in the last row
-    that holds it (rows ordered by position, stably), best first, then by (i, j)."""
-    rows = rows[numpy.argsort(rows[:, 0], kind="stable")]
-    ends = rows[:, 1:3].astype("int64")
-    lo, hi = ends.min(axis=1), ends.max(axis=1)
-    _, last = numpy.unique((lo * n + hi)[::-1], return_index=True)
-    last = len(rows) - 1 - last
-    lo, hi, scores = lo[last], hi[last], rows[last, 3].astype("float32")
-    order = numpy.lexsort((hi, lo, -scores.astype("float64")))
-    return list(zip(lo[order].tolist(), hi[order].tolist(), scores[order].tolist()))
-
-
 def sort_pairs(pairs: Iterable[DuplicatePair]) -> List[DuplicatePair]:
-    """Pairs best first, then by (i, j), each unordered pair once."""
-    unique = {(i, j): s for i, j, s in pairs}
-    return sorted(((i, j, s) for (i, j), s in unique.items()), key=lambda p: (-p[2], p[0], p[1]))
+    """Pairs best first, then by (i, j), each unordered pair once (at the score it was last given)."""
+    return _sorted_pairs(numpy.asarray(list(pairs), dtype="float64").reshape(-1, 3))
+
+
+def _sorted_pairs(rows: numpy.ndarray) -> List[DuplicatePair]:
+    """`sort_pairs` of (i, j, score) rows, float64 (n, 3), in numpy."""
+    ends = rows[:, :2].astype("int64")
+    lo, hi = ends.min(axis=1), ends.max(axis=1)
+    key = lo * (int(hi.max()) + 1 if len(hi) else 1) + hi
+    last = len(rows) - 1 - numpy.unique(key[::-1], return_index=True)[1]  # each pair's last row
+    lo, hi, scores = lo[last], hi[last], rows[last, 2]
+    order = numpy.lexsort((hi, lo, -scores))
+    return list(zip(lo[order].tolist(), hi[order].tolist(), scores[order].tolist()))
 
 
 def identical_items(store: MemoryStore) -> numpy.ndarray:
